@@ -1,0 +1,104 @@
+//! Per-connection state.
+
+use std::collections::BTreeMap;
+
+use crate::resp::{Protocol, RequestParser};
+use crate::time::Now;
+
+/// A connection's identity: the number `CLIENT ID` reports. Ids are assigned
+/// in increasing order from 1 and never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClientId(pub u64);
+
+/// Why the engine asks the host to close a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The client sent QUIT. Flush the pending reply first.
+    Quit,
+    /// A malformed request. Flush the pending error reply first.
+    ProtocolError,
+    /// The query buffer exceeded `client-query-buffer-limit`. Close at once.
+    QueryBufferLimit,
+    /// The output buffer exceeded its limit. Close at once.
+    OutputBufferLimit,
+    /// `CLIENT KILL` named this client. Close at once.
+    Killed,
+    /// `maxclients` was reached when it connected. Flush the error first.
+    MaxClients,
+}
+
+impl CloseReason {
+    /// Whether the host should write the pending output before closing.
+    pub fn flush_first(self) -> bool {
+        matches!(
+            self,
+            CloseReason::Quit | CloseReason::ProtocolError | CloseReason::MaxClients
+        )
+    }
+}
+
+/// What the host knows about a new connection.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectInfo {
+    /// Peer address as `ip:port` (CLIENT LIST `addr=`).
+    pub addr: String,
+    /// Local address as `ip:port` (CLIENT LIST `laddr=`).
+    pub laddr: String,
+    /// File descriptor or other host handle, for CLIENT LIST `fd=`.
+    pub fd: i64,
+}
+
+/// One connection.
+#[derive(Debug)]
+pub struct Client {
+    pub id: ClientId,
+    pub info: ConnectInfo,
+    pub parser: RequestParser,
+    /// Encoded replies not yet taken by the host.
+    pub output: Vec<u8>,
+    /// Read position into `output`: bytes before it were taken by the host.
+    pub output_sent: usize,
+    pub protocol: Protocol,
+    pub db: usize,
+    pub name: Option<Vec<u8>>,
+    pub authenticated: bool,
+    /// Set once the engine asked the host to close it; input is then ignored.
+    pub closing: Option<super::CloseReason>,
+    pub created: Now,
+    pub last_interaction: Now,
+    /// The last command executed, for CLIENT LIST `cmd=`.
+    pub last_command: &'static str,
+    /// CLIENT SETINFO lib-name / lib-ver.
+    pub lib_name: Option<Vec<u8>>,
+    pub lib_ver: Option<Vec<u8>>,
+}
+
+impl Client {
+    pub fn new(id: ClientId, info: ConnectInfo, now: Now, authenticated: bool) -> Client {
+        Client {
+            id,
+            info,
+            parser: RequestParser::new(),
+            output: Vec::new(),
+            output_sent: 0,
+            protocol: Protocol::Resp2,
+            db: 0,
+            name: None,
+            authenticated,
+            closing: None,
+            created: now,
+            last_interaction: now,
+            last_command: "NULL",
+            lib_name: None,
+            lib_ver: None,
+        }
+    }
+
+    /// Output not yet taken by the host.
+    pub fn pending_output(&self) -> &[u8] {
+        &self.output[self.output_sent..]
+    }
+}
+
+/// The connection table, iterated in id order (CLIENT LIST order).
+pub type Clients = BTreeMap<ClientId, Client>;

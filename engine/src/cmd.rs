@@ -1,0 +1,332 @@
+//! The command table and the execution context handed to every command.
+//!
+//! Each command family lives in its own file under `commands/` and exports a
+//! `COMMANDS: &[CommandSpec]` slice; [`CommandTable`] gathers them. A
+//! handler gets a [`Ctx`] (the server state, the client table, the calling
+//! client, the reply buffer, `now`, and a work counter) and the request's
+//! arguments, already checked against the spec's arity.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::client::{ClientId, Clients};
+use crate::engine::{Event, Server};
+use crate::resp::{Protocol, ReplyWriter};
+use crate::time::Now;
+use crate::value::Value;
+
+/// A handler. `args[0]` is the command name as sent.
+pub type Handler = fn(&mut Ctx, &mut [Vec<u8>]);
+
+/// Command flags, as `COMMAND INFO` names them.
+pub mod flags {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const SKIP_MONITOR: u32 = 1 << 9;
+    pub const SKIP_SLOWLOG: u32 = 1 << 10;
+    pub const FAST: u32 = 1 << 11;
+    pub const NO_AUTH: u32 = 1 << 12;
+    pub const MAY_REPLICATE: u32 = 1 << 13;
+    pub const SENTINEL: u32 = 1 << 14;
+    pub const NO_MULTI: u32 = 1 << 15;
+    pub const ALLOW_BUSY: u32 = 1 << 16;
+    /// Not a Redis flag: the command's work grows with the data (KEYS,
+    /// FLUSHALL, DEL of a big value...). The simulator's tail-latency checker
+    /// uses it to tell expected stalls from bugs.
+    pub const O_N: u32 = 1 << 31;
+
+    /// Flag names in Redis's order, for COMMAND INFO.
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (SENTINEL, "sentinel"),
+        (NO_MULTI, "no_multi"),
+        (ALLOW_BUSY, "allow_busy"),
+    ];
+}
+
+/// One entry of the command table.
+#[derive(Debug)]
+pub struct CommandSpec {
+    /// Lowercase name (`get`, or `kill` for a subcommand of `client`).
+    pub name: &'static str,
+    /// Redis arity: N means exactly N arguments including the name; -N means
+    /// at least N.
+    pub arity: i32,
+    pub flags: u32,
+    /// Key positions (first, last, step); last < 0 counts from the end.
+    pub first_key: i32,
+    pub last_key: i32,
+    pub key_step: i32,
+    /// ACL categories without the `@` (e.g. `["string", "fast"]`), and the
+    /// COMMAND DOCS group and summary.
+    pub acl_categories: &'static [&'static str],
+    pub group: &'static str,
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub complexity: &'static str,
+    /// None for container commands (CLIENT, CONFIG...) that dispatch on
+    /// their first argument to `subcommands`.
+    pub handler: Option<Handler>,
+    pub subcommands: &'static [CommandSpec],
+}
+
+impl CommandSpec {
+    /// A spec with the common defaults; families fill the rest with struct
+    /// update syntax.
+    pub const DEFAULT: CommandSpec = CommandSpec {
+        name: "",
+        arity: 0,
+        flags: 0,
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        acl_categories: &[],
+        group: "generic",
+        summary: "",
+        since: "1.0.0",
+        complexity: "O(1)",
+        handler: None,
+        subcommands: &[],
+    };
+
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i64;
+        let arity = self.arity as i64;
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// The key positions in `args` (indices), from the spec.
+    pub fn key_indices(&self, argc: usize) -> Vec<usize> {
+        if self.first_key <= 0 || argc == 0 {
+            return Vec::new();
+        }
+        let last = if self.last_key < 0 {
+            argc as i64 + self.last_key as i64
+        } else {
+            self.last_key as i64
+        };
+        let step = self.key_step.max(1) as usize;
+        let mut out = Vec::new();
+        let mut i = self.first_key as usize;
+        while (i as i64) <= last && i < argc {
+            out.push(i);
+            i += step;
+        }
+        out
+    }
+}
+
+/// Name-to-spec lookup for top-level commands.
+pub struct CommandTable {
+    by_name: BTreeMap<&'static str, &'static CommandSpec>,
+}
+
+/// Longest command name we look up; longer names are unknown commands.
+const NAME_MAX_BYTES: usize = 64;
+
+impl CommandTable {
+    pub fn new(families: &[&'static [CommandSpec]]) -> CommandTable {
+        let mut by_name = BTreeMap::new();
+        for family in families {
+            for spec in family.iter() {
+                let previous = by_name.insert(spec.name, spec);
+                assert!(previous.is_none(), "command {} defined twice", spec.name);
+            }
+        }
+        CommandTable { by_name }
+    }
+
+    /// Case-insensitive lookup without allocating.
+    pub fn lookup(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        lookup_in(name, |n| self.by_name.get(n).copied())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'static CommandSpec> + '_ {
+        self.by_name.values().copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+}
+
+/// Finds a subcommand of `parent` by name, case-insensitively.
+pub fn lookup_subcommand(
+    parent: &'static CommandSpec,
+    name: &[u8],
+) -> Option<&'static CommandSpec> {
+    lookup_in(name, |n| parent.subcommands.iter().find(|s| s.name == n))
+}
+
+fn lookup_in<T>(name: &[u8], f: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+    if name.len() > NAME_MAX_BYTES {
+        return None;
+    }
+    let mut buf = [0u8; NAME_MAX_BYTES];
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    f(std::str::from_utf8(lower).ok()?)
+}
+
+/// The execution context of one command.
+pub struct Ctx<'a> {
+    pub server: &'a mut Server,
+    pub clients: &'a mut Clients,
+    pub client_id: ClientId,
+    pub events: &'a mut VecDeque<Event>,
+    pub now: Now,
+    /// The reply being built (appended to the client's output afterwards).
+    pub reply: Vec<u8>,
+    pub protocol: Protocol,
+    /// Work done so far, in work units (see [`crate::engine`] docs).
+    pub work_units: u64,
+    /// The spec being executed (the subcommand for containers).
+    pub spec: &'static CommandSpec,
+}
+
+impl<'a> Ctx<'a> {
+    /// The reply writer for this command.
+    pub fn w(&mut self) -> ReplyWriter<'_> {
+        ReplyWriter::new(&mut self.reply, self.protocol)
+    }
+
+    /// Shorthands for the common replies.
+    pub fn ok(&mut self) {
+        self.w().ok();
+    }
+    pub fn error(&mut self, msg: &str) {
+        self.w().error(msg);
+    }
+    pub fn int(&mut self, n: i64) {
+        self.w().int(n);
+    }
+    pub fn bulk(&mut self, data: &[u8]) {
+        self.w().bulk(data);
+    }
+    pub fn null(&mut self) {
+        self.w().null();
+    }
+
+    /// Records `units` of work.
+    pub fn work(&mut self, units: u64) {
+        self.work_units += units;
+    }
+
+    /// The calling client.
+    pub fn client(&mut self) -> &mut crate::client::Client {
+        self.clients
+            .get_mut(&self.client_id)
+            .expect("calling client exists")
+    }
+
+    /// The calling client's selected database index.
+    pub fn db_index(&self) -> usize {
+        self.clients[&self.client_id].db
+    }
+
+    /// The calling client's selected database.
+    pub fn db(&mut self) -> &mut crate::db::Db {
+        let i = self.db_index();
+        &mut self.server.keyspace.dbs[i]
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.now.unix_ms()
+    }
+
+    /// Deletes `key` if expired (lazy expiry) in the client's database, then
+    /// returns the live value, if any. Every key lookup goes through here.
+    pub fn lookup(&mut self, key: &[u8]) -> Option<&mut Value> {
+        let now_ms = self.now_ms();
+        let i = self.db_index();
+        if let Some(v) = self.server.keyspace.dbs[i].expire_if_needed(key, now_ms) {
+            self.server.keyspace.expired_keys += 1;
+            self.free(v, self.server.config.lazyfree_lazy_expire);
+        }
+        self.server.keyspace.dbs[i].get_mut(key)
+    }
+
+    /// Like [`Ctx::lookup`], but also hands out the reply writer, so a
+    /// command can encode straight from the stored value without copying it.
+    pub fn lookup_and_writer(&mut self, key: &[u8]) -> (Option<&mut Value>, ReplyWriter<'_>) {
+        self.lookup(key);
+        let i = self.db_index();
+        let value = self.server.keyspace.dbs[i].get_mut(key);
+        (value, ReplyWriter::new(&mut self.reply, self.protocol))
+    }
+
+    /// Whether `key` exists (after lazy expiry) in the client's database.
+    pub fn exists(&mut self, key: &[u8]) -> bool {
+        self.lookup(key).is_some()
+    }
+
+    /// Stores a value in the client's database, clearing the TTL unless
+    /// `keep_ttl`; frees the old value per `lazyfree-lazy-server-del`.
+    pub fn store(&mut self, key: &[u8], value: Value, keep_ttl: bool) {
+        let i = self.db_index();
+        if let Some(old) = self.server.keyspace.dbs[i].set(key, value, keep_ttl) {
+            self.free(old, self.server.config.lazyfree_lazy_server_del);
+        }
+        self.server.dirty += 1;
+    }
+
+    /// Removes `key` (after lazy expiry); returns whether it existed. The
+    /// value is freed in the background when `lazy`.
+    pub fn delete(&mut self, key: &[u8], lazy: bool) -> bool {
+        if self.lookup(key).is_none() {
+            return false;
+        }
+        let i = self.db_index();
+        let v = self.server.keyspace.dbs[i].remove(key).expect("looked up");
+        self.free(v, lazy);
+        self.server.dirty += 1;
+        true
+    }
+
+    /// Frees a value: inline (its cost charged to this command) or handed to
+    /// the host as background work. Like Redis's `lazyfree-lazyfree-threshold`
+    /// (64 elements), small values are always freed inline.
+    pub fn free(&mut self, value: Value, lazy: bool) {
+        let cost = value.free_cost_units();
+        if lazy && cost > crate::engine::LAZYFREE_THRESHOLD_UNITS {
+            self.work(1);
+            self.events
+                .push_back(Event::Free(crate::engine::Garbage::Value(value)));
+        } else {
+            self.work(cost);
+            drop(value);
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! Connection commands: PING ECHO QUIT SELECT HELLO AUTH RESET.
+
+use crate::client::CloseReason;
+use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::db::DATABASES_COUNT;
+use crate::engine::close_client;
+use crate::resp::Protocol;
+use crate::util::parse_i64_strict;
+
+/// The Redis version seedkv is compatible with (INFO, HELLO).
+pub const REDIS_VERSION: &str = "7.0.15";
+
+const CONN: CommandSpec = CommandSpec {
+    group: "connection",
+    acl_categories: &["fast", "connection"],
+    ..CommandSpec::DEFAULT
+};
+
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "ping",
+        arity: -1,
+        flags: FAST | SENTINEL,
+        summary: "Ping the server",
+        handler: Some(ping),
+        ..CONN
+    },
+    CommandSpec {
+        name: "echo",
+        arity: 2,
+        flags: FAST,
+        summary: "Echo the given string",
+        handler: Some(echo),
+        ..CONN
+    },
+    CommandSpec {
+        name: "quit",
+        arity: -1,
+        flags: ALLOW_BUSY | NO_AUTH | FAST | LOADING | STALE | NOSCRIPT,
+        summary: "Close the connection",
+        handler: Some(quit),
+        ..CONN
+    },
+    CommandSpec {
+        name: "select",
+        arity: 2,
+        flags: LOADING | STALE | FAST,
+        summary: "Change the selected database for the current connection",
+        since: "1.0.0",
+        handler: Some(select),
+        ..CONN
+    },
+    CommandSpec {
+        name: "hello",
+        arity: -1,
+        flags: NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
+        summary: "Handshake with Redis",
+        since: "6.0.0",
+        handler: Some(hello),
+        ..CONN
+    },
+    CommandSpec {
+        name: "auth",
+        arity: -2,
+        flags: NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
+        summary: "Authenticate to the server",
+        handler: Some(auth),
+        ..CONN
+    },
+    CommandSpec {
+        name: "reset",
+        arity: 1,
+        flags: NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+        summary: "Reset the connection",
+        since: "6.2.0",
+        handler: Some(reset),
+        ..CONN
+    },
+];
+
+fn ping(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    match args.len() {
+        1 => ctx.w().simple("PONG"),
+        2 => ctx.bulk(&args[1]),
+        _ => ctx.error("ERR wrong number of arguments for 'ping' command"),
+    }
+}
+
+fn echo(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    ctx.bulk(&args[1]);
+}
+
+fn quit(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    ctx.ok();
+    close_client(ctx.clients, ctx.events, ctx.client_id, CloseReason::Quit);
+}
+
+fn select(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    match parse_i64_strict(&args[1]) {
+        None => ctx.error("ERR value is not an integer or out of range"),
+        Some(i) if i < 0 || i >= DATABASES_COUNT as i64 => {
+            ctx.error("ERR DB index is out of range")
+        }
+        Some(i) => {
+            ctx.client().db = i as usize;
+            ctx.ok();
+        }
+    }
+}
+
+/// Checks a password against `requirepass`; returns the error to send, if any.
+fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> Result<(), &'static str> {
+    if let Some(user) = user {
+        if user != b"default" {
+            return Err("WRONGPASS invalid username-password pair or user is disabled.");
+        }
+    }
+    match &ctx.server.config.requirepass {
+        Some(p) if p.as_slice() == pass => {
+            ctx.client().authenticated = true;
+            Ok(())
+        }
+        Some(_) => Err("WRONGPASS invalid username-password pair or user is disabled."),
+        // With no password set, the default user accepts any password only
+        // via HELLO AUTH / AUTH default <any>? No: Redis's default user is
+        // "nopass", so any password succeeds when a user name is given.
+        None if user.is_some() => Ok(()),
+        None => Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"),
+    }
+}
+
+fn auth(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let result = match args.len() {
+        2 => check_password(ctx, None, &args[1]),
+        3 => check_password(ctx, Some(&args[1]), &args[2]),
+        _ => {
+            ctx.error("ERR syntax error");
+            return;
+        }
+    };
+    match result {
+        Ok(()) => ctx.ok(),
+        Err(e) => ctx.error(e),
+    }
+}
+
+fn hello(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let mut protocol = None;
+    if args.len() >= 2 {
+        match parse_i64_strict(&args[1]) {
+            Some(v) if v == 2 || v == 3 => {
+                protocol = Some(if v == 2 {
+                    Protocol::Resp2
+                } else {
+                    Protocol::Resp3
+                })
+            }
+            Some(_) => return ctx.error("NOPROTO unsupported protocol version"),
+            None => return ctx.error("ERR Protocol version is not an integer or out of range"),
+        }
+    }
+    let mut name = None;
+    let mut i = 2;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if args[i].eq_ignore_ascii_case(b"AUTH") && more >= 2 {
+            let (user, pass) = (args[i + 1].clone(), args[i + 2].clone());
+            if let Err(e) = check_password(ctx, Some(&user), &pass) {
+                return ctx.error(e);
+            }
+            i += 3;
+        } else if args[i].eq_ignore_ascii_case(b"SETNAME") && more >= 1 {
+            if let Err(e) = super_validate_name(&args[i + 1]) {
+                return ctx.error(e);
+            }
+            name = Some(args[i + 1].clone());
+            i += 2;
+        } else {
+            return ctx.error(&format!(
+                "ERR Syntax error in HELLO option '{}'",
+                crate::engine::sanitize(&args[i], 128)
+            ));
+        }
+    }
+    if !ctx.client().authenticated {
+        return ctx.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    if let Some(n) = name {
+        ctx.client().name = Some(n);
+    }
+    if let Some(p) = protocol {
+        ctx.client().protocol = p;
+        ctx.protocol = p;
+    }
+    let id = ctx.client_id.0 as i64;
+    let proto = ctx.protocol.version();
+    let mut w = ctx.w();
+    w.map_len(7);
+    w.bulk_str("server");
+    w.bulk_str("redis");
+    w.bulk_str("version");
+    w.bulk_str(REDIS_VERSION);
+    w.bulk_str("proto");
+    w.int(proto);
+    w.bulk_str("id");
+    w.int(id);
+    w.bulk_str("mode");
+    w.bulk_str("standalone");
+    w.bulk_str("role");
+    w.bulk_str("master");
+    w.bulk_str("modules");
+    w.array_len(0);
+}
+
+/// CLIENT SETNAME's rule: no spaces, newlines or other special characters.
+pub fn super_validate_name(name: &[u8]) -> Result<(), &'static str> {
+    if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+        Err("ERR Client names cannot contain spaces, newlines or special characters.")
+    } else {
+        Ok(())
+    }
+}
+
+fn reset(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    let needs_auth = ctx.server.config.requirepass.is_some();
+    let c = ctx.client();
+    c.db = 0;
+    c.protocol = Protocol::Resp2;
+    c.name = None;
+    c.authenticated = !needs_auth;
+    ctx.protocol = Protocol::Resp2;
+    ctx.w().simple("RESET");
+}

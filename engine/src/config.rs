@@ -1,0 +1,69 @@
+//! Engine configuration: the redis.conf keys the engine itself enforces.
+//! `CONFIG GET/SET` (commands/config.rs) reads and writes these fields by
+//! their redis.conf names.
+
+/// Configuration fixed at construction or changed by `CONFIG SET`.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Seeds every random choice the engine makes (hash keys, RANDOMKEY, ...).
+    pub seed: u64,
+    /// `requirepass`: when set, clients must AUTH before other commands.
+    pub requirepass: Option<Vec<u8>>,
+    /// `maxclients`.
+    pub maxclients: usize,
+    /// `proto-max-bulk-len`.
+    pub proto_max_bulk_len_bytes: usize,
+    /// `client-query-buffer-limit`.
+    pub client_query_buffer_limit_bytes: usize,
+    /// `hz`: how often the cron (`handle_timeout`) wants to run.
+    pub hz: u32,
+    /// `lazyfree-lazy-user-del`: DEL behaves like UNLINK.
+    pub lazyfree_lazy_user_del: bool,
+    /// `lazyfree-lazy-user-flush`: FLUSHALL/FLUSHDB default to ASYNC.
+    pub lazyfree_lazy_user_flush: bool,
+    /// `lazyfree-lazy-expire`.
+    pub lazyfree_lazy_expire: bool,
+    /// `lazyfree-lazy-server-del`: implicit deletes (overwrite, RENAME) free lazily.
+    pub lazyfree_lazy_server_del: bool,
+    /// `slowlog-log-slower-than` in microseconds (-1 disables).
+    pub slowlog_log_slower_than_us: i64,
+    /// `slowlog-max-len`.
+    pub slowlog_max_len: usize,
+    /// `latency-monitor-threshold` in milliseconds (0 disables).
+    pub latency_monitor_threshold_ms: u64,
+    /// `port`, reported by INFO and CONFIG GET (the host owns the socket).
+    pub port: u16,
+    /// `bind`, reported by CONFIG GET.
+    pub bind: String,
+    /// The server's process id as reported by INFO (the host supplies it).
+    pub process_id: u32,
+    /// Whether to emit an [`crate::Event::Executed`] per command.
+    pub record_executions: bool,
+    /// Other redis.conf keys accepted by CONFIG GET/SET and kept verbatim.
+    pub extra: std::collections::BTreeMap<String, String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            seed: 0,
+            requirepass: None,
+            maxclients: 10_000,
+            proto_max_bulk_len_bytes: 512 * 1024 * 1024,
+            client_query_buffer_limit_bytes: 1024 * 1024 * 1024,
+            hz: 10,
+            lazyfree_lazy_user_del: false,
+            lazyfree_lazy_user_flush: false,
+            lazyfree_lazy_expire: false,
+            lazyfree_lazy_server_del: false,
+            slowlog_log_slower_than_us: 10_000,
+            slowlog_max_len: 128,
+            latency_monitor_threshold_ms: 0,
+            port: 6379,
+            bind: "127.0.0.1".into(),
+            process_id: 0,
+            record_executions: false,
+            extra: Default::default(),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The keyspace: 16 databases, each a [`Dict`] of values plus a dict of
+//! expiry times, with lazy expiry on access and a counted active-expire cycle.
+
+use rand::RngCore;
+
+use crate::dict::Dict;
+use crate::value::Value;
+
+/// Redis's default `databases`.
+pub const DATABASES_COUNT: usize = 16;
+
+/// Active expiry: keys sampled per database per cycle (ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP).
+pub const ACTIVE_EXPIRE_KEYS_PER_LOOP: usize = 20;
+/// Active expiry: a database is sampled again while more than this percent of
+/// its sample was expired (ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE).
+pub const ACTIVE_EXPIRE_ACCEPTABLE_STALE_PERCENT: usize = 10;
+/// Active expiry: the counted budget of one cycle, in sampled keys. Redis
+/// bounds the slow cycle by 25% of CPU time; we bound it by work so that the
+/// cycle is a function of the seed.
+pub const ACTIVE_EXPIRE_BUDGET_KEYS: usize = 400;
+
+/// One database.
+#[derive(Debug)]
+pub struct Db {
+    pub keys: Dict<Value>,
+    /// Absolute expiry times in unix milliseconds.
+    pub expires: Dict<u64>,
+    /// Bumped on every change to a key's value or TTL (WATCH uses this later).
+    pub id: usize,
+}
+
+impl Db {
+    pub fn new(id: usize, seed: u64) -> Db {
+        Db {
+            keys: Dict::new(seed ^ (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            expires: Dict::new(seed.rotate_left(17) ^ id as u64),
+            id,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Whether `key` exists and is logically expired at `now_ms`.
+    pub fn is_expired(&self, key: &[u8], now_ms: u64) -> bool {
+        matches!(self.expires.get(key), Some(&when) if when <= now_ms)
+    }
+
+    /// Deletes `key` if it is expired. Returns the value removed, which the
+    /// caller frees (and counts as an expired key).
+    pub fn expire_if_needed(&mut self, key: &[u8], now_ms: u64) -> Option<Value> {
+        if self.is_expired(key, now_ms) {
+            self.remove(key)
+        } else {
+            None
+        }
+    }
+
+    /// The live value at `key` (no lazy deletion; use after
+    /// `expire_if_needed`, or from read paths that must not mutate).
+    pub fn get(&self, key: &[u8]) -> Option<&Value> {
+        self.keys.get(key)
+    }
+
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
+        self.keys.get_mut(key)
+    }
+
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.keys.contains_key(key)
+    }
+
+    /// Stores `value` at `key`. The TTL is cleared unless `keep_ttl`.
+    /// Returns the previous value for the caller to free.
+    pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool) -> Option<Value> {
+        if !keep_ttl {
+            self.expires.remove(key);
+        }
+        match self.keys.get_mut(key) {
+            Some(slot) => Some(std::mem::replace(slot, value)),
+            None => self.keys.insert(key.into(), value),
+        }
+    }
+
+    /// Removes `key` and its TTL.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Value> {
+        let (_, v) = self.keys.remove(key)?;
+        self.expires.remove(key);
+        Some(v)
+    }
+
+    /// Sets the absolute expiry of an existing key.
+    pub fn set_expire(&mut self, key: &[u8], when_ms: u64) {
+        debug_assert!(self.keys.contains_key(key));
+        match self.expires.get_mut(key) {
+            Some(w) => *w = when_ms,
+            None => {
+                self.expires.insert(key.into(), when_ms);
+            }
+        }
+    }
+
+    pub fn get_expire(&self, key: &[u8]) -> Option<u64> {
+        self.expires.get(key).copied()
+    }
+
+    /// Removes a TTL; returns whether there was one.
+    pub fn persist(&mut self, key: &[u8]) -> bool {
+        self.expires.remove(key).is_some()
+    }
+
+    /// Empties the database, returning its contents to be freed.
+    pub fn take(&mut self) -> (Dict<Value>, Dict<u64>) {
+        (self.keys.take(), self.expires.take())
+    }
+
+    /// One database's share of the active-expire cycle: samples up to
+    /// `budget_keys` keys with a TTL, deleting the expired ones into `freed`.
+    /// Returns the number of keys sampled (the work done).
+    pub fn active_expire(
+        &mut self,
+        now_ms: u64,
+        rng: &mut dyn RngCore,
+        budget_keys: usize,
+        freed: &mut Vec<Value>,
+    ) -> usize {
+        let mut sampled_total = 0;
+        while sampled_total < budget_keys && !self.expires.is_empty() {
+            let sample = ACTIVE_EXPIRE_KEYS_PER_LOOP
+                .min(self.expires.len())
+                .min(budget_keys - sampled_total);
+            let mut expired = 0;
+            for _ in 0..sample {
+                let Some(key) = self.expires.random_key(rng) else {
+                    break;
+                };
+                let when = *self.expires.get(key).expect("sampled key exists");
+                if when <= now_ms {
+                    let key = key.to_vec();
+                    if let Some(v) = self.remove(&key) {
+                        freed.push(v);
+                    }
+                    expired += 1;
+                }
+            }
+            sampled_total += sample;
+            if expired * 100 <= sample * ACTIVE_EXPIRE_ACCEPTABLE_STALE_PERCENT {
+                break;
+            }
+        }
+        sampled_total
+    }
+}
+
+/// All databases.
+#[derive(Debug)]
+pub struct Keyspace {
+    pub dbs: Vec<Db>,
+    /// Keys removed because they expired (INFO stats `expired_keys`).
+    pub expired_keys: u64,
+}
+
+impl Keyspace {
+    pub fn new(seed: u64) -> Keyspace {
+        Keyspace {
+            dbs: (0..DATABASES_COUNT).map(|i| Db::new(i, seed)).collect(),
+            expired_keys: 0,
+        }
+    }
+}

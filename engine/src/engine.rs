@@ -1,0 +1,509 @@
+//! The engine: a Redis-compatible state machine driven by its host.
+//!
+//! # Driving the engine
+//!
+//! The host (the simulator, or the real server's event loop) owns every
+//! socket and every clock. It feeds the engine inputs, each carrying `now`:
+//!
+//! - [`Engine::connect`] when a connection is accepted,
+//! - [`Engine::handle_input`] with bytes received on a connection,
+//! - [`Engine::disconnect`] when a connection is gone,
+//! - [`Engine::handle_timeout`] when the deadline from `poll_timeout` passes
+//!   (a spurious or early call is harmless).
+//!
+//! After **every** input the host drains the outputs, in this order:
+//!
+//! 1. [`Engine::poll_event`] until `None`: close requests, values to free in
+//!    the background, and (if configured) a record of each executed command;
+//! 2. [`Engine::poll_transmit`] until `None`: each returns a client with new
+//!    output; the host reads [`Engine::pending_output`] and reports what it
+//!    wrote with [`Engine::consume_output`] (bytes it could not write yet stay
+//!    pending, so a slow reader backs output up in the engine, as in Redis);
+//! 3. [`Engine::poll_timeout`] for the next deadline.
+//!
+//! Inputs for a client the engine has asked to close are ignored.
+//!
+//! # Work
+//!
+//! Every executed command reports the work it did in **work units**: one unit
+//! per element visited, produced or freed (a key tested by KEYS, an element
+//! of a freed list, a key returned by SCAN), one per 64 bytes of reply
+//! encoded, and one for the command itself. `GET` costs about 1; `KEYS *`
+//! over 2M keys costs about 2M. The simulator turns units into virtual time.
+//!
+//! # Determinism
+//!
+//! No I/O, no clocks, no threads, no OS randomness: every random choice comes
+//! from a ChaCha RNG seeded by [`Config::seed`], and every table iterates in an
+//! order that is a function of the seed and the inputs. The same seed and the
+//! same inputs give the same outputs, byte for byte.
+
+use std::collections::VecDeque;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::client::{Client, ClientId, Clients, CloseReason, ConnectInfo};
+use crate::cmd::{lookup_subcommand, CommandSpec, CommandTable, Ctx};
+use crate::config::Config;
+use crate::db::{Keyspace, ACTIVE_EXPIRE_BUDGET_KEYS};
+use crate::dict::Dict;
+use crate::resp::{ParserLimits, ReplyWriter};
+use crate::stats::Stats;
+use crate::time::Now;
+use crate::value::Value;
+
+/// Values cheaper to free than this are always freed inline (Redis's
+/// LAZYFREE_THRESHOLD is 64 elements).
+pub const LAZYFREE_THRESHOLD_UNITS: u64 = 64;
+
+/// Buckets the cron moves per database per tick while a dict is rehashing
+/// (Redis's `activerehashing` uses 1 ms; we use a counted budget).
+pub const CRON_REHASH_BUCKETS_PER_DB: usize = 100;
+
+/// Bytes of reply that count as one unit of work.
+pub const REPLY_BYTES_PER_WORK_UNIT: u64 = 64;
+
+/// Something for the host to act on.
+#[derive(Debug)]
+pub enum Event {
+    /// Close this connection. If `reason.flush_first()`, write its pending
+    /// output first. Then call [`Engine::disconnect`].
+    Close {
+        client: ClientId,
+        reason: CloseReason,
+    },
+    /// Drop this off the command thread (UNLINK, FLUSHALL ASYNC, lazy free).
+    Free(Garbage),
+    /// A command ran (only when `Config::record_executions`).
+    Executed(Executed),
+}
+
+/// Values handed to the host to free in the background.
+#[derive(Debug)]
+pub enum Garbage {
+    Value(Value),
+    Db {
+        keys: Dict<Value>,
+        expires: Dict<u64>,
+    },
+}
+
+impl Garbage {
+    /// Work the background thread spends freeing this.
+    pub fn work_units(&self) -> u64 {
+        match self {
+            Garbage::Value(v) => v.free_cost_units(),
+            Garbage::Db { keys, expires } => {
+                keys.iter().map(|(_, v)| v.free_cost_units()).sum::<u64>() + expires.len() as u64
+            }
+        }
+    }
+}
+
+/// A record of one executed command.
+#[derive(Debug, Clone)]
+pub struct Executed {
+    pub client: ClientId,
+    /// Full lowercase name (`get`, `client|list`).
+    pub name: &'static str,
+    pub flags: u32,
+    pub work_units: u64,
+    pub reply_bytes: usize,
+}
+
+/// All state commands can touch except the client table.
+pub struct Server {
+    pub config: Config,
+    pub keyspace: Keyspace,
+    pub rng: ChaCha8Rng,
+    pub commands: CommandTable,
+    pub stats: Stats,
+    /// Changes since start (INFO `rdb_changes_since_last_save`).
+    pub dirty: u64,
+    pub started: Now,
+    pub next_client_id: u64,
+    /// Next time the cron wants to run.
+    pub cron_deadline_ns: u64,
+}
+
+/// The engine. See the module docs for the drive/drain contract.
+pub struct Engine {
+    server: Server,
+    clients: Clients,
+    events: VecDeque<Event>,
+    /// Clients that gained output since the last `poll_transmit`, in order,
+    /// without duplicates (`queued_transmit` marks membership).
+    transmit: VecDeque<ClientId>,
+}
+
+impl Engine {
+    /// A fresh engine whose clock starts at `now`.
+    pub fn new(config: Config, now: Now) -> Engine {
+        let rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let keyspace = Keyspace::new(config.seed);
+        let interval = cron_interval_ns(config.hz);
+        Engine {
+            server: Server {
+                config,
+                keyspace,
+                rng,
+                commands: CommandTable::new(crate::commands::FAMILIES),
+                stats: Stats::default(),
+                dirty: 0,
+                started: now,
+                next_client_id: 1,
+                cron_deadline_ns: now.mono_ns + interval,
+            },
+            clients: Clients::new(),
+            events: VecDeque::new(),
+            transmit: VecDeque::new(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.server.config
+    }
+
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// A new connection. Over `maxclients`, it gets Redis's error and a close.
+    pub fn connect(&mut self, now: Now, info: ConnectInfo) -> ClientId {
+        let id = ClientId(self.server.next_client_id);
+        self.server.next_client_id += 1;
+        let authenticated = self.server.config.requirepass.is_none();
+        let mut client = Client::new(id, info, now, authenticated);
+        let full = self.clients.len() >= self.server.config.maxclients;
+        if full {
+            ReplyWriter::new(&mut client.output, client.protocol)
+                .error("ERR max number of clients reached");
+            client.closing = Some(CloseReason::MaxClients);
+            self.server.stats.rejected_connections += 1;
+        } else {
+            self.server.stats.total_connections_received += 1;
+        }
+        self.clients.insert(id, client);
+        if full {
+            self.transmit.push_back(id);
+            self.events.push_back(Event::Close {
+                client: id,
+                reason: CloseReason::MaxClients,
+            });
+        }
+        id
+    }
+
+    /// The connection is gone (closed by the peer, or by the host after a
+    /// `Close` event). Unknown ids are ignored.
+    pub fn disconnect(&mut self, _now: Now, client: ClientId) {
+        self.clients.remove(&client);
+    }
+
+    /// Bytes received from `client`. Complete requests execute at once, in
+    /// order; an incomplete tail waits for more bytes.
+    pub fn handle_input(&mut self, now: Now, client: ClientId, bytes: &[u8]) {
+        let Some(c) = self.clients.get_mut(&client) else {
+            return;
+        };
+        if c.closing.is_some() {
+            return;
+        }
+        c.parser.feed(bytes);
+        c.last_interaction = now;
+        self.server.stats.net_input_bytes += bytes.len() as u64;
+        let limits = ParserLimits {
+            proto_max_bulk_len_bytes: self.server.config.proto_max_bulk_len_bytes,
+            ..ParserLimits::default()
+        };
+        let had_output = !self.clients[&client].pending_output().is_empty();
+        loop {
+            let c = self.clients.get_mut(&client).expect("client exists");
+            if c.closing.is_some() {
+                break;
+            }
+            match c.parser.next_request(&limits, c.authenticated) {
+                Ok(Some(mut args)) => self.execute(now, client, &mut args),
+                Ok(None) => {
+                    if c.parser.buffered_bytes()
+                        > self.server.config.client_query_buffer_limit_bytes
+                    {
+                        self.close(client, CloseReason::QueryBufferLimit);
+                    }
+                    break;
+                }
+                Err(e) => {
+                    let proto = c.protocol;
+                    ReplyWriter::new(&mut c.output, proto).error(&format!("ERR {}", e.message()));
+                    self.close(client, CloseReason::ProtocolError);
+                    break;
+                }
+            }
+        }
+        if let Some(c) = self.clients.get(&client) {
+            if !had_output && !c.pending_output().is_empty() {
+                self.transmit.push_back(client);
+            }
+        }
+    }
+
+    /// Runs timers: active expiry and incremental rehashing, with counted
+    /// budgets. Calling it early is harmless (it does nothing).
+    pub fn handle_timeout(&mut self, now: Now) {
+        if now.mono_ns < self.server.cron_deadline_ns {
+            return;
+        }
+        self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
+        self.cron(now);
+    }
+
+    /// The next time `handle_timeout` wants to run (monotonic nanoseconds).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<u64> {
+        Some(self.server.cron_deadline_ns)
+    }
+
+    /// The next event. Changed by every input.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// The next client with output to send. Changed by every input.
+    #[must_use]
+    pub fn poll_transmit(&mut self) -> Option<ClientId> {
+        while let Some(id) = self.transmit.pop_front() {
+            if self
+                .clients
+                .get(&id)
+                .is_some_and(|c| !c.pending_output().is_empty())
+            {
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    /// Output not yet taken for `client` (empty for unknown clients).
+    pub fn pending_output(&self, client: ClientId) -> &[u8] {
+        self.clients
+            .get(&client)
+            .map(|c| c.pending_output())
+            .unwrap_or(&[])
+    }
+
+    /// The host wrote `n` bytes of `pending_output(client)`.
+    pub fn consume_output(&mut self, client: ClientId, n: usize) {
+        let Some(c) = self.clients.get_mut(&client) else {
+            return;
+        };
+        let n = n.min(c.output.len() - c.output_sent);
+        c.output_sent += n;
+        self.server.stats.net_output_bytes += n as u64;
+        if c.output_sent == c.output.len() {
+            c.output.clear();
+            c.output_sent = 0;
+        } else if c.output_sent > 64 * 1024 && c.output_sent * 2 > c.output.len() {
+            c.output.drain(..c.output_sent);
+            c.output_sent = 0;
+        }
+    }
+
+    /// Connected clients (including those being closed).
+    pub fn client_count(&self) -> usize {
+        self.clients.len()
+    }
+
+    fn close(&mut self, client: ClientId, reason: CloseReason) {
+        close_client(&mut self.clients, &mut self.events, client, reason);
+    }
+
+    fn execute(&mut self, now: Now, client: ClientId, args: &mut [Vec<u8>]) {
+        debug_assert!(!args.is_empty());
+        let mut reply = std::mem::take(&mut self.clients.get_mut(&client).expect("client").output);
+        let reply_start = reply.len();
+        let protocol = self.clients[&client].protocol;
+        let spec = resolve(
+            &self.server.commands,
+            args,
+            &mut reply,
+            protocol,
+            &self.clients[&client],
+        );
+        let mut work_units = 1;
+        let mut executed = None;
+        if let Some(spec) = spec {
+            let mut ctx = Ctx {
+                server: &mut self.server,
+                clients: &mut self.clients,
+                client_id: client,
+                events: &mut self.events,
+                now,
+                reply,
+                protocol,
+                work_units: 1,
+                spec,
+            };
+            (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
+            reply = ctx.reply;
+            work_units = ctx.work_units;
+            executed = Some(spec);
+        } else {
+            self.server.stats.rejected_calls += 1;
+        }
+        let reply_bytes = reply.len() - reply_start;
+        work_units += reply_bytes as u64 / REPLY_BYTES_PER_WORK_UNIT;
+        // The command may have closed or killed its own client (QUIT, CLIENT KILL).
+        match self.clients.get_mut(&client) {
+            Some(c) => {
+                c.output = reply;
+                if let Some(spec) = executed {
+                    c.last_command = spec.name;
+                }
+            }
+            None => return,
+        }
+        if let Some(spec) = executed {
+            self.server
+                .stats
+                .record_call(full_name(spec, args), work_units);
+            if self.server.config.record_executions {
+                self.events.push_back(Event::Executed(Executed {
+                    client,
+                    name: spec.name,
+                    flags: spec.flags,
+                    work_units,
+                    reply_bytes,
+                }));
+            }
+        }
+    }
+
+    fn cron(&mut self, now: Now) {
+        let mut freed = Vec::new();
+        let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
+        let now_ms = now.unix_ms();
+        for db in self.server.keyspace.dbs.iter_mut() {
+            let before = db.len();
+            db.active_expire(
+                now_ms,
+                &mut self.server.rng,
+                budget_per_db.max(1),
+                &mut freed,
+            );
+            self.server.keyspace.expired_keys += (before - db.len()) as u64;
+            db.keys.shrink_if_needed();
+            db.expires.shrink_if_needed();
+            db.keys.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);
+            db.expires.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);
+        }
+        let lazy = self.server.config.lazyfree_lazy_expire;
+        for v in freed {
+            if lazy && v.free_cost_units() > LAZYFREE_THRESHOLD_UNITS {
+                self.events.push_back(Event::Free(Garbage::Value(v)));
+            }
+        }
+    }
+}
+
+/// Marks `client` as closing and tells the host.
+pub(crate) fn close_client(
+    clients: &mut Clients,
+    events: &mut VecDeque<Event>,
+    client: ClientId,
+    reason: CloseReason,
+) {
+    if let Some(c) = clients.get_mut(&client) {
+        if c.closing.is_none() {
+            c.closing = Some(reason);
+            events.push_back(Event::Close { client, reason });
+        }
+    }
+}
+
+fn cron_interval_ns(hz: u32) -> u64 {
+    1_000_000_000 / hz.clamp(1, 500) as u64
+}
+
+/// `client|list` style name for stats.
+fn full_name(spec: &'static CommandSpec, _args: &[Vec<u8>]) -> &'static str {
+    spec.name
+}
+
+/// Finds the spec to run, or writes the rejection (unknown command, wrong
+/// arity, NOAUTH) and returns `None`.
+fn resolve(
+    table: &CommandTable,
+    args: &[Vec<u8>],
+    reply: &mut Vec<u8>,
+    protocol: crate::resp::Protocol,
+    client: &Client,
+) -> Option<&'static CommandSpec> {
+    let mut w = ReplyWriter::new(reply, protocol);
+    let Some(spec) = table.lookup(&args[0]) else {
+        w.error(&unknown_command_message(args));
+        return None;
+    };
+    if !client.authenticated && !spec.has(crate::cmd::flags::NO_AUTH) {
+        w.error("NOAUTH Authentication required.");
+        return None;
+    }
+    if spec.handler.is_none() {
+        // A container: dispatch on the subcommand.
+        if args.len() < 2 {
+            w.error(&format!(
+                "ERR wrong number of arguments for '{}' command",
+                spec.name
+            ));
+            return None;
+        }
+        let Some(sub) = lookup_subcommand(spec, &args[1]) else {
+            w.error(&format!(
+                "ERR unknown subcommand '{}'. Try {} HELP.",
+                sanitize(&args[1], 128),
+                spec.name.to_ascii_uppercase()
+            ));
+            return None;
+        };
+        if !sub.arity_ok(args.len()) {
+            w.error(&format!(
+                "ERR wrong number of arguments for '{}|{}' command",
+                spec.name, sub.name
+            ));
+            return None;
+        }
+        return Some(sub);
+    }
+    if !spec.arity_ok(args.len()) {
+        w.error(&format!(
+            "ERR wrong number of arguments for '{}' command",
+            spec.name
+        ));
+        return None;
+    }
+    Some(spec)
+}
+
+/// Redis's "unknown command" text: the name and up to 128 bytes of arguments.
+fn unknown_command_message(args: &[Vec<u8>]) -> String {
+    let mut rest = String::new();
+    for a in &args[1..] {
+        if rest.len() >= 128 {
+            break;
+        }
+        let room = 128 - rest.len();
+        rest.push_str(&format!("'{}' ", sanitize(a, room)));
+    }
+    format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        sanitize(&args[0], 128),
+        rest
+    )
+}
+
+/// Lossy text of `bytes`, cut at `max` bytes, with newlines made spaces.
+pub(crate) fn sanitize(bytes: &[u8], max: usize) -> String {
+    let cut = &bytes[..bytes.len().min(max)];
+    String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
+}

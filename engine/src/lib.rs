@@ -1,0 +1,27 @@
+//! seedkv-engine: the sans-IO core of seedkv, a Redis-compatible key-value
+//! server.
+//!
+//! This crate contains no networking code, reads no clock and asks the OS
+//! for no randomness: the host feeds it bytes and the current time, and pulls
+//! out replies, close requests, background work and deadlines. It is fully
+//! deterministic: the same [`Config::seed`] and the same inputs produce the
+//! same outputs, byte for byte. See [`Engine`] for the drive/drain contract.
+#![forbid(unsafe_code)]
+
+pub mod client;
+pub mod cmd;
+pub mod commands;
+pub mod config;
+pub mod db;
+pub mod dict;
+pub mod engine;
+pub mod resp;
+pub mod stats;
+pub mod time;
+pub mod util;
+pub mod value;
+
+pub use client::{ClientId, CloseReason, ConnectInfo};
+pub use config::Config;
+pub use engine::{Engine, Event, Executed, Garbage};
+pub use time::Now;

@@ -1,0 +1,307 @@
+//! The reply writer: encodes replies straight into a connection's output
+//! buffer, in the protocol version that connection speaks (RESP2 or RESP3,
+//! switched by `HELLO`). Types RESP2 lacks degrade the way Redis degrades
+//! them: maps and sets become flat arrays, doubles become bulk strings,
+//! booleans become integers, verbatim strings become bulk strings, and the
+//! RESP3 null becomes `$-1` or `*-1`.
+
+/// The protocol version a connection speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Protocol {
+    #[default]
+    Resp2,
+    Resp3,
+}
+
+impl Protocol {
+    pub fn version(self) -> i64 {
+        match self {
+            Protocol::Resp2 => 2,
+            Protocol::Resp3 => 3,
+        }
+    }
+}
+
+/// Appends encoded replies to a caller-owned buffer.
+pub struct ReplyWriter<'a> {
+    out: &'a mut Vec<u8>,
+    proto: Protocol,
+}
+
+impl<'a> ReplyWriter<'a> {
+    pub fn new(out: &'a mut Vec<u8>, proto: Protocol) -> Self {
+        ReplyWriter { out, proto }
+    }
+
+    pub fn protocol(&self) -> Protocol {
+        self.proto
+    }
+
+    /// Bytes in the underlying buffer (used to account encoding work).
+    pub fn len_bytes(&self) -> usize {
+        self.out.len()
+    }
+
+    fn header(&mut self, prefix: u8, n: i64) {
+        self.out.push(prefix);
+        let mut buf = itoa_buf();
+        self.out.extend_from_slice(fmt_i64(&mut buf, n));
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    /// `+OK` style status reply. `s` must not contain CR or LF.
+    pub fn simple(&mut self, s: &str) {
+        debug_assert!(!s.contains(['\r', '\n']));
+        self.out.push(b'+');
+        self.out.extend_from_slice(s.as_bytes());
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    pub fn ok(&mut self) {
+        self.out.extend_from_slice(b"+OK\r\n");
+    }
+
+    /// An error reply. `msg` is the full message including its code, e.g.
+    /// `ERR syntax error` or `WRONGTYPE Operation ...`. CR/LF become spaces,
+    /// as Redis does.
+    pub fn error(&mut self, msg: &str) {
+        self.out.push(b'-');
+        for &b in msg.as_bytes() {
+            self.out
+                .push(if b == b'\r' || b == b'\n' { b' ' } else { b });
+        }
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    pub fn int(&mut self, n: i64) {
+        self.header(b':', n);
+    }
+
+    pub fn bulk(&mut self, data: &[u8]) {
+        self.header(b'$', data.len() as i64);
+        self.out.extend_from_slice(data);
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    pub fn bulk_str(&mut self, s: &str) {
+        self.bulk(s.as_bytes());
+    }
+
+    /// An integer sent as a bulk string (e.g. `INCRBYFLOAT`, `CONFIG GET`).
+    pub fn bulk_i64(&mut self, n: i64) {
+        let mut buf = itoa_buf();
+        let s = fmt_i64(&mut buf, n);
+        let s = s.to_vec();
+        self.bulk(&s);
+    }
+
+    /// The null bulk string: `$-1` in RESP2, `_` in RESP3.
+    pub fn null(&mut self) {
+        match self.proto {
+            Protocol::Resp2 => self.out.extend_from_slice(b"$-1\r\n"),
+            Protocol::Resp3 => self.out.extend_from_slice(b"_\r\n"),
+        }
+    }
+
+    /// The null array: `*-1` in RESP2, `_` in RESP3.
+    pub fn null_array(&mut self) {
+        match self.proto {
+            Protocol::Resp2 => self.out.extend_from_slice(b"*-1\r\n"),
+            Protocol::Resp3 => self.out.extend_from_slice(b"_\r\n"),
+        }
+    }
+
+    pub fn array_len(&mut self, n: usize) {
+        self.header(b'*', n as i64);
+    }
+
+    /// A map of `n` key/value pairs; the caller then writes `2 * n` replies.
+    pub fn map_len(&mut self, n: usize) {
+        match self.proto {
+            Protocol::Resp2 => self.header(b'*', 2 * n as i64),
+            Protocol::Resp3 => self.header(b'%', n as i64),
+        }
+    }
+
+    /// A set of `n` elements.
+    pub fn set_len(&mut self, n: usize) {
+        match self.proto {
+            Protocol::Resp2 => self.header(b'*', n as i64),
+            Protocol::Resp3 => self.header(b'~', n as i64),
+        }
+    }
+
+    /// An out-of-band push of `n` elements (pub/sub in RESP3).
+    pub fn push_len(&mut self, n: usize) {
+        match self.proto {
+            Protocol::Resp2 => self.header(b'*', n as i64),
+            Protocol::Resp3 => self.header(b'>', n as i64),
+        }
+    }
+
+    pub fn bool(&mut self, b: bool) {
+        match self.proto {
+            Protocol::Resp2 => self.int(b as i64),
+            Protocol::Resp3 => self
+                .out
+                .extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" }),
+        }
+    }
+
+    /// A double: RESP3 `,` type, RESP2 bulk string, both in Redis's `%.17g`
+    /// style with `inf`/`-inf`/`nan` spelled as Redis spells them.
+    pub fn double(&mut self, d: f64) {
+        let s = format_double(d);
+        match self.proto {
+            Protocol::Resp2 => self.bulk(s.as_bytes()),
+            Protocol::Resp3 => {
+                self.out.push(b',');
+                self.out.extend_from_slice(s.as_bytes());
+                self.out.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// A verbatim string (`=` in RESP3, e.g. `INFO`, `CLIENT INFO`); `fmt` is
+    /// the three-letter format, `txt` or `mkd`.
+    pub fn verbatim(&mut self, fmt: &str, data: &[u8]) {
+        debug_assert_eq!(fmt.len(), 3);
+        match self.proto {
+            Protocol::Resp2 => self.bulk(data),
+            Protocol::Resp3 => {
+                self.header(b'=', (data.len() + 4) as i64);
+                self.out.extend_from_slice(fmt.as_bytes());
+                self.out.push(b':');
+                self.out.extend_from_slice(data);
+                self.out.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// Raw, pre-encoded bytes (used for replies cached in encoded form).
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+    }
+}
+
+/// A stack buffer for integer formatting.
+fn itoa_buf() -> [u8; 20] {
+    [0u8; 20]
+}
+
+/// Formats `n` in decimal into `buf`, returning the used tail.
+pub fn fmt_i64(buf: &mut [u8; 20], n: i64) -> &[u8] {
+    let mut i = buf.len();
+    let neg = n < 0;
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if neg {
+        // i64::MIN has 19 digits, so there is always room for the sign.
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
+}
+
+/// Formats a double the way Redis 7.0 replies with one (`%.17g`, shortest
+/// round-trip form; `inf`, `-inf`, `nan`).
+pub fn format_double(d: f64) -> String {
+    if d.is_nan() {
+        return "nan".to_string();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    format_g17(d)
+}
+
+/// C's `%.17g`.
+pub fn format_g17(d: f64) -> String {
+    if d == 0.0 {
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let exp = d.abs().log10().floor() as i32;
+    // %g picks exponential form when exp < -4 or exp >= precision.
+    let sci = format!("{:.16e}", d);
+    let (mant, e) = sci.split_once('e').expect("exponent");
+    let e: i32 = e.parse().expect("exponent digits");
+    let _ = exp;
+    if !(-4..17).contains(&e) {
+        let mant = trim_zeros(mant);
+        let sign = if e < 0 { '-' } else { '+' };
+        format!("{}e{}{:02}", mant, sign, e.abs())
+    } else {
+        let decimals = (16 - e).max(0) as usize;
+        trim_zeros(&format!("{:.*}", decimals, d)).to_string()
+    }
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(proto: Protocol, f: impl FnOnce(&mut ReplyWriter)) -> Vec<u8> {
+        let mut out = Vec::new();
+        f(&mut ReplyWriter::new(&mut out, proto));
+        out
+    }
+
+    #[test]
+    fn integers_format_like_redis() {
+        assert_eq!(
+            enc(Protocol::Resp2, |w| w.int(i64::MIN)),
+            b":-9223372036854775808\r\n"
+        );
+        assert_eq!(enc(Protocol::Resp2, |w| w.int(0)), b":0\r\n");
+    }
+
+    #[test]
+    fn nulls_follow_protocol() {
+        assert_eq!(enc(Protocol::Resp2, |w| w.null()), b"$-1\r\n");
+        assert_eq!(enc(Protocol::Resp2, |w| w.null_array()), b"*-1\r\n");
+        assert_eq!(enc(Protocol::Resp3, |w| w.null()), b"_\r\n");
+    }
+
+    #[test]
+    fn maps_flatten_in_resp2() {
+        assert_eq!(enc(Protocol::Resp2, |w| w.map_len(2)), b"*4\r\n");
+        assert_eq!(enc(Protocol::Resp3, |w| w.map_len(2)), b"%2\r\n");
+    }
+
+    #[test]
+    fn doubles_match_percent_17g() {
+        assert_eq!(format_double(3.0), "3");
+        assert_eq!(format_double(10.5), "10.5");
+        assert_eq!(format_double(0.1), "0.10000000000000001");
+        assert_eq!(format_double(1e20), "1e+20");
+        assert_eq!(format_double(1.5e-5), "1.5000000000000001e-05");
+        assert_eq!(format_double(f64::INFINITY), "inf");
+    }
+
+    #[test]
+    fn errors_strip_newlines() {
+        assert_eq!(
+            enc(Protocol::Resp2, |w| w.error("ERR a\r\nb")),
+            b"-ERR a  b\r\n"
+        );
+    }
+}
