@@ -17,6 +17,7 @@ pub mod dict;
 pub mod engine;
 pub mod resp;
 pub mod stats;
+pub mod testing;
 pub mod time;
 pub mod util;
 pub mod value;

@@ -305,3 +305,20 @@ mod tests {
         );
     }
 }
+
+/// Encodes a request as a RESP multibulk, as clients send it.
+pub fn encode_request(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
+    let mut buf = itoa_buf();
+    out.push(b'*');
+    out.extend_from_slice(fmt_i64(&mut buf, args.len() as i64));
+    out.extend_from_slice(b"\r\n");
+    for a in args {
+        out.push(b'$');
+        out.extend_from_slice(fmt_i64(&mut buf, a.len() as i64));
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
