@@ -68,6 +68,8 @@ pub struct Client {
     pub last_interaction: Now,
     /// The last command executed, for CLIENT LIST `cmd=`.
     pub last_command: &'static str,
+    /// Requests parsed on this connection so far (the next request's index).
+    pub requests_parsed: u64,
     /// CLIENT SETINFO lib-name / lib-ver.
     pub lib_name: Option<Vec<u8>>,
     pub lib_ver: Option<Vec<u8>>,
@@ -89,6 +91,7 @@ impl Client {
             created: now,
             last_interaction: now,
             last_command: "NULL",
+            requests_parsed: 0,
             lib_name: None,
             lib_ver: None,
         }

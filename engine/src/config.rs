@@ -39,6 +39,8 @@ pub struct Config {
     pub process_id: u32,
     /// Whether to emit an [`crate::Event::Executed`] per command.
     pub record_executions: bool,
+    /// A deliberate defect for the simulator's self-test (None in production).
+    pub planted_bug: Option<crate::planted::PlantedBug>,
     /// Other redis.conf keys accepted by CONFIG GET/SET and kept verbatim.
     pub extra: std::collections::BTreeMap<String, String>,
 }
@@ -63,6 +65,7 @@ impl Default for Config {
             bind: "127.0.0.1".into(),
             process_id: 0,
             record_executions: false,
+            planted_bug: None,
             extra: Default::default(),
         }
     }

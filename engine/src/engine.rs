@@ -101,11 +101,15 @@ impl Garbage {
     }
 }
 
-/// A record of one executed command.
+/// A record of one executed request, in execution order. Rejected requests
+/// (unknown command, wrong arity, NOAUTH) are recorded too, with an empty
+/// name, so that `(client, request_seq)` names every request.
 #[derive(Debug, Clone)]
 pub struct Executed {
     pub client: ClientId,
-    /// Full lowercase name (`get`, `client|list`).
+    /// Index of the request on its connection, from 0.
+    pub request_seq: u64,
+    /// Full lowercase name (`get`, `client|list`); empty when rejected.
     pub name: &'static str,
     pub flags: u32,
     pub work_units: u64,
@@ -321,7 +325,10 @@ impl Engine {
 
     fn execute(&mut self, now: Now, client: ClientId, args: &mut [Vec<u8>]) {
         debug_assert!(!args.is_empty());
-        let mut reply = std::mem::take(&mut self.clients.get_mut(&client).expect("client").output);
+        let c = self.clients.get_mut(&client).expect("client");
+        let request_seq = c.requests_parsed;
+        c.requests_parsed += 1;
+        let mut reply = std::mem::take(&mut c.output);
         let reply_start = reply.len();
         let protocol = self.clients[&client].protocol;
         let spec = resolve(
