@@ -375,15 +375,16 @@ impl Engine {
             self.server
                 .stats
                 .record_call(full_name(spec, args), work_units);
-            if self.server.config.record_executions {
-                self.events.push_back(Event::Executed(Executed {
-                    client,
-                    name: spec.name,
-                    flags: spec.flags,
-                    work_units,
-                    reply_bytes,
-                }));
-            }
+        }
+        if self.server.config.record_executions {
+            self.events.push_back(Event::Executed(Executed {
+                client,
+                request_seq,
+                name: executed.map_or("", |s| s.name),
+                flags: executed.map_or(0, |s| s.flags),
+                work_units,
+                reply_bytes,
+            }));
         }
     }
 
