@@ -1,0 +1,32 @@
+//! Checkers: each reads a run's [`History`] and says whether a property
+//! held. Adding a checker is a new file here plus one line in [`all`].
+
+use crate::history::History;
+
+/// What a checker knows about the run besides the history.
+#[derive(Clone, Debug, Default)]
+pub struct RunFacts {
+    pub seed: u64,
+    /// Upper bound on a fast command's latency when no O(N) command ran,
+    /// derived from the cost and network models (nanoseconds).
+    pub fast_latency_bound_ns: u64,
+    /// Bound on how long after faults stop every request must be answered.
+    pub liveness_bound_ns: u64,
+}
+
+/// A violated property: which checker, and a human-readable account.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub checker: &'static str,
+    pub message: String,
+}
+
+pub trait Checker {
+    fn name(&self) -> &'static str;
+    fn check(&self, history: &History, facts: &RunFacts) -> Result<(), Violation>;
+}
+
+/// Every checker, run on every seed, in this order.
+pub fn all() -> Vec<Box<dyn Checker>> {
+    vec![]
+}

@@ -1,0 +1,73 @@
+//! What a run recorded: every request the simulated clients sent, with its
+//! invocation and completion in virtual time, and the order in which the
+//! engine executed requests. Checkers read only this (plus the run's
+//! configuration), so a checker is a pure function of the history.
+
+use seedkv_engine::resp::Frame;
+
+/// Virtual time in nanoseconds since the start of the run.
+pub type TimeNs = u64;
+
+/// Index of a simulated client (stable across reconnects).
+pub type ClientIndex = u32;
+
+/// A connection, named by the engine's client id (unique within a run).
+pub type ConnId = u64;
+
+/// One request as the client saw it.
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub client: ClientIndex,
+    pub conn: ConnId,
+    /// Index of this request on its connection, from 0 (matches the engine's
+    /// `Executed::request_seq`).
+    pub seq_in_conn: u64,
+    pub args: Vec<Vec<u8>>,
+    /// The workload that issued it (e.g. "kv", "counter", "scan").
+    pub workload: &'static str,
+    /// When the client handed the request to the network.
+    pub invoke_ns: TimeNs,
+    /// The reply and when it was fully received; `None` if the connection
+    /// died first (the request may or may not have executed).
+    pub complete: Option<(TimeNs, Frame)>,
+}
+
+/// One request executed by the engine, in execution order.
+#[derive(Clone, Debug)]
+pub struct Execution {
+    pub conn: ConnId,
+    pub seq_in_conn: u64,
+    /// Virtual time the command started and finished on the server CPU.
+    pub start_ns: TimeNs,
+    pub end_ns: TimeNs,
+    /// Wall-clock time the engine was given (unix ms), for TTL models.
+    pub unix_ms: u64,
+    /// Command name (empty if rejected before execution).
+    pub name: &'static str,
+    pub flags: u32,
+    pub work_units: u64,
+}
+
+/// A connection's life.
+#[derive(Clone, Debug)]
+pub struct Conn {
+    pub conn: ConnId,
+    pub client: ClientIndex,
+    pub opened_ns: TimeNs,
+    /// When it was closed or reset, and why.
+    pub closed: Option<(TimeNs, String)>,
+}
+
+/// Everything a run recorded.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// In invocation order.
+    pub ops: Vec<Op>,
+    /// In execution order.
+    pub executions: Vec<Execution>,
+    pub conns: Vec<Conn>,
+    /// Virtual time at which fault injection stopped (liveness is judged after it).
+    pub faults_end_ns: TimeNs,
+    /// Virtual time at which the run ended.
+    pub end_ns: TimeNs,
+}
