@@ -172,4 +172,18 @@ impl Keyspace {
             expired_keys: 0,
         }
     }
+
+    /// SWAPDB: exchanges the contents (keys and TTLs) of two databases.
+    /// Each database keeps its index; swapping a database with itself does
+    /// nothing.
+    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        if a == b {
+            return;
+        }
+        let (low, high) = (a.min(b), a.max(b));
+        let (left, right) = self.dbs.split_at_mut(high);
+        let (x, y) = (&mut left[low], &mut right[0]);
+        std::mem::swap(&mut x.keys, &mut y.keys);
+        std::mem::swap(&mut x.expires, &mut y.expires);
+    }
 }

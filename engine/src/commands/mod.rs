@@ -3,7 +3,16 @@
 use crate::cmd::CommandSpec;
 
 pub mod connection;
+pub mod expire;
+pub mod keys;
+pub mod scan;
 pub mod strings;
 
 /// Every family's table, gathered by [`crate::cmd::CommandTable`].
-pub const FAMILIES: &[&[CommandSpec]] = &[connection::COMMANDS, strings::COMMANDS];
+pub const FAMILIES: &[&[CommandSpec]] = &[
+    connection::COMMANDS,
+    strings::COMMANDS,
+    keys::COMMANDS,
+    scan::COMMANDS,
+    expire::COMMANDS,
+];
