@@ -73,6 +73,8 @@ pub struct Client {
     /// CLIENT SETINFO lib-name / lib-ver.
     pub lib_name: Option<Vec<u8>>,
     pub lib_ver: Option<Vec<u8>>,
+    /// CLIENT NO-EVICT: excluded from client eviction (CLIENT LIST flag `e`).
+    pub no_evict: bool,
 }
 
 impl Client {
@@ -94,6 +96,7 @@ impl Client {
             requests_parsed: 0,
             lib_name: None,
             lib_ver: None,
+            no_evict: false,
         }
     }
 

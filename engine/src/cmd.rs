@@ -86,7 +86,15 @@ pub struct CommandSpec {
     /// None for container commands (CLIENT, CONFIG...) that dispatch on
     /// their first argument to `subcommands`.
     pub handler: Option<Handler>,
+    /// Subcommands of a container, named by their full name (`client|kill`),
+    /// as COMMAND INFO, CLIENT LIST `cmd=` and INFO commandstats show them.
     pub subcommands: &'static [CommandSpec],
+    /// COMMAND INFO command tips (`nondeterministic_output`,
+    /// `request_policy:all_shards`...).
+    pub tips: &'static [&'static str],
+    /// COMMAND INFO key-spec flags (`RW`, `access`...); when empty, derived
+    /// from `flags` (`RO` for read-only commands, `RW` otherwise).
+    pub key_spec_flags: &'static [&'static str],
 }
 
 impl CommandSpec {
@@ -106,6 +114,8 @@ impl CommandSpec {
         complexity: "O(1)",
         handler: None,
         subcommands: &[],
+        tips: &[],
+        key_spec_flags: &[],
     };
 
     pub fn arity_ok(&self, argc: usize) -> bool {
@@ -181,12 +191,18 @@ impl CommandTable {
     }
 }
 
-/// Finds a subcommand of `parent` by name, case-insensitively.
+/// Finds a subcommand of `parent` by name, case-insensitively. Specs may be
+/// named `kill` or `client|kill`; both match `KILL`.
 pub fn lookup_subcommand(
     parent: &'static CommandSpec,
     name: &[u8],
 ) -> Option<&'static CommandSpec> {
-    lookup_in(name, |n| parent.subcommands.iter().find(|s| s.name == n))
+    lookup_in(name, |n| {
+        parent
+            .subcommands
+            .iter()
+            .find(|s| s.name.rsplit('|').next() == Some(n))
+    })
 }
 
 fn lookup_in<T>(name: &[u8], f: impl FnOnce(&str) -> Option<T>) -> Option<T> {

@@ -41,6 +41,12 @@ pub struct Config {
     pub record_executions: bool,
     /// A deliberate defect for the simulator's self-test (None in production).
     pub planted_bug: Option<crate::planted::PlantedBug>,
+    /// `maxmemory` (0: no limit).
+    pub maxmemory_bytes: u64,
+    /// `maxmemory-policy`.
+    pub maxmemory_policy: MaxmemoryPolicy,
+    /// `timeout`: close clients idle this long (0: never).
+    pub timeout_s: u64,
     /// Other redis.conf keys accepted by CONFIG GET/SET and kept verbatim.
     pub extra: std::collections::BTreeMap<String, String>,
 }
@@ -66,7 +72,59 @@ impl Default for Config {
             process_id: 0,
             record_executions: false,
             planted_bug: None,
+            maxmemory_bytes: 0,
+            maxmemory_policy: MaxmemoryPolicy::NoEviction,
+            timeout_s: 0,
             extra: Default::default(),
         }
+    }
+}
+
+/// `maxmemory-policy`: what to do when a write would exceed `maxmemory`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MaxmemoryPolicy {
+    VolatileLru,
+    VolatileLfu,
+    VolatileRandom,
+    VolatileTtl,
+    AllkeysLru,
+    AllkeysLfu,
+    AllkeysRandom,
+    #[default]
+    NoEviction,
+}
+
+impl MaxmemoryPolicy {
+    /// Every policy, in the order Redis lists them in its error message.
+    pub const ALL: [MaxmemoryPolicy; 8] = [
+        MaxmemoryPolicy::VolatileLru,
+        MaxmemoryPolicy::VolatileLfu,
+        MaxmemoryPolicy::VolatileRandom,
+        MaxmemoryPolicy::VolatileTtl,
+        MaxmemoryPolicy::AllkeysLru,
+        MaxmemoryPolicy::AllkeysLfu,
+        MaxmemoryPolicy::AllkeysRandom,
+        MaxmemoryPolicy::NoEviction,
+    ];
+
+    /// The redis.conf spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaxmemoryPolicy::VolatileLru => "volatile-lru",
+            MaxmemoryPolicy::VolatileLfu => "volatile-lfu",
+            MaxmemoryPolicy::VolatileRandom => "volatile-random",
+            MaxmemoryPolicy::VolatileTtl => "volatile-ttl",
+            MaxmemoryPolicy::AllkeysLru => "allkeys-lru",
+            MaxmemoryPolicy::AllkeysLfu => "allkeys-lfu",
+            MaxmemoryPolicy::AllkeysRandom => "allkeys-random",
+            MaxmemoryPolicy::NoEviction => "noeviction",
+        }
+    }
+
+    /// Case-insensitive parse of the redis.conf spelling.
+    pub fn from_name(name: &str) -> Option<MaxmemoryPolicy> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name))
     }
 }

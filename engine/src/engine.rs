@@ -457,8 +457,9 @@ fn resolve(
         w.error("NOAUTH Authentication required.");
         return None;
     }
-    if spec.handler.is_none() {
-        // A container: dispatch on the subcommand.
+    // A container dispatches on its subcommand; one with a handler of its
+    // own (COMMAND) runs that handler when called without a subcommand.
+    if spec.handler.is_none() || (!spec.subcommands.is_empty() && args.len() >= 2) {
         if args.len() < 2 {
             w.error(&format!(
                 "ERR wrong number of arguments for '{}' command",
@@ -475,9 +476,13 @@ fn resolve(
             return None;
         };
         if !sub.arity_ok(args.len()) {
+            let full = if sub.name.contains('|') {
+                sub.name.to_string()
+            } else {
+                format!("{}|{}", spec.name, sub.name)
+            };
             w.error(&format!(
-                "ERR wrong number of arguments for '{}|{}' command",
-                spec.name, sub.name
+                "ERR wrong number of arguments for '{full}' command"
             ));
             return None;
         }

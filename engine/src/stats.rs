@@ -23,6 +23,8 @@ pub struct Stats {
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub commands: BTreeMap<&'static str, CommandStats>,
+    /// Highest `used_memory` INFO has reported (INFO memory `used_memory_peak`).
+    pub used_memory_peak_bytes: u64,
 }
 
 impl Stats {

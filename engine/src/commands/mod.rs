@@ -2,10 +2,13 @@
 
 use crate::cmd::CommandSpec;
 
+pub mod client;
+pub mod config;
 pub mod connection;
 pub mod expire;
 pub mod keys;
 pub mod scan;
+pub mod server;
 pub mod strings;
 
 /// Every family's table, gathered by [`crate::cmd::CommandTable`].
@@ -15,4 +18,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     keys::COMMANDS,
     scan::COMMANDS,
     expire::COMMANDS,
+    client::COMMANDS,
+    config::COMMANDS,
+    server::COMMANDS,
 ];

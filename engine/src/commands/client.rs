@@ -1,0 +1,671 @@
+//! CLIENT: ID SETNAME GETNAME LIST INFO KILL NO-EVICT SETINFO HELP.
+//!
+//! CLIENT LIST and CLIENT INFO print Redis 7.0.15's fields in its order.
+//! Fields seedkv has no counterpart for are constant (`sub=0`, `multi=-1`,
+//! `user=default`, `redir=-1`); memory fields are estimates from the buffers
+//! the engine holds. `CLIENT SETINFO` (Redis 7.2) is accepted because client
+//! libraries send it on connect, but, as in 7.0, `lib-name`/`lib-ver` are
+//! not printed.
+
+use std::fmt::Write as _;
+
+use crate::client::{Client, ClientId, CloseReason};
+use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::commands::config::help_reply;
+use crate::commands::connection::super_validate_name;
+use crate::engine::close_client;
+use crate::time::Now;
+use crate::util::parse_i64_strict;
+
+/// What CLIENT LIST reports as `rbs`: Redis's initial reply buffer size
+/// (PROTO_REPLY_CHUNK_BYTES); seedkv's output buffer is one growable vector.
+const REPLY_BUFFER_BYTES: usize = 16 * 1024;
+
+/// Bytes a client costs before any buffer (for `tot-mem`), an estimate.
+const CLIENT_STRUCT_BYTES: usize = std::mem::size_of::<Client>();
+
+const CLIENT: CommandSpec = CommandSpec {
+    group: "connection",
+    flags: NOSCRIPT | LOADING | STALE,
+    acl_categories: &["slow", "connection"],
+    ..CommandSpec::DEFAULT
+};
+
+const CLIENT_ADMIN: CommandSpec = CommandSpec {
+    flags: ADMIN | NOSCRIPT | LOADING | STALE,
+    acl_categories: &["admin", "slow", "dangerous", "connection"],
+    ..CLIENT
+};
+
+pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
+    name: "client",
+    arity: -2,
+    flags: 0,
+    acl_categories: &["slow"],
+    since: "2.4.0",
+    summary: "A container for client connection commands",
+    complexity: "Depends on subcommand.",
+    subcommands: &[
+        CommandSpec {
+            name: "client|id",
+            arity: 2,
+            since: "5.0.0",
+            summary: "Returns the client ID for the current connection",
+            handler: Some(client_id),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|setname",
+            arity: 3,
+            since: "2.6.9",
+            summary: "Set the current connection name",
+            handler: Some(client_setname),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|getname",
+            arity: 2,
+            since: "2.6.9",
+            summary: "Get the current connection name",
+            handler: Some(client_getname),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|list",
+            arity: -2,
+            since: "2.4.0",
+            summary: "Get the list of client connections",
+            complexity: "O(N) where N is the number of client connections",
+            tips: &["nondeterministic_output"],
+            handler: Some(client_list),
+            ..CLIENT_ADMIN
+        },
+        CommandSpec {
+            name: "client|info",
+            arity: 2,
+            since: "6.2.0",
+            summary: "Returns information about the current client connection.",
+            tips: &["nondeterministic_output"],
+            handler: Some(client_info),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|kill",
+            arity: -3,
+            since: "2.4.0",
+            summary: "Kill the connection of a client",
+            complexity: "O(N) where N is the number of client connections",
+            handler: Some(client_kill),
+            ..CLIENT_ADMIN
+        },
+        CommandSpec {
+            name: "client|no-evict",
+            arity: 3,
+            since: "7.0.0",
+            summary: "Set client eviction mode for the current connection",
+            handler: Some(client_no_evict),
+            ..CLIENT_ADMIN
+        },
+        CommandSpec {
+            name: "client|setinfo",
+            arity: 4,
+            since: "7.2.0",
+            summary: "Set client or connection specific info",
+            handler: Some(client_setinfo),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|help",
+            arity: 2,
+            since: "5.0.0",
+            flags: LOADING | STALE,
+            summary: "Show helpful text about the different subcommands",
+            handler: Some(client_help),
+            ..CLIENT
+        },
+    ],
+    ..CLIENT
+}];
+
+fn client_id(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    ctx.int(ctx.client_id.0 as i64);
+}
+
+fn client_setname(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    if let Err(e) = super_validate_name(&args[2]) {
+        return ctx.error(e);
+    }
+    let name = std::mem::take(&mut args[2]);
+    ctx.client().name = if name.is_empty() { None } else { Some(name) };
+    ctx.ok();
+}
+
+fn client_getname(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    match ctx.client().name.clone() {
+        Some(name) => ctx.bulk(&name),
+        None => ctx.null(),
+    }
+}
+
+fn client_no_evict(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let on = if args[2].eq_ignore_ascii_case(b"on") {
+        true
+    } else if args[2].eq_ignore_ascii_case(b"off") {
+        false
+    } else {
+        return ctx.error("ERR syntax error");
+    };
+    ctx.client().no_evict = on;
+    ctx.ok();
+}
+
+/// Redis 7.2's CLIENT SETINFO LIB-NAME / LIB-VER.
+fn client_setinfo(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let attr = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
+    let value = std::mem::take(&mut args[3]);
+    if attr != "lib-name" && attr != "lib-ver" {
+        return ctx.error(&format!(
+            "ERR Unrecognized option '{}'",
+            crate::engine::sanitize(&args[2], 128)
+        ));
+    }
+    if value.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+        return ctx.error(&format!(
+            "ERR {attr} cannot contain spaces, newlines or special characters."
+        ));
+    }
+    let value = if value.is_empty() { None } else { Some(value) };
+    let c = ctx.client();
+    if attr == "lib-name" {
+        c.lib_name = value;
+    } else {
+        c.lib_ver = value;
+    }
+    ctx.ok();
+}
+
+/// The calling command, which CLIENT LIST describes as in flight.
+struct Current {
+    id: ClientId,
+    cmd: &'static str,
+    argv_bytes: usize,
+}
+
+/// One CLIENT LIST line (without the trailing newline), Redis 7.0.15 fields.
+fn info_line(c: &Client, now: Now, current: &Current) -> String {
+    let is_current = c.id == current.id;
+    let age_s = now.mono_ns.saturating_sub(c.created.mono_ns) / 1_000_000_000;
+    let idle_s = if is_current {
+        0
+    } else {
+        now.mono_ns.saturating_sub(c.last_interaction.mono_ns) / 1_000_000_000
+    };
+    let mut flags = String::new();
+    if c.no_evict {
+        flags.push('e');
+    }
+    match c.closing {
+        Some(CloseReason::Quit) => flags.push('c'),
+        Some(_) => flags.push('A'),
+        None => {}
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let qbuf = c.parser.buffered_bytes();
+    let argv_mem = if is_current { current.argv_bytes } else { 0 };
+    let obl = c.pending_output().len();
+    let cmd = if is_current {
+        current.cmd
+    } else {
+        c.last_command
+    };
+    let name = c
+        .name
+        .as_deref()
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .unwrap_or_default();
+    let tot_mem = CLIENT_STRUCT_BYTES + qbuf + argv_mem + c.output.capacity();
+    let mut line = String::with_capacity(256);
+    let _ = write!(
+        line,
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
+         sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
+         rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user=default \
+         redir=-1 resp={}",
+        c.id.0,
+        c.info.addr,
+        c.info.laddr,
+        c.info.fd,
+        name,
+        age_s,
+        idle_s,
+        flags,
+        c.db,
+        qbuf,
+        argv_mem,
+        REPLY_BUFFER_BYTES,
+        obl,
+        obl,
+        tot_mem,
+        if obl > 0 { "rw" } else { "r" },
+        cmd,
+        c.protocol.version(),
+    );
+    line
+}
+
+fn current(ctx: &Ctx, args: &[Vec<u8>]) -> Current {
+    Current {
+        id: ctx.client_id,
+        cmd: ctx.spec.name,
+        argv_bytes: args.iter().map(Vec::len).sum(),
+    }
+}
+
+fn client_info(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let cur = current(ctx, args);
+    let mut text = info_line(&ctx.clients[&ctx.client_id], ctx.now, &cur);
+    text.push('\n');
+    ctx.w().verbatim("txt", text.as_bytes());
+}
+
+/// CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID id [id ...]].
+fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut only_normal = true;
+    match args.len() {
+        2 => {}
+        4 if args[2].eq_ignore_ascii_case(b"type") => {
+            match parse_client_type(&args[3]) {
+                Some(t) => only_normal = t == ClientType::Normal,
+                None => {
+                    return ctx.error(&format!(
+                        "ERR Unknown client type '{}'",
+                        crate::engine::sanitize(&args[3], 128)
+                    ))
+                }
+            };
+        }
+        n if n >= 4 && args[2].eq_ignore_ascii_case(b"id") => {
+            let mut list = Vec::with_capacity(n - 3);
+            for a in &args[3..] {
+                match parse_i64_strict(a) {
+                    Some(v) => list.push(v.max(0) as u64),
+                    None => return ctx.error("ERR Invalid client ID"),
+                }
+            }
+            ids = Some(list);
+        }
+        _ => return ctx.error("ERR syntax error"),
+    }
+    let cur = current(ctx, args);
+    let mut text = String::new();
+    if only_normal {
+        for c in ctx.clients.values() {
+            // Clients killed earlier are gone in Redis; here they wait for
+            // the host to disconnect them.
+            if c.closing == Some(CloseReason::Killed) {
+                continue;
+            }
+            if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id.0)) {
+                continue;
+            }
+            text.push_str(&info_line(c, ctx.now, &cur));
+            text.push('\n');
+        }
+    }
+    ctx.work(ctx.clients.len() as u64);
+    ctx.w().verbatim("txt", text.as_bytes());
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ClientType {
+    Normal,
+    Master,
+    Replica,
+    Pubsub,
+}
+
+fn parse_client_type(name: &[u8]) -> Option<ClientType> {
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    match name.as_str() {
+        "normal" => Some(ClientType::Normal),
+        "master" => Some(ClientType::Master),
+        "replica" | "slave" => Some(ClientType::Replica),
+        "pubsub" => Some(ClientType::Pubsub),
+        _ => None,
+    }
+}
+
+/// CLIENT KILL ip:port (old form: may kill the caller; replies OK or an
+/// error) or CLIENT KILL <filter> <value> ... (replies the count killed).
+fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let old_form = args.len() == 3;
+    let mut addr: Option<&[u8]> = None;
+    let mut laddr: Option<&[u8]> = None;
+    let mut id: Option<u64> = None;
+    let mut client_type: Option<ClientType> = None;
+    let mut skipme = true;
+    if old_form {
+        addr = Some(&args[2]);
+        skipme = false;
+    } else {
+        let mut i = 2;
+        while i < args.len() {
+            let Some(value) = args.get(i + 1) else {
+                return ctx.error("ERR syntax error");
+            };
+            let option = args[i].to_ascii_lowercase();
+            match option.as_slice() {
+                b"id" => match parse_i64_strict(value) {
+                    Some(v) if v >= 1 => id = Some(v as u64),
+                    _ => return ctx.error("ERR client-id should be greater than 0"),
+                },
+                b"type" => match parse_client_type(value) {
+                    Some(t) => client_type = Some(t),
+                    None => {
+                        return ctx.error(&format!(
+                            "ERR Unknown client type '{}'",
+                            crate::engine::sanitize(value, 128)
+                        ))
+                    }
+                },
+                b"addr" => addr = Some(value),
+                b"laddr" => laddr = Some(value),
+                b"user" => {
+                    if value.as_slice() != b"default" {
+                        return ctx.error(&format!(
+                            "ERR No such user '{}'",
+                            crate::engine::sanitize(value, 128)
+                        ));
+                    }
+                }
+                b"skipme" => {
+                    if value.eq_ignore_ascii_case(b"yes") {
+                        skipme = true;
+                    } else if value.eq_ignore_ascii_case(b"no") {
+                        skipme = false;
+                    } else {
+                        return ctx.error("ERR syntax error");
+                    }
+                }
+                _ => return ctx.error("ERR syntax error"),
+            }
+            i += 2;
+        }
+    }
+    // Every connection is a normal one (no replication; pub/sub clients
+    // are still "normal" until the pub/sub family marks them).
+    let victims: Vec<ClientId> = ctx
+        .clients
+        .values()
+        .filter(|c| c.closing.is_none())
+        .filter(|c| addr.map_or(true, |a| c.info.addr.as_bytes() == a))
+        .filter(|c| laddr.map_or(true, |a| c.info.laddr.as_bytes() == a))
+        .filter(|c| id.map_or(true, |id| c.id.0 == id))
+        .filter(|_| client_type.map_or(true, |t| t == ClientType::Normal))
+        .filter(|c| !(skipme && c.id == ctx.client_id))
+        .map(|c| c.id)
+        .collect();
+    ctx.work(ctx.clients.len() as u64);
+    let mut kill_self = false;
+    for &victim in &victims {
+        if victim == ctx.client_id {
+            kill_self = true;
+        } else {
+            close_client(ctx.clients, ctx.events, victim, CloseReason::Killed);
+        }
+    }
+    if old_form {
+        if victims.is_empty() {
+            ctx.error("ERR No such client");
+        } else {
+            ctx.ok();
+        }
+    } else {
+        ctx.int(victims.len() as i64);
+    }
+    if kill_self {
+        // Like Redis's CLIENT_CLOSE_AFTER_REPLY: the reply goes out first.
+        close_client(ctx.clients, ctx.events, ctx.client_id, CloseReason::Quit);
+    }
+}
+
+fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    help_reply(
+        ctx,
+        "CLIENT",
+        &[
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "LIST [options ...]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
+        ],
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::resp::Frame;
+    use crate::testing::{bulk, err, int, simple, TestEngine};
+    use crate::{ClientId, CloseReason, ConnectInfo, Event};
+
+    fn text(f: Frame) -> String {
+        match f {
+            Frame::Bulk(b) => String::from_utf8(b).unwrap(),
+            Frame::Verbatim { data, .. } => String::from_utf8(data).unwrap(),
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+
+    fn connect_from(t: &mut TestEngine, addr: &str) -> ClientId {
+        let info = ConnectInfo {
+            addr: addr.into(),
+            laddr: "127.0.0.1:6379".into(),
+            fd: 8,
+        };
+        t.engine.connect(t.now, info)
+    }
+
+    #[test]
+    fn id_setname_getname() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        assert_eq!(t.cmd(c, &["CLIENT", "ID"]), int(c.0 as i64));
+        assert_eq!(t.cmd(c, &["client", "getname"]), Frame::Null);
+        assert_eq!(t.cmd(c, &["client", "setname", "worker-1"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["client", "getname"]), bulk("worker-1"));
+        assert_eq!(
+            t.cmd(c, &["client", "setname", "a b"]),
+            err("ERR Client names cannot contain spaces, newlines or special characters.")
+        );
+        assert_eq!(t.cmd(c, &["client", "setname", ""]), simple("OK"));
+        assert_eq!(t.cmd(c, &["client", "getname"]), Frame::Null);
+        assert_eq!(
+            t.cmd(c, &["client", "setname"]),
+            err("ERR wrong number of arguments for 'client|setname' command")
+        );
+        assert_eq!(
+            t.cmd(c, &["client"]),
+            err("ERR wrong number of arguments for 'client' command")
+        );
+        assert_eq!(
+            t.cmd(c, &["client", "foo"]),
+            err("ERR unknown subcommand 'foo'. Try CLIENT HELP.")
+        );
+    }
+
+    #[test]
+    fn list_and_info_fields_in_redis_order() {
+        let mut t = TestEngine::new();
+        let a = connect_from(&mut t, "10.0.0.1:5000");
+        let b = connect_from(&mut t, "10.0.0.2:5001");
+        t.cmd(b, &["client", "setname", "bee"]);
+        t.advance_ms(3_000);
+        let line = text(t.cmd(a, &["client", "info"]));
+        let keys: Vec<&str> = line
+            .trim_end()
+            .split(' ')
+            .map(|kv| kv.split('=').next().unwrap())
+            .collect();
+        assert_eq!(
+            keys.join(" "),
+            "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free \
+             argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp"
+        );
+        assert!(line.starts_with(&format!(
+            "id={} addr=10.0.0.1:5000 laddr=127.0.0.1:6379 fd=8 name= age=3 idle=0 flags=N db=0",
+            a.0
+        )));
+        assert!(line.contains(" argv-mem=10 "), "{line}");
+        assert!(line.ends_with(" cmd=client|info user=default redir=-1 resp=2\n"));
+        let list = text(t.cmd(a, &["client", "list"]));
+        let lines: Vec<&str> = list.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains(" cmd=client|list "));
+        assert!(lines[1].contains(" name=bee age=3 idle=3 "), "{}", lines[1]);
+        assert!(lines[1].contains(" cmd=client|setname "));
+        let only_b = text(t.cmd(a, &["client", "list", "id", &b.0.to_string(), "999"]));
+        assert_eq!(only_b.lines().count(), 1);
+        assert_eq!(text(t.cmd(a, &["client", "list", "type", "pubsub"])), "");
+        assert_eq!(
+            t.cmd(a, &["client", "list", "type", "foo"]),
+            err("ERR Unknown client type 'foo'")
+        );
+        assert_eq!(
+            t.cmd(a, &["client", "list", "id", "x"]),
+            err("ERR Invalid client ID")
+        );
+        assert_eq!(
+            t.cmd(a, &["client", "list", "foo"]),
+            err("ERR syntax error")
+        );
+        // RESP3: a verbatim string.
+        t.cmd(a, &["hello", "3"]);
+        assert!(matches!(
+            t.cmd(a, &["client", "info"]),
+            Frame::Verbatim { .. }
+        ));
+    }
+
+    #[test]
+    fn kill_filters_and_errors() {
+        let mut t = TestEngine::new();
+        let a = connect_from(&mut t, "10.0.0.1:5000");
+        let b = connect_from(&mut t, "10.0.0.2:5001");
+        let c = connect_from(&mut t, "10.0.0.3:5002");
+        assert_eq!(
+            t.cmd(a, &["client", "kill", "1.2.3.4:5"]),
+            err("ERR No such client")
+        );
+        assert_eq!(
+            t.cmd(a, &["client", "kill", "id", "abc"]),
+            err("ERR client-id should be greater than 0")
+        );
+        assert_eq!(
+            t.cmd(a, &["client", "kill", "foo", "bar"]),
+            err("ERR syntax error")
+        );
+        assert_eq!(
+            t.cmd(a, &["client", "kill", "skipme", "maybe"]),
+            err("ERR syntax error")
+        );
+        assert_eq!(
+            t.cmd(a, &["client", "kill", "id", "1", "id"]),
+            err("ERR syntax error")
+        );
+        assert_eq!(
+            t.cmd(a, &["client", "kill", "user", "nobody"]),
+            err("ERR No such user 'nobody'")
+        );
+        assert_eq!(
+            t.cmd(a, &["client", "kill", "type", "foo"]),
+            err("ERR Unknown client type 'foo'")
+        );
+        assert_eq!(t.cmd(a, &["client", "kill", "id", "999"]), int(0));
+        assert_eq!(t.cmd(a, &["client", "kill", "10.0.0.2:5001"]), simple("OK"));
+        assert!(t.events.iter().any(|e| matches!(e,
+            Event::Close { client, reason: CloseReason::Killed } if *client == b)));
+        // A killed client is no longer listed, and cannot be killed twice.
+        assert_eq!(text(t.cmd(a, &["client", "list"])).lines().count(), 2);
+        assert_eq!(
+            t.cmd(a, &["client", "kill", "id", &b.0.to_string()]),
+            int(0)
+        );
+        // New form skips the caller by default.
+        assert_eq!(t.cmd(a, &["client", "kill", "user", "default"]), int(1));
+        assert!(t.events.iter().any(|e| matches!(e,
+            Event::Close { client, .. } if *client == c)));
+    }
+
+    #[test]
+    fn kill_self_replies_first() {
+        let mut t = TestEngine::new();
+        let a = connect_from(&mut t, "10.0.0.1:5000");
+        assert_eq!(
+            t.cmd(
+                a,
+                &["client", "kill", "laddr", "127.0.0.1:6379", "skipme", "no"]
+            ),
+            int(1)
+        );
+        assert!(t.events.iter().any(|e| matches!(e,
+            Event::Close { client, reason } if *client == a && reason.flush_first())));
+    }
+
+    #[test]
+    fn no_evict_setinfo_help() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        assert_eq!(
+            t.cmd(c, &["client", "no-evict", "maybe"]),
+            err("ERR syntax error")
+        );
+        assert_eq!(t.cmd(c, &["client", "no-evict", "on"]), simple("OK"));
+        assert!(text(t.cmd(c, &["client", "info"])).contains(" flags=e "));
+        assert_eq!(
+            t.cmd(c, &["client", "setinfo", "lib-name", "redis-py"]),
+            simple("OK")
+        );
+        assert_eq!(
+            t.cmd(c, &["client", "setinfo", "lib-ver", "1 2"]),
+            err("ERR lib-ver cannot contain spaces, newlines or special characters.")
+        );
+        assert_eq!(
+            t.cmd(c, &["client", "setinfo", "foo", "x"]),
+            err("ERR Unrecognized option 'foo'")
+        );
+        let Frame::Array(help) = t.cmd(c, &["client", "help"]) else {
+            panic!()
+        };
+        assert_eq!(
+            help[0],
+            simple("CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+        );
+    }
+}
