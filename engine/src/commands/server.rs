@@ -11,10 +11,9 @@
 //! - commandstats `usec` is the command's **work units** (one unit counts as
 //!   one microsecond), the same quantity the simulator's cost model turns
 //!   into virtual time;
-//! - memory figures are estimates: a fixed startup size, the dicts' own
-//!   bytes (entries and key bytes, see `Dict::memory_estimate_bytes`) and
-//!   the clients' buffers; values' heap bytes are not walked, so INFO stays
-//!   O(databases + clients);
+//! - memory figures are estimates: a fixed startup size, the dicts' tables
+//!   and a fixed size per entry, and the clients' buffers; keys and values
+//!   are not walked, so INFO stays O(databases + clients);
 //! - rates (`instantaneous_*`), CPU times and `avg_ttl` are 0.
 
 use std::fmt::Write as _;
@@ -28,6 +27,14 @@ use crate::commands::config::{config_get, help_reply};
 use crate::commands::connection::REDIS_VERSION;
 use crate::resp::ReplyWriter;
 use crate::util::glob_match;
+use crate::value::Value;
+
+/// Bytes INFO counts per bucket of a keyspace dict table.
+const BUCKET_BYTES: usize = 8;
+
+/// Bytes INFO counts per dict entry besides the value itself: the entry,
+/// the key's header and a typical short key (Redis's dictEntry + sds).
+const ENTRY_OVERHEAD_BYTES: usize = 48;
 
 /// Bytes INFO counts for an empty server (Redis 7.0 reports about 860 KB
 /// of `used_memory_startup`).
@@ -571,7 +578,14 @@ pub fn used_memory_bytes(ctx: &Ctx) -> (u64, u64) {
         .keyspace
         .dbs
         .iter()
-        .map(|db| (db.keys.memory_estimate_bytes() + db.expires.memory_estimate_bytes()) as u64)
+        .map(|db| {
+            let (t0, t1) = db.keys.table_sizes();
+            let (e0, e1) = db.expires.table_sizes();
+            let buckets = (t0 + t1 + e0 + e1) * BUCKET_BYTES;
+            let entries = db.keys.len() * (std::mem::size_of::<Value>() + ENTRY_OVERHEAD_BYTES)
+                + db.expires.len() * (std::mem::size_of::<u64>() + ENTRY_OVERHEAD_BYTES);
+            (buckets + entries) as u64
+        })
         .sum();
     let clients: u64 = ctx
         .clients
