@@ -1,1 +1,19 @@
-fn main() {}
+//! `seedkv-server [config-file] [--port N] [--bind ADDR] [--requirepass PW] [--seed N]`
+
+use clap::Parser;
+use seedkv_server::{Args, Options};
+
+fn main() {
+    let args = Args::parse();
+    let options = match Options::from_args(&args) {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = seedkv_server::run(options) {
+        seedkv_server::logging::warn(&format!("Server stopped: {e}"));
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,53 @@
+//! The OS clocks. This crate is the only place in seedkv that reads them; the
+//! engine receives their readings as [`Now`] with every input.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use seedkv_engine::Now;
+use tokio::time::Instant;
+
+/// Reads the monotonic clock (relative to the server's start) and the wall
+/// clock. The monotonic clock is tokio's, so a simulated runtime (turmoil,
+/// paused time) controls it too.
+#[derive(Clone, Copy, Debug)]
+pub struct OsClock {
+    start: Instant,
+}
+
+impl OsClock {
+    pub fn new() -> OsClock {
+        OsClock {
+            start: Instant::now(),
+        }
+    }
+
+    /// The instant the engine's monotonic time counts from.
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    /// Both clocks, now.
+    pub fn now(&self) -> Now {
+        let mono_ns = self.start.elapsed().as_nanos() as u64;
+        // A wall clock set before 1970 reads as the epoch rather than panicking.
+        let unix_us = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0);
+        Now { mono_ns, unix_us }
+    }
+
+    /// The tokio instant at which the engine's monotonic clock reads `mono_ns`.
+    pub fn instant_at(&self, mono_ns: u64) -> Instant {
+        // Deadlines centuries away (or "never") saturate instead of overflowing.
+        let far = std::time::Duration::from_secs(100 * 365 * 86_400);
+        let after = std::time::Duration::from_nanos(mono_ns).min(far);
+        self.start + after
+    }
+}
+
+impl Default for OsClock {
+    fn default() -> Self {
+        OsClock::new()
+    }
+}

@@ -1,0 +1,339 @@
+//! The event loop: drives the engine from sockets and the OS clock.
+//!
+//! One task per connection owns its stream and does both directions with
+//! `poll_read`/`poll_write` inside a single `poll_fn`, so a connection keeps
+//! reading while its replies wait for the peer to read (Redis does the same:
+//! a slow reader backs output up in the server, where the engine's output
+//! buffer limits apply). The engine is borrowed only inside those polls.
+//!
+//! After every engine input the caller drains the engine as its contract
+//! says ([`Host::drain`]): close requests and write wakeups go to the other
+//! connections' tasks through their [`Slot`]s, garbage goes to a background
+//! thread, and the next deadline goes to the timer task.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::task::{Context, Poll, Waker};
+
+use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Garbage};
+use tokio::io::{AsyncWrite, ReadBuf};
+
+use crate::clock::OsClock;
+use crate::net::{Listener, Stream};
+
+/// Size of the read buffer: Redis reads 16 KB per call; bigger reads make
+/// deep pipelines and large values cheaper. One buffer serves every
+/// connection, because reads happen one at a time on this thread and the
+/// engine copies the bytes out before the next read.
+pub const READ_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Reads a connection may do in one turn before it yields to the others, so
+/// that one client streaming a deep pipeline cannot starve the rest.
+pub const READS_PER_TURN_MAX: usize = 16;
+
+/// How far ahead the timer sleeps when the engine wants no deadline.
+const IDLE_TIMER_NS: u64 = 3_600_000_000_000;
+
+/// Per-connection mailbox between the engine's drain and the connection's task.
+#[derive(Default)]
+struct Slot {
+    waker: RefCell<Option<Waker>>,
+    /// Set when the engine asked to close this connection.
+    close: Cell<Option<CloseReason>>,
+}
+
+impl Slot {
+    fn register(&self, waker: &Waker) {
+        let mut slot = self.waker.borrow_mut();
+        match slot.as_ref() {
+            Some(w) if w.will_wake(waker) => {}
+            _ => *slot = Some(waker.clone()),
+        }
+    }
+
+    fn wake(&self) {
+        if let Some(w) = self.waker.borrow().as_ref() {
+            w.wake_by_ref();
+        }
+    }
+}
+
+/// Everything the tasks share. Lives on the one command thread.
+pub struct Host {
+    engine: RefCell<Engine>,
+    clock: OsClock,
+    slots: RefCell<HashMap<ClientId, Rc<Slot>>>,
+    read_buffer: RefCell<Box<[u8]>>,
+    garbage: mpsc::Sender<Garbage>,
+    /// The engine's next deadline as last reported by `poll_timeout`.
+    timer_deadline_ns: Cell<u64>,
+    timer: Slot,
+}
+
+impl Host {
+    /// A host for a new engine, with its background free thread started.
+    pub fn new(config: Config, clock: OsClock) -> Rc<Host> {
+        let engine = Engine::new(config, clock.now());
+        let (garbage, rx) = mpsc::channel::<Garbage>();
+        std::thread::Builder::new()
+            .name("seedkv-lazyfree".into())
+            .spawn(move || {
+                // Dropping here is the whole job: large values are freed off
+                // the command thread, as Redis's lazyfree thread does.
+                for g in rx {
+                    drop(g);
+                }
+            })
+            .expect("spawn the lazy free thread");
+        let deadline = engine.poll_timeout().unwrap_or(IDLE_TIMER_NS);
+        Rc::new(Host {
+            engine: RefCell::new(engine),
+            clock,
+            slots: RefCell::new(HashMap::new()),
+            read_buffer: RefCell::new(vec![0u8; READ_BUFFER_BYTES].into_boxed_slice()),
+            garbage,
+            timer_deadline_ns: Cell::new(deadline),
+            timer: Slot::default(),
+        })
+    }
+
+    /// Runs `f` with the engine borrowed (for tests and diagnostics). Do not
+    /// feed it inputs here: inputs must be followed by a drain.
+    pub fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> R) -> R {
+        f(&self.engine.borrow())
+    }
+
+    /// Drains the engine's outputs after an input, per the engine contract.
+    /// `current` is the connection whose task is calling: it writes its own
+    /// output when the drain returns, so it needs no wakeup.
+    fn drain(&self, engine: &mut Engine, current: Option<ClientId>) {
+        while let Some(event) = engine.poll_event() {
+            match event {
+                Event::Close { client, reason } => {
+                    if let Some(slot) = self.slots.borrow().get(&client) {
+                        slot.close.set(Some(reason));
+                        if Some(client) != current {
+                            slot.wake();
+                        }
+                    }
+                }
+                Event::Free(garbage) => {
+                    // The thread only stops when the host is dropped; if it
+                    // is gone anyway, freeing inline is the safe fallback.
+                    if let Err(mpsc::SendError(g)) = self.garbage.send(garbage) {
+                        drop(g);
+                    }
+                }
+                Event::Executed(_) => {}
+            }
+        }
+        while let Some(client) = engine.poll_transmit() {
+            if Some(client) != current {
+                if let Some(slot) = self.slots.borrow().get(&client) {
+                    slot.wake();
+                }
+            }
+        }
+        let deadline = engine.poll_timeout().unwrap_or(u64::MAX);
+        if deadline < self.timer_deadline_ns.get() {
+            self.timer_deadline_ns.set(deadline);
+            self.timer.wake();
+        }
+    }
+}
+
+/// Serves connections from every listener until the process ends. Must run
+/// inside a `tokio::task::LocalSet` on a current-thread runtime with time
+/// enabled.
+pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) {
+    tokio::task::spawn_local(run_timer(host.clone()));
+    let mut accepting = Vec::new();
+    for listener in listeners {
+        accepting.push(tokio::task::spawn_local(accept_loop(
+            host.clone(),
+            listener,
+        )));
+    }
+    for task in accepting {
+        // An accept loop only ends by panicking; the others keep serving.
+        let _ = task.await;
+    }
+}
+
+async fn accept_loop<L: Listener>(host: Rc<Host>, mut listener: L) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and the like: back off briefly
+                // instead of spinning, and keep the server up.
+                crate::logging::warn(&format!("Accepting client connection: {e}"));
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        // Without NODELAY a reply may wait for a delayed ACK (40 ms on Linux).
+        let _ = stream.set_nodelay();
+        let info = ConnectInfo {
+            addr: peer.to_string(),
+            laddr: stream
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            fd: stream.fd(),
+        };
+        let slot = Rc::new(Slot::default());
+        let id = {
+            let mut engine = host.engine.borrow_mut();
+            let id = engine.connect(host.clock.now(), info);
+            host.slots.borrow_mut().insert(id, slot.clone());
+            host.drain(&mut engine, Some(id));
+            id
+        };
+        tokio::task::spawn_local(run_connection(host.clone(), id, slot, stream));
+    }
+}
+
+/// Why a connection's task stops.
+enum Exit {
+    /// The engine asked to close it.
+    Close(CloseReason),
+    /// The peer closed it, or the socket failed.
+    Gone,
+}
+
+async fn run_connection<S: Stream>(host: Rc<Host>, id: ClientId, slot: Rc<Slot>, mut stream: S) {
+    let exit = poll_fn(|cx| poll_connection(&host, id, &slot, &mut stream, cx)).await;
+    if let Exit::Close(reason) = exit {
+        if reason.flush_first() {
+            // The reply explaining the close (QUIT's +OK, a protocol error)
+            // goes out before the socket shuts; a dead peer ends it early.
+            let _ = poll_fn(|cx| poll_flush_all(&host, id, &mut stream, cx)).await;
+        }
+        let _ = poll_fn(|cx| Pin::new(&mut stream).poll_shutdown(cx)).await;
+    }
+    drop(stream);
+    host.slots.borrow_mut().remove(&id);
+    let mut engine = host.engine.borrow_mut();
+    engine.disconnect(host.clock.now(), id);
+    host.drain(&mut engine, None);
+}
+
+/// One turn of a connection: write what the engine has for it, read what the
+/// peer sent and feed it to the engine, until both directions would block.
+fn poll_connection<S: Stream>(
+    host: &Host,
+    id: ClientId,
+    slot: &Slot,
+    stream: &mut S,
+    cx: &mut Context<'_>,
+) -> Poll<Exit> {
+    slot.register(cx.waker());
+    let mut reads = 0;
+    loop {
+        if let Some(reason) = slot.close.get() {
+            return Poll::Ready(Exit::Close(reason));
+        }
+        match poll_write_pending(host, id, stream, cx) {
+            Poll::Ready(Ok(true)) => continue,
+            Poll::Ready(Ok(false)) | Poll::Pending => {}
+            Poll::Ready(Err(())) => return Poll::Ready(Exit::Gone),
+        }
+        if reads == READS_PER_TURN_MAX {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let mut buffer = host.read_buffer.borrow_mut();
+        let mut read = ReadBuf::new(&mut buffer[..]);
+        match Pin::new(&mut *stream).poll_read(cx, &mut read) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(_)) => return Poll::Ready(Exit::Gone),
+            Poll::Ready(Ok(())) => {
+                let bytes = read.filled();
+                if bytes.is_empty() {
+                    return Poll::Ready(Exit::Gone);
+                }
+                reads += 1;
+                let mut engine = host.engine.borrow_mut();
+                engine.handle_input(host.clock.now(), id, bytes);
+                host.drain(&mut engine, Some(id));
+            }
+        }
+    }
+}
+
+/// Writes the engine's pending output for `id` in one `poll_write`.
+/// `Ok(true)`: some bytes went out (there may be more); `Ok(false)`: nothing
+/// was pending; `Err`: the connection is dead.
+fn poll_write_pending<S: AsyncWrite + Unpin>(
+    host: &Host,
+    id: ClientId,
+    stream: &mut S,
+    cx: &mut Context<'_>,
+) -> Poll<Result<bool, ()>> {
+    let written = {
+        let engine = host.engine.borrow();
+        let output = engine.pending_output(id);
+        if output.is_empty() {
+            return Poll::Ready(Ok(false));
+        }
+        match Pin::new(&mut *stream).poll_write(cx, output) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Poll::Ready(Err(())),
+            Poll::Ready(Ok(n)) => n,
+        }
+    };
+    host.engine.borrow_mut().consume_output(id, written);
+    Poll::Ready(Ok(true))
+}
+
+/// Writes all pending output for `id`, reading nothing.
+fn poll_flush_all<S: AsyncWrite + Unpin>(
+    host: &Host,
+    id: ClientId,
+    stream: &mut S,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), ()>> {
+    loop {
+        match poll_write_pending(host, id, stream, cx) {
+            Poll::Ready(Ok(true)) => continue,
+            Poll::Ready(Ok(false)) => return Poll::Ready(Ok(())),
+            Poll::Ready(Err(())) => return Poll::Ready(Err(())),
+            Poll::Pending => return Poll::Pending,
+        }
+    }
+}
+
+/// Calls `handle_timeout` at each deadline the engine reports.
+async fn run_timer(host: Rc<Host>) {
+    let mut armed_ns = host.timer_deadline_ns.get();
+    let sleep = tokio::time::sleep_until(host.clock.instant_at(armed_ns));
+    tokio::pin!(sleep);
+    loop {
+        poll_fn(|cx| {
+            host.timer.register(cx.waker());
+            let wanted_ns = host.timer_deadline_ns.get();
+            if wanted_ns != armed_ns {
+                // The engine wants an earlier deadline than the one we sleep to.
+                armed_ns = wanted_ns;
+                sleep.as_mut().reset(host.clock.instant_at(armed_ns));
+            }
+            sleep.as_mut().poll(cx)
+        })
+        .await;
+        let mut engine = host.engine.borrow_mut();
+        engine.handle_timeout(host.clock.now());
+        let next_ns = engine
+            .poll_timeout()
+            .unwrap_or_else(|| host.clock.now().mono_ns.saturating_add(IDLE_TIMER_NS));
+        host.timer_deadline_ns.set(next_ns);
+        host.drain(&mut engine, None);
+        drop(engine);
+        armed_ns = host.timer_deadline_ns.get();
+        sleep.as_mut().reset(host.clock.instant_at(armed_ns));
+    }
+}

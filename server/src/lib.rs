@@ -1,0 +1,77 @@
+//! seedkv-server: the thin real server around the sans-IO engine.
+//!
+//! Everything the engine refuses to do lives here: sockets, the OS clocks,
+//! and the background thread that frees large values. The engine stays the
+//! only place commands execute, and it executes them on one thread: a tokio
+//! current-thread runtime whose tasks (one per connection, one per listener,
+//! one timer) share the engine through `Rc<RefCell<_>>` and never hold the
+//! borrow across an `.await`.
+//!
+//! The network code is generic over [`net::Listener`] and [`net::Stream`],
+//! so the same event loop can run over tokio's sockets (the binary) or a
+//! simulated network (turmoil) in tests.
+
+pub mod clock;
+pub mod event_loop;
+pub mod logging;
+pub mod net;
+pub mod options;
+
+pub use clock::OsClock;
+pub use event_loop::{serve, Host};
+pub use options::{Args, Options, OptionsError};
+
+use std::io;
+
+/// Binds the configured addresses, prints the ready line and serves forever
+/// on a current-thread runtime. Returns only on a startup error.
+pub fn run(options: Options) -> io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        let mut listeners = Vec::new();
+        for addr in &options.bind {
+            match tokio::net::TcpListener::bind((addr.host.as_str(), options.port)).await {
+                Ok(l) => listeners.push(l),
+                Err(e) if addr.optional => {
+                    logging::warn(&format!(
+                        "Could not bind optional address {}: {e}",
+                        addr.host
+                    ));
+                }
+                Err(e) => {
+                    logging::warn(&format!(
+                        "Failed listening on port {} (tcp), aborting: {e}",
+                        options.port
+                    ));
+                    return Err(e);
+                }
+            }
+        }
+        if listeners.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no address to bind",
+            ));
+        }
+        // With `--port 0` the OS picks the port; report the real one
+        // everywhere (INFO tcp_port, CONFIG GET port, the ready line).
+        let port = listeners[0].local_addr()?.port();
+        let mut config = options.config;
+        config.port = port;
+        config.process_id = std::process::id();
+        logging::notice(&format!(
+            "seedkv {} (Redis 7.0 compatible) running mode=standalone, port={port}, seed={}.",
+            env!("CARGO_PKG_VERSION"),
+            config.seed
+        ));
+        logging::notice("Server initialized");
+        let host = Host::new(config, OsClock::new());
+        logging::notice("Ready to accept connections tcp");
+        serve(host, listeners).await;
+        Ok(())
+    })
+}
