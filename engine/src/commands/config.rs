@@ -788,7 +788,7 @@ pub fn load_config_str(config: &mut Config, text: &str) -> Result<(), String> {
             continue;
         }
         let fail = |msg: String| format!("line {}: {msg}", i + 1);
-        let args = crate::resp::parse::split_args(line.as_bytes())
+        let args = split_config_line(line.as_bytes())
             .ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
         let Some((key, rest)) = args.split_first() else {
             continue;
@@ -813,6 +813,77 @@ pub fn load_config_str(config: &mut Config, text: &str) -> Result<(), String> {
         apply_config_line(config, &key, &value).map_err(fail)?;
     }
     Ok(())
+}
+
+/// Splits a redis.conf line into arguments like Redis's `sdssplitargs`:
+/// whitespace separates, `"..."` takes `\n`, `\t`, `\r`, `\"`, `\\` and
+/// `\xHH` escapes, `'...'` takes `\'`. `None` on unbalanced quotes or a
+/// closing quote not followed by whitespace.
+fn split_config_line(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    while i < line.len() {
+        if line[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let mut arg = Vec::new();
+        let quote = match line[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                Some(q)
+            }
+            _ => None,
+        };
+        loop {
+            let Some(&c) = line.get(i) else {
+                if quote.is_some() {
+                    return None;
+                }
+                break;
+            };
+            match quote {
+                None if c.is_ascii_whitespace() => break,
+                None => arg.push(c),
+                Some(q) if c == q => {
+                    i += 1;
+                    if line.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
+                        return None;
+                    }
+                    break;
+                }
+                Some(b'"') if c == b'\\' && i + 1 < line.len() => {
+                    i += 1;
+                    let e = line[i];
+                    let hex_pair = (
+                        line.get(i + 1).copied().and_then(hex),
+                        line.get(i + 2).copied().and_then(hex),
+                    );
+                    match (e, hex_pair) {
+                        (b'x', (Some(hi), Some(lo))) => {
+                            arg.push(hi * 16 + lo);
+                            i += 2;
+                        }
+                        (b'n', _) => arg.push(b'\n'),
+                        (b'r', _) => arg.push(b'\r'),
+                        (b't', _) => arg.push(b'\t'),
+                        (b'b', _) => arg.push(0x08),
+                        (b'a', _) => arg.push(0x07),
+                        (other, _) => arg.push(other),
+                    }
+                }
+                Some(b'\'') if c == b'\\' && line.get(i + 1) == Some(&b'\'') => {
+                    i += 1;
+                    arg.push(b'\'');
+                }
+                Some(_) => arg.push(c),
+            }
+            i += 1;
+        }
+        args.push(arg);
+    }
+    Some(args)
 }
 
 const CONFIG: CommandSpec = CommandSpec {
@@ -1183,6 +1254,16 @@ mod tests {
         assert_eq!(config_get(&cfg, "save").unwrap(), "900 1 60 100");
         assert_eq!(config_get(&cfg, "appendonly").unwrap(), "yes");
         assert!(load_config_str(&mut cfg, "databases 4").is_err());
+        assert!(load_config_str(&mut cfg, "dir \"/tmp").is_err());
+        assert_eq!(
+            split_config_line(br#"a "b c\x41\n" 'd\'e'  f"#).unwrap(),
+            vec![
+                b"a".to_vec(),
+                b"b cA\n".to_vec(),
+                b"d'e".to_vec(),
+                b"f".to_vec()
+            ]
+        );
         assert_eq!(
             apply_config_line(&mut cfg, "hz", "x").unwrap_err(),
             "argument couldn't be parsed into an integer"
