@@ -1,4 +1,11 @@
-//! PLACEHOLDER — being replaced by the real client-side decoder (helper "resp").
+//! The client side of RESP: an incremental RESP2 + RESP3 reply decoder, the
+//! multibulk request encoder, and redis-cli style rendering of replies.
+//!
+//! The simulator's clients and the tests use these to talk to the engine as
+//! a real client would. The decoder keeps partly built aggregates on an
+//! explicit stack rather than recursing, so a reply nested a thousand levels
+//! deep costs heap, not native stack, and nesting beyond
+//! [`FRAME_DEPTH_MAX`] is rejected.
 
 /// A decoded reply, as a client sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,21 +29,977 @@ pub enum Frame {
     BigNumber(Vec<u8>),
 }
 
+/// The deepest nesting of aggregates the decoder accepts.
+pub const FRAME_DEPTH_MAX: usize = 1024;
+
+/// The longest `+`, `-`, `:`, `,`, `(` (and header) line the decoder
+/// accepts before calling the stream invalid.
+pub const FRAME_LINE_MAX_BYTES: usize = 64 * 1024 * 1024;
+
+/// The largest bulk (`$`, `=`, `!`) payload the decoder accepts.
+pub const FRAME_BULK_MAX_BYTES: usize = i32::MAX as usize;
+
+/// The largest aggregate element count the decoder accepts (hiredis's
+/// default `maxelements`).
+pub const FRAME_AGGREGATE_MAX_COUNT: usize = u32::MAX as usize;
+
+/// At most this many element slots are reserved from an announced count, so
+/// that a header alone cannot reserve unbounded memory.
+const AGGREGATE_PREALLOC_MAX: usize = 1024;
+
+/// The buffer is compacted only once this many bytes are consumed (and at
+/// least half of it), which keeps compaction amortised O(1) per byte.
+const COMPACT_MIN_BYTES: usize = 4 * 1024;
+
+/// Encodes one request as a RESP multibulk: `*N\r\n` then `$len\r\narg\r\n`
+/// per argument.
+pub fn encode_request(args: &[&[u8]]) -> Vec<u8> {
+    let payload: usize = args.iter().map(|a| a.len() + 16).sum();
+    let mut out = Vec::with_capacity(payload + 16);
+    out.push(b'*');
+    out.extend_from_slice(args.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for arg in args {
+        out.push(b'$');
+        out.extend_from_slice(arg.len().to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// The kinds of aggregate a decoder can be inside of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AggregateKind {
+    Array,
+    Map,
+    Set,
+    Push,
+    /// RESP3 `|` attributes describe the reply that follows them; clients may
+    /// ignore them, and this decoder drops them.
+    Attribute,
+}
+
+/// An aggregate whose header has been read but not all its elements.
+#[derive(Debug)]
+struct Partial {
+    kind: AggregateKind,
+    /// Elements still to come (for maps and attributes, keys and values
+    /// each count).
+    remaining: usize,
+    items: Vec<Frame>,
+}
+
+impl Partial {
+    fn into_frame(self) -> Frame {
+        debug_assert_eq!(self.remaining, 0);
+        build_aggregate(self.kind, self.items)
+    }
+}
+
+fn build_aggregate(kind: AggregateKind, items: Vec<Frame>) -> Frame {
+    match kind {
+        AggregateKind::Array => Frame::Array(items),
+        AggregateKind::Set => Frame::Set(items),
+        AggregateKind::Push => Frame::Push(items),
+        AggregateKind::Map | AggregateKind::Attribute => {
+            debug_assert_eq!(items.len() % 2, 0);
+            let mut pairs = Vec::with_capacity(items.len() / 2);
+            let mut it = items.into_iter();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                pairs.push((k, v));
+            }
+            Frame::Map(pairs)
+        }
+    }
+}
+
+/// The kinds of bulk payload (`$len\r\n<payload>\r\n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BulkKind {
+    Bulk,
+    Verbatim,
+    BlobError,
+}
+
+/// What one header or scalar yields.
+enum Element {
+    Value(Frame),
+    Aggregate(AggregateKind, usize),
+    Bulk(BulkKind, usize),
+    /// An empty attribute: nothing to keep.
+    Nothing,
+}
+
 /// Incremental reply decoder: feed bytes split anywhere, take frames out.
 #[derive(Default, Debug)]
 pub struct FrameDecoder {
+    /// Received bytes; those before `pos` are consumed.
     buf: Vec<u8>,
+    pos: usize,
+    /// How far past `pos` a pending line search already looked.
+    scanned: usize,
+    /// Open aggregates, outermost first. Never longer than FRAME_DEPTH_MAX.
+    stack: Vec<Partial>,
+    /// A bulk header already read whose payload has not fully arrived.
+    pending_bulk: Option<(BulkKind, usize)>,
+    /// Set by the first error; every later call returns it again.
+    failed: Option<String>,
 }
 
 impl FrameDecoder {
     pub fn new() -> Self {
         Self::default()
     }
+
     pub fn feed(&mut self, bytes: &[u8]) {
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        } else if self.pos >= COMPACT_MIN_BYTES && self.pos >= self.buf.len() - self.pos {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
         self.buf.extend_from_slice(bytes);
     }
-    /// `Ok(None)`: need more bytes. `Err`: the stream is not valid RESP.
+
+    /// Bytes received but not yet consumed by a complete element.
+    pub fn buffered_bytes(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Whether the decoder is in the middle of a frame (a partly received
+    /// aggregate, bulk or line). A connection closed in that state lost a
+    /// reply mid-way.
+    pub fn is_mid_frame(&self) -> bool {
+        !self.stack.is_empty() || self.pending_bulk.is_some() || self.pos < self.buf.len()
+    }
+
+    /// `Ok(None)`: need more bytes. `Err`: the stream is not valid RESP; the
+    /// decoder then stays failed.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, String> {
-        Ok(None)
+        if let Some(err) = &self.failed {
+            return Err(err.clone());
+        }
+        let result = self.decode();
+        if let Err(err) = &result {
+            self.failed = Some(err.clone());
+        }
+        result
+    }
+
+    fn decode(&mut self) -> Result<Option<Frame>, String> {
+        // Each iteration consumes at least one complete element or returns,
+        // so the loop is bounded by the buffered bytes.
+        loop {
+            let element = match self.pending_bulk {
+                Some((kind, len)) => match self.take_bulk(kind, len)? {
+                    Some(frame) => Element::Value(frame),
+                    None => return Ok(None),
+                },
+                None => match self.read_element()? {
+                    Some(element) => element,
+                    None => return Ok(None),
+                },
+            };
+            let frame = match element {
+                Element::Nothing => continue,
+                Element::Bulk(kind, len) => {
+                    self.pending_bulk = Some((kind, len));
+                    continue;
+                }
+                Element::Value(frame) => frame,
+                Element::Aggregate(AggregateKind::Attribute, 0) => continue,
+                Element::Aggregate(kind, 0) => build_aggregate(kind, Vec::new()),
+                Element::Aggregate(kind, remaining) => {
+                    if self.stack.len() >= FRAME_DEPTH_MAX {
+                        return Err(format!(
+                            "Protocol error: nesting deeper than {FRAME_DEPTH_MAX}"
+                        ));
+                    }
+                    self.stack.push(Partial {
+                        kind,
+                        remaining,
+                        items: Vec::with_capacity(remaining.min(AGGREGATE_PREALLOC_MAX)),
+                    });
+                    continue;
+                }
+            };
+            if let Some(done) = self.complete(frame) {
+                return Ok(Some(done));
+            }
+        }
+    }
+
+    /// Hands a finished element to the innermost open aggregate, closing
+    /// every aggregate it completes. Returns a finished top-level frame.
+    fn complete(&mut self, mut frame: Frame) -> Option<Frame> {
+        loop {
+            let Some(top) = self.stack.last_mut() else {
+                return Some(frame);
+            };
+            debug_assert!(top.remaining > 0);
+            top.items.push(frame);
+            top.remaining -= 1;
+            if top.remaining > 0 {
+                return None;
+            }
+            let finished = self.stack.pop().expect("stack top exists");
+            if finished.kind == AggregateKind::Attribute {
+                // The attribute is not an element of its parent: drop it
+                // without counting it.
+                return None;
+            }
+            frame = finished.into_frame();
+        }
+    }
+
+    /// Reads one type byte and its line. `Ok(None)`: the line is incomplete.
+    fn read_element(&mut self) -> Result<Option<Element>, String> {
+        if self.pos == self.buf.len() {
+            return Ok(None);
+        }
+        let Some(end) = self.find_crlf()? else {
+            return Ok(None);
+        };
+        let kind = self.buf[self.pos];
+        let line = &self.buf[self.pos + 1..end];
+        let element = match kind {
+            b'+' => Element::Value(Frame::Simple(line.to_vec())),
+            b'-' => Element::Value(Frame::Error(line.to_vec())),
+            b':' => Element::Value(Frame::Integer(parse_i64(line)?)),
+            b'(' => Element::Value(Frame::BigNumber(line.to_vec())),
+            b',' => Element::Value(Frame::Double(parse_double(line)?)),
+            b'#' => Element::Value(match line {
+                b"t" => Frame::Boolean(true),
+                b"f" => Frame::Boolean(false),
+                _ => return Err(format!("Protocol error: bad boolean {:?}", lossy(line))),
+            }),
+            b'_' => {
+                if !line.is_empty() {
+                    return Err(format!("Protocol error: bad null {:?}", lossy(line)));
+                }
+                Element::Value(Frame::Null)
+            }
+            b'$' | b'=' | b'!' => {
+                let bulk = match kind {
+                    b'$' => BulkKind::Bulk,
+                    b'=' => BulkKind::Verbatim,
+                    _ => BulkKind::BlobError,
+                };
+                match parse_length(line, FRAME_BULK_MAX_BYTES)? {
+                    None => Element::Value(Frame::Null),
+                    Some(len) => Element::Bulk(bulk, len),
+                }
+            }
+            b'*' | b'%' | b'~' | b'>' | b'|' => {
+                let aggregate = match kind {
+                    b'*' => AggregateKind::Array,
+                    b'%' => AggregateKind::Map,
+                    b'~' => AggregateKind::Set,
+                    b'>' => AggregateKind::Push,
+                    _ => AggregateKind::Attribute,
+                };
+                match parse_length(line, FRAME_AGGREGATE_MAX_COUNT)? {
+                    None if aggregate == AggregateKind::Attribute => {
+                        return Err("Protocol error: null attribute".into());
+                    }
+                    None => Element::Value(Frame::Null),
+                    Some(count) => {
+                        let paired =
+                            matches!(aggregate, AggregateKind::Map | AggregateKind::Attribute);
+                        let remaining = if paired { count * 2 } else { count };
+                        if remaining == 0 && aggregate == AggregateKind::Attribute {
+                            Element::Nothing
+                        } else {
+                            Element::Aggregate(aggregate, remaining)
+                        }
+                    }
+                }
+            }
+            other => {
+                return Err(format!(
+                    "Protocol error, got {:?} as reply type byte",
+                    other as char
+                ))
+            }
+        };
+        self.consume_to(end + 2);
+        Ok(Some(element))
+    }
+
+    /// Takes a bulk payload once it and its CRLF have arrived.
+    fn take_bulk(&mut self, kind: BulkKind, len: usize) -> Result<Option<Frame>, String> {
+        if self.buffered_bytes() < len + 2 {
+            return Ok(None);
+        }
+        let start = self.pos;
+        if &self.buf[start + len..start + len + 2] != b"\r\n" {
+            return Err("Protocol error: bulk payload not followed by CRLF".into());
+        }
+        let data = self.buf[start..start + len].to_vec();
+        self.consume_to(start + len + 2);
+        self.pending_bulk = None;
+        Ok(Some(match kind {
+            BulkKind::Bulk => Frame::Bulk(data),
+            BulkKind::BlobError => Frame::Error(data),
+            BulkKind::Verbatim => {
+                if data.len() < 4 || data[3] != b':' {
+                    return Err("Protocol error: verbatim string without a format".into());
+                }
+                Frame::Verbatim {
+                    format: [data[0], data[1], data[2]],
+                    data: data[4..].to_vec(),
+                }
+            }
+        }))
+    }
+
+    /// The index of the `\r` of the first CRLF after the type byte.
+    fn find_crlf(&mut self) -> Result<Option<usize>, String> {
+        // Resume where the previous search stopped; the `\r` before a `\n`
+        // is checked by index, so it may lie before the resume point.
+        let from = self.pos + 1 + self.scanned;
+        let window = &self.buf[from..];
+        match window.iter().position(|&b| b == b'\n') {
+            Some(off) => {
+                let nl = from + off;
+                if nl == self.pos + 1 || self.buf[nl - 1] != b'\r' {
+                    return Err("Protocol error: line not terminated by CRLF".into());
+                }
+                Ok(Some(nl - 1))
+            }
+            None => {
+                self.scanned = self.buf.len() - self.pos - 1;
+                if self.scanned > FRAME_LINE_MAX_BYTES {
+                    return Err("Protocol error: line too long".into());
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    fn consume_to(&mut self, pos: usize) {
+        debug_assert!(pos <= self.buf.len());
+        self.pos = pos;
+        self.scanned = 0;
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn parse_i64(line: &[u8]) -> Result<i64, String> {
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or_else(|| format!("Protocol error: bad integer {:?}", lossy(line)))
+}
+
+fn parse_double(line: &[u8]) -> Result<f64, String> {
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .ok_or_else(|| format!("Protocol error: bad double {:?}", lossy(line)))
+}
+
+/// A length or count: `-1` is null (`None`), anything else must lie in
+/// `0..=max`.
+fn parse_length(line: &[u8], max: usize) -> Result<Option<usize>, String> {
+    let n = parse_i64(line)?;
+    if n == -1 {
+        return Ok(None);
+    }
+    match usize::try_from(n) {
+        Ok(n) if n <= max => Ok(Some(n)),
+        _ => Err(format!("Protocol error: bad length {n}")),
+    }
+}
+
+impl Frame {
+    /// Renders the frame the way `redis-cli` (7.0, TTY mode) prints it, e.g.
+    /// `"bar"`, `(integer) 1`, `(nil)`, `(error) ERR ...`, and numbered lines
+    /// `1) "a"` for aggregates (`1~` for sets, `1#` with `=>` for maps). The
+    /// result has no trailing newline.
+    ///
+    /// Doubles print as `%.17g`, the text Redis 7.0 sends them as. redis-cli
+    /// 7.0 cannot print big numbers; they render as `(big number) N`.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        self.render_into("", &mut out);
+        if out.ends_with('\n') {
+            out.pop();
+        }
+        out
+    }
+
+    /// cliFormatReplyTTY: appends this frame and a newline. `prefix` is the
+    /// indentation for every line after the first.
+    fn render_into(&self, prefix: &str, out: &mut String) {
+        match self {
+            Frame::Error(e) => {
+                out.push_str("(error) ");
+                out.push_str(&String::from_utf8_lossy(e));
+            }
+            Frame::Simple(s) => out.push_str(&String::from_utf8_lossy(s)),
+            Frame::Integer(n) => out.push_str(&format!("(integer) {n}")),
+            Frame::Double(d) => {
+                out.push_str("(double) ");
+                out.push_str(&format_double_g17(*d));
+            }
+            Frame::BigNumber(n) => {
+                out.push_str("(big number) ");
+                out.push_str(&String::from_utf8_lossy(n));
+            }
+            Frame::Bulk(b) => out.push_str(&repr(b)),
+            Frame::Verbatim { data, .. } => out.push_str(&String::from_utf8_lossy(data)),
+            Frame::Null => out.push_str("(nil)"),
+            Frame::Boolean(b) => out.push_str(if *b { "(true)" } else { "(false)" }),
+            Frame::Array(items) | Frame::Set(items) | Frame::Push(items) => {
+                if items.is_empty() {
+                    out.push_str(match self {
+                        Frame::Array(_) => "(empty array)",
+                        Frame::Set(_) => "(empty set)",
+                        _ => "(empty push)",
+                    });
+                } else {
+                    let sep = if matches!(self, Frame::Set(_)) {
+                        '~'
+                    } else {
+                        ')'
+                    };
+                    let width = decimal_width(items.len());
+                    let inner = format!("{prefix}{}", " ".repeat(width + 2));
+                    for (i, item) in items.iter().enumerate() {
+                        let lead = if i == 0 { "" } else { prefix };
+                        out.push_str(&format!("{lead}{:>width$}{sep} ", i + 1));
+                        item.render_into(&inner, out);
+                    }
+                    // Every element ended its own line.
+                    return;
+                }
+            }
+            Frame::Map(pairs) => {
+                if pairs.is_empty() {
+                    out.push_str("(empty hash)");
+                } else {
+                    let width = decimal_width(pairs.len());
+                    let inner = format!("{prefix}{}", " ".repeat(width + 2));
+                    for (i, (key, value)) in pairs.iter().enumerate() {
+                        let lead = if i == 0 { "" } else { prefix };
+                        out.push_str(&format!("{lead}{:>width$}# ", i + 1));
+                        key.render_into(&inner, out);
+                        out.pop();
+                        out.push_str(" => ");
+                        if value.is_multiline_tty() {
+                            // redis-cli breaks the line so the value's
+                            // numbered lines align.
+                            out.push('\n');
+                            out.push_str(&inner);
+                        }
+                        value.render_into(&inner, out);
+                    }
+                    return;
+                }
+            }
+        }
+        out.push('\n');
+    }
+
+    /// cliIsMultilineValueTTY.
+    fn is_multiline_tty(&self) -> bool {
+        let mut frame = self;
+        // Iterative: only a single-element chain can recurse.
+        loop {
+            match frame {
+                Frame::Array(items) | Frame::Set(items) | Frame::Push(items) => match items.len() {
+                    0 => return false,
+                    1 => frame = &items[0],
+                    _ => return true,
+                },
+                Frame::Map(pairs) => match pairs.len() {
+                    0 => return false,
+                    1 => frame = &pairs[0].1,
+                    _ => return true,
+                },
+                _ => return false,
+            }
+        }
+    }
+}
+
+fn decimal_width(mut n: usize) -> usize {
+    let mut width = 1;
+    while n >= 10 {
+        n /= 10;
+        width += 1;
+    }
+    width
+}
+
+/// sdscatrepr: a double-quoted string with C-style escapes.
+fn repr(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// C's `printf("%.17g", d)`, as Redis 7.0 formats doubles in RESP3.
+fn format_double_g17(d: f64) -> String {
+    const PRECISION: i32 = 17;
+    if d.is_nan() {
+        return "nan".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if d == 0.0 {
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    // `{:.16e}` rounds to 17 significant digits, as %g does, and tells the
+    // exponent after rounding.
+    let sci = format!("{:.16e}", d);
+    let (mantissa, exp) = sci.split_once('e').expect("exponent in {:e} output");
+    let exp: i32 = exp.parse().expect("integer exponent");
+    if !(-4..PRECISION).contains(&exp) {
+        let mantissa = strip_fraction_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        let decimals = (PRECISION - 1 - exp) as usize;
+        strip_fraction_zeros(&format!("{:.*}", decimals, d)).to_string()
+    }
+}
+
+fn strip_fraction_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_pieces(pieces: &[&[u8]]) -> Result<Vec<Frame>, String> {
+        let mut decoder = FrameDecoder::new();
+        let mut out = Vec::new();
+        for piece in pieces {
+            decoder.feed(piece);
+            while let Some(frame) = decoder.next_frame()? {
+                out.push(frame);
+            }
+        }
+        Ok(out)
+    }
+
+    fn decode_all(input: &[u8]) -> Result<Vec<Frame>, String> {
+        decode_pieces(&[input])
+    }
+
+    fn decode_one(input: &[u8]) -> Frame {
+        let frames = decode_all(input).unwrap();
+        assert_eq!(frames.len(), 1, "{input:?}");
+        frames.into_iter().next().unwrap()
+    }
+
+    fn bulk(s: &str) -> Frame {
+        Frame::Bulk(s.as_bytes().to_vec())
+    }
+
+    fn assert_split_invariant(input: &[u8]) {
+        let whole = decode_all(input);
+        for cut in 0..=input.len() {
+            let (a, b) = input.split_at(cut);
+            assert_eq!(decode_pieces(&[a, b]), whole, "cut at {cut}");
+        }
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(decode_pieces(&bytes), whole, "byte by byte");
+    }
+
+    #[test]
+    fn reply_resp2_types() {
+        assert_eq!(decode_one(b"+OK\r\n"), Frame::Simple(b"OK".to_vec()));
+        assert_eq!(decode_one(b"-ERR no\r\n"), Frame::Error(b"ERR no".to_vec()));
+        assert_eq!(decode_one(b":-42\r\n"), Frame::Integer(-42));
+        assert_eq!(
+            decode_one(b"$3\r\na\r\n\r\n"),
+            Frame::Bulk(b"a\r\n".to_vec())
+        );
+        assert_eq!(decode_one(b"$0\r\n\r\n"), bulk(""));
+        assert_eq!(decode_one(b"$-1\r\n"), Frame::Null);
+        assert_eq!(decode_one(b"*-1\r\n"), Frame::Null);
+        assert_eq!(decode_one(b"*0\r\n"), Frame::Array(vec![]));
+        assert_eq!(
+            decode_one(b"*3\r\n$1\r\na\r\n*1\r\n:1\r\n$-1\r\n"),
+            Frame::Array(vec![
+                bulk("a"),
+                Frame::Array(vec![Frame::Integer(1)]),
+                Frame::Null
+            ])
+        );
+    }
+
+    #[test]
+    fn reply_resp3_types() {
+        assert_eq!(decode_one(b"_\r\n"), Frame::Null);
+        assert_eq!(decode_one(b"#t\r\n"), Frame::Boolean(true));
+        assert_eq!(decode_one(b"#f\r\n"), Frame::Boolean(false));
+        assert_eq!(decode_one(b",3.5\r\n"), Frame::Double(3.5));
+        assert_eq!(decode_one(b",inf\r\n"), Frame::Double(f64::INFINITY));
+        assert_eq!(decode_one(b",-inf\r\n"), Frame::Double(f64::NEG_INFINITY));
+        assert!(matches!(decode_one(b",nan\r\n"), Frame::Double(d) if d.is_nan()));
+        assert_eq!(
+            decode_one(b"(3492890328409238509324850943850943825024385\r\n"),
+            Frame::BigNumber(b"3492890328409238509324850943850943825024385".to_vec())
+        );
+        assert_eq!(
+            decode_one(b"=15\r\ntxt:Some string\r\n"),
+            Frame::Verbatim {
+                format: *b"txt",
+                data: b"Some string".to_vec()
+            }
+        );
+        assert_eq!(
+            decode_one(b"!21\r\nSYNTAX invalid syntax\r\n"),
+            Frame::Error(b"SYNTAX invalid syntax".to_vec())
+        );
+        assert_eq!(
+            decode_one(b"%2\r\n+a\r\n:1\r\n+b\r\n%0\r\n"),
+            Frame::Map(vec![
+                (Frame::Simple(b"a".to_vec()), Frame::Integer(1)),
+                (Frame::Simple(b"b".to_vec()), Frame::Map(vec![])),
+            ])
+        );
+        assert_eq!(
+            decode_one(b"~2\r\n:1\r\n:2\r\n"),
+            Frame::Set(vec![Frame::Integer(1), Frame::Integer(2)])
+        );
+        assert_eq!(
+            decode_one(b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n"),
+            Frame::Push(vec![bulk("message"), bulk("ch"), bulk("hi")])
+        );
+    }
+
+    #[test]
+    fn reply_attributes_are_skipped() {
+        let input =
+            b"|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.19\r\n*2\r\n:2527\r\n|0\r\n:1\r\n";
+        assert_eq!(
+            decode_one(input),
+            Frame::Array(vec![Frame::Integer(2527), Frame::Integer(1)])
+        );
+        // An attribute inside an aggregate does not count as an element.
+        assert_eq!(
+            decode_one(b"*2\r\n|1\r\n+a\r\n+b\r\n:1\r\n:2\r\n"),
+            Frame::Array(vec![Frame::Integer(1), Frame::Integer(2)])
+        );
+        assert_split_invariant(input);
+    }
+
+    #[test]
+    fn reply_split_anywhere() {
+        let input = b"+OK\r\n*2\r\n$5\r\nhel\r\n\r\n%1\r\n=7\r\ntxt:abc\r\n~1\r\n,1e10\r\n:7\r\n>2\r\n#t\r\n_\r\n";
+        assert_eq!(decode_all(input).unwrap().len(), 4);
+        assert_split_invariant(input);
+    }
+
+    #[test]
+    fn reply_invalid_streams() {
+        for input in [
+            &b"?x\r\n"[..],
+            b":12a\r\n",
+            b"#x\r\n",
+            b",abc\r\n",
+            b"$3\r\nabcXY",
+            b"$-2\r\n",
+            b"*-2\r\n",
+            b"|-1\r\n",
+            b"=3\r\ntxt\r\n",
+            b"=5\r\ntxt-x\r\n",
+            b"+OK\n",
+            b"\r\n",
+            b"_x\r\n",
+        ] {
+            assert!(decode_all(input).is_err(), "{input:?}");
+        }
+        let mut decoder = FrameDecoder::new();
+        decoder.feed(b"?\r\n");
+        let err = decoder.next_frame().unwrap_err();
+        decoder.feed(b"+OK\r\n");
+        assert_eq!(decoder.next_frame(), Err(err), "the decoder stays failed");
+    }
+
+    #[test]
+    fn reply_deep_nesting_is_bounded() {
+        let depth_ok = FRAME_DEPTH_MAX;
+        let mut input = b"*1\r\n".repeat(depth_ok);
+        input.extend_from_slice(b":1\r\n");
+        let mut frame = decode_one(&input);
+        let mut depth = 0;
+        while let Frame::Array(mut items) = frame {
+            frame = items.pop().unwrap();
+            depth += 1;
+        }
+        assert_eq!(depth, depth_ok);
+
+        let mut too_deep = b"*1\r\n".repeat(FRAME_DEPTH_MAX + 1);
+        too_deep.extend_from_slice(b":1\r\n");
+        assert!(decode_all(&too_deep).unwrap_err().contains("nesting"));
+        // A huge announced count alone reserves nothing large.
+        let mut decoder = FrameDecoder::new();
+        decoder.feed(b"*4000000000\r\n");
+        assert_eq!(decoder.next_frame(), Ok(None));
+        assert!(decoder.is_mid_frame());
+    }
+
+    #[test]
+    fn reply_big_bulk_in_small_pieces() {
+        let payload = vec![7u8; 300_000];
+        let mut input = format!("${}\r\n", payload.len()).into_bytes();
+        input.extend_from_slice(&payload);
+        input.extend_from_slice(b"\r\n:1\r\n");
+        let pieces: Vec<&[u8]> = input.chunks(3).collect();
+        assert_eq!(
+            decode_pieces(&pieces).unwrap(),
+            vec![Frame::Bulk(payload), Frame::Integer(1)]
+        );
+    }
+
+    #[test]
+    fn reply_encode_request() {
+        assert_eq!(
+            encode_request(&[b"SET", b"k", b""]),
+            b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n".to_vec()
+        );
+        assert_eq!(encode_request(&[]), b"*0\r\n".to_vec());
+    }
+
+    #[test]
+    fn reply_render_like_redis_cli() {
+        // Expected strings were taken from redis-cli 7.0.15 (--no-raw).
+        assert_eq!(bulk("bar").render(), "\"bar\"");
+        assert_eq!(
+            Frame::Bulk(b"b\"c\x01\n\\".to_vec()).render(),
+            "\"b\\\"c\\x01\\n\\\\\""
+        );
+        assert_eq!(Frame::Simple(b"OK".to_vec()).render(), "OK");
+        assert_eq!(Frame::Integer(1).render(), "(integer) 1");
+        assert_eq!(Frame::Null.render(), "(nil)");
+        assert_eq!(
+            Frame::Error(b"ERR unknown".to_vec()).render(),
+            "(error) ERR unknown"
+        );
+        assert_eq!(Frame::Boolean(true).render(), "(true)");
+        assert_eq!(Frame::Array(vec![]).render(), "(empty array)");
+        assert_eq!(Frame::Map(vec![]).render(), "(empty hash)");
+        assert_eq!(Frame::Set(vec![]).render(), "(empty set)");
+        assert_eq!(
+            Frame::Verbatim {
+                format: *b"txt",
+                data: b"This is a verbatim\nstring".to_vec()
+            }
+            .render(),
+            "This is a verbatim\nstring"
+        );
+        assert_eq!(
+            Frame::Array(vec![
+                Frame::Integer(1),
+                Frame::Array(vec![Frame::Integer(2), Frame::Array(vec![Frame::Integer(3), Frame::Integer(4)])]),
+                Frame::Array(vec![]),
+                bulk("x"),
+            ])
+            .render(),
+            "1) (integer) 1\n2) 1) (integer) 2\n   2) 1) (integer) 3\n      2) (integer) 4\n3) (empty array)\n4) \"x\""
+        );
+        let mut items: Vec<Frame> = (1..=10).map(Frame::Integer).collect();
+        items.push(Frame::Array(vec![Frame::Integer(1), Frame::Integer(2)]));
+        assert_eq!(
+            Frame::Array(items).render(),
+            " 1) (integer) 1\n 2) (integer) 2\n 3) (integer) 3\n 4) (integer) 4\n 5) (integer) 5\n \
+             6) (integer) 6\n 7) (integer) 7\n 8) (integer) 8\n 9) (integer) 9\n10) (integer) 10\n\
+             11) 1) (integer) 1\n    2) (integer) 2"
+        );
+        assert_eq!(
+            Frame::Set(vec![Frame::Integer(0), Frame::Integer(1)]).render(),
+            "1~ (integer) 0\n2~ (integer) 1"
+        );
+        assert_eq!(
+            Frame::Map(vec![
+                (bulk("a"), Frame::Array(vec![Frame::Integer(1), Frame::Integer(2)])),
+                (bulk("b"), Frame::Map(vec![])),
+                (bulk("c"), Frame::Boolean(false)),
+            ])
+            .render(),
+            "1# \"a\" => \n   1) (integer) 1\n   2) (integer) 2\n2# \"b\" => (empty hash)\n3# \"c\" => (false)"
+        );
+    }
+
+    #[test]
+    fn reply_render_doubles_as_percent_17g() {
+        // Expected strings were taken from redis-cli 7.0.15 against Redis.
+        for (d, want) in [
+            (3.25, "3.25"),
+            (1e300, "1.0000000000000001e+300"),
+            (0.1, "0.10000000000000001"),
+            (100.0, "100"),
+            (1.5, "1.5"),
+            (1.5 + 0.1, "1.6000000000000001"),
+            (1e30, "1e+30"),
+            (1.5e-5, "1.5e-05"),
+            (0.0001, "0.0001"),
+            (1e16, "10000000000000000"),
+            (1e17, "1e+17"),
+            (-2.5, "-2.5"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "nan"),
+        ] {
+            assert_eq!(
+                Frame::Double(d).render(),
+                format!("(double) {want}"),
+                "{d:e}"
+            );
+        }
+    }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// A test-only RESP3 encoder for the frames the strategy produces.
+        fn encode(frame: &Frame, out: &mut Vec<u8>) {
+            fn line(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
+                out.push(kind);
+                out.extend_from_slice(body);
+                out.extend_from_slice(b"\r\n");
+            }
+            fn blob(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
+                line(out, kind, body.len().to_string().as_bytes());
+                out.extend_from_slice(body);
+                out.extend_from_slice(b"\r\n");
+            }
+            match frame {
+                Frame::Simple(s) => line(out, b'+', s),
+                Frame::Error(e) => line(out, b'-', e),
+                Frame::Integer(n) => line(out, b':', n.to_string().as_bytes()),
+                Frame::Bulk(b) => blob(out, b'$', b),
+                Frame::Null => line(out, b'_', b""),
+                Frame::Double(d) => line(out, b',', d.to_string().as_bytes()),
+                Frame::Boolean(b) => line(out, b'#', if *b { b"t" } else { b"f" }),
+                Frame::BigNumber(n) => line(out, b'(', n),
+                Frame::Verbatim { format, data } => {
+                    let mut body = format.to_vec();
+                    body.push(b':');
+                    body.extend_from_slice(data);
+                    blob(out, b'=', &body);
+                }
+                Frame::Array(items) | Frame::Set(items) | Frame::Push(items) => {
+                    let kind = match frame {
+                        Frame::Array(_) => b'*',
+                        Frame::Set(_) => b'~',
+                        _ => b'>',
+                    };
+                    line(out, kind, items.len().to_string().as_bytes());
+                    for item in items {
+                        encode(item, out);
+                    }
+                }
+                Frame::Map(pairs) => {
+                    line(out, b'%', pairs.len().to_string().as_bytes());
+                    for (k, v) in pairs {
+                        encode(k, out);
+                        encode(v, out);
+                    }
+                }
+            }
+        }
+
+        fn line_text() -> impl Strategy<Value = Vec<u8>> {
+            "[ -~]{0,30}".prop_map(|s| s.into_bytes())
+        }
+
+        fn scalar() -> impl Strategy<Value = Frame> {
+            prop_oneof![
+                line_text().prop_map(Frame::Simple),
+                line_text().prop_map(Frame::Error),
+                any::<i64>().prop_map(Frame::Integer),
+                proptest::collection::vec(any::<u8>(), 0..200).prop_map(Frame::Bulk),
+                Just(Frame::Null),
+                // NaN is left out only because it is not equal to itself.
+                prop_oneof![
+                    any::<f64>().prop_filter("not NaN", |d| !d.is_nan()),
+                    Just(f64::INFINITY),
+                    Just(f64::NEG_INFINITY)
+                ]
+                .prop_map(Frame::Double),
+                any::<bool>().prop_map(Frame::Boolean),
+                "-?[1-9][0-9]{0,60}".prop_map(|s| Frame::BigNumber(s.into_bytes())),
+                proptest::collection::vec(any::<u8>(), 0..100).prop_map(|data| Frame::Verbatim {
+                    format: *b"txt",
+                    data
+                }),
+            ]
+        }
+
+        fn frame() -> impl Strategy<Value = Frame> {
+            scalar().prop_recursive(4, 64, 8, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..8).prop_map(Frame::Array),
+                    proptest::collection::vec(inner.clone(), 0..8).prop_map(Frame::Set),
+                    proptest::collection::vec(inner.clone(), 0..8).prop_map(Frame::Push),
+                    proptest::collection::vec((inner.clone(), inner), 0..4).prop_map(Frame::Map),
+                ]
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn reply_prop_split_anywhere(
+                frames in proptest::collection::vec(frame(), 1..8),
+                cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..40),
+            ) {
+                let mut wire = Vec::new();
+                for f in &frames {
+                    encode(f, &mut wire);
+                }
+                let mut points: Vec<usize> = cuts.iter().map(|i| i.index(wire.len() + 1)).collect();
+                points.push(0);
+                points.push(wire.len());
+                points.sort_unstable();
+                let mut decoder = FrameDecoder::new();
+                let mut got = Vec::new();
+                for w in points.windows(2) {
+                    decoder.feed(&wire[w[0]..w[1]]);
+                    while let Some(f) = decoder.next_frame().expect("valid stream") {
+                        got.push(f);
+                    }
+                }
+                prop_assert!(!decoder.is_mid_frame());
+                prop_assert_eq!(got, frames);
+            }
+        }
     }
 }
