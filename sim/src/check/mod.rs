@@ -3,6 +3,8 @@
 
 use crate::history::History;
 
+pub mod model;
+
 /// What a checker knows about the run besides the history.
 #[derive(Clone, Debug, Default)]
 pub struct RunFacts {
@@ -28,5 +30,5 @@ pub trait Checker {
 
 /// Every checker, run on every seed, in this order.
 pub fn all() -> Vec<Box<dyn Checker>> {
-    vec![]
+    vec![Box::new(model::ReferenceModel)]
 }

@@ -1,0 +1,225 @@
+//! Small, independent re-implementations of Redis helpers that the checkers
+//! need to predict replies: glob matching (`stringmatchlen`) and strict
+//! integer parsing (`string2ll`).
+//!
+//! They are written from Redis's C sources, not shared with the engine, so
+//! that a bug in the engine's version shows up as a disagreement instead of
+//! being copied into the oracle.
+
+/// Redis refuses to recurse deeper than this on `*` (abusive patterns).
+const GLOB_NESTING_MAX: usize = 1000;
+
+/// The longest decimal integer `string2ll` accepts, in bytes
+/// (`LONG_STR_SIZE - 1`: 20 characters, e.g. "-9223372036854775808").
+const INTEGER_TEXT_MAX_BYTES: usize = 20;
+
+/// Redis's `stringmatchlen(pattern, string, nocase = 0)`: `*`, `?`, `[...]`
+/// classes (with `^` negation, `a-z` ranges and `\` escapes) and `\`
+/// escapes, case-sensitive.
+///
+/// A lone `*` matches every string, the empty one included: KEYS and SCAN
+/// test for it before calling `stringmatchlen` (which would refuse "").
+pub(crate) fn glob_match(pattern: &[u8], string: &[u8]) -> bool {
+    if pattern == b"*" {
+        return true;
+    }
+    let mut skip_longer_matches = false;
+    glob_match_nested(pattern, string, &mut skip_longer_matches, 0)
+}
+
+fn glob_match_nested(
+    mut p: &[u8],
+    mut s: &[u8],
+    skip_longer_matches: &mut bool,
+    nesting: usize,
+) -> bool {
+    if nesting > GLOB_NESTING_MAX {
+        return false;
+    }
+    while !p.is_empty() && !s.is_empty() {
+        match p[0] {
+            b'*' => {
+                while p.len() >= 2 && p[1] == b'*' {
+                    p = &p[1..];
+                }
+                if p.len() == 1 {
+                    return true;
+                }
+                while !s.is_empty() {
+                    if glob_match_nested(&p[1..], s, skip_longer_matches, nesting + 1) {
+                        return true;
+                    }
+                    if *skip_longer_matches {
+                        return false;
+                    }
+                    s = &s[1..];
+                }
+                // No match for the rest of the pattern anywhere in the rest
+                // of the string: a longer match for an earlier `*` cannot
+                // help either, so every caller may stop.
+                *skip_longer_matches = true;
+                return false;
+            }
+            b'?' => {
+                s = &s[1..];
+                p = &p[1..];
+            }
+            b'[' => {
+                p = &p[1..];
+                let negate = p.first() == Some(&b'^');
+                if negate {
+                    p = &p[1..];
+                }
+                let mut matched = false;
+                loop {
+                    if p.first() == Some(&b'\\') && p.len() >= 2 {
+                        p = &p[1..];
+                        matched |= p[0] == s[0];
+                    } else if p.first() == Some(&b']') {
+                        p = &p[1..];
+                        break;
+                    } else if p.is_empty() {
+                        // An unterminated class ends the pattern.
+                        break;
+                    } else if p.len() >= 3 && p[1] == b'-' {
+                        let (low, high) = (p[0].min(p[2]), p[0].max(p[2]));
+                        matched |= (low..=high).contains(&s[0]);
+                        p = &p[2..];
+                    } else {
+                        matched |= p[0] == s[0];
+                    }
+                    p = &p[1..];
+                }
+                if matched == negate {
+                    return false;
+                }
+                s = &s[1..];
+            }
+            _ => {
+                if p[0] == b'\\' && p.len() >= 2 {
+                    p = &p[1..];
+                }
+                if p[0] != s[0] {
+                    return false;
+                }
+                s = &s[1..];
+                p = &p[1..];
+            }
+        }
+        if s.is_empty() {
+            while p.first() == Some(&b'*') {
+                p = &p[1..];
+            }
+            break;
+        }
+    }
+    p.is_empty() && s.is_empty()
+}
+
+/// Redis's `string2ll`: an optional `-`, then digits without leading zeros
+/// (except "0" itself), no spaces or `+`, within `i64`.
+pub(crate) fn parse_i64_strict(text: &[u8]) -> Option<i64> {
+    if text.is_empty() || text.len() > INTEGER_TEXT_MAX_BYTES {
+        return None;
+    }
+    if text == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match text[0] {
+        b'-' => (true, &text[1..]),
+        _ => (false, text),
+    };
+    match digits.first() {
+        Some(b'1'..=b'9') => {}
+        _ => return None,
+    }
+    let mut magnitude: u64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        magnitude = magnitude.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    if negative {
+        if magnitude > i64::MAX as u64 + 1 {
+            return None;
+        }
+        Some((magnitude as i64).wrapping_neg())
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// Renders request arguments for a violation message, shortening long ones.
+pub(crate) fn render_args(args: &[Vec<u8>]) -> String {
+    /// Arguments shown in full up to this length; longer ones are cut.
+    const ARG_SHOWN_MAX_BYTES: usize = 40;
+    /// At most this many arguments are shown.
+    const ARGS_SHOWN_MAX: usize = 8;
+    let mut out = String::new();
+    for (i, arg) in args.iter().take(ARGS_SHOWN_MAX).enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let shown = &arg[..arg.len().min(ARG_SHOWN_MAX_BYTES)];
+        out.push_str(&String::from_utf8_lossy(shown));
+        if arg.len() > ARG_SHOWN_MAX_BYTES {
+            out.push_str("...");
+        }
+    }
+    if args.len() > ARGS_SHOWN_MAX {
+        out.push_str(&format!(" ... ({} args)", args.len()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matches_like_redis() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("*", "anything", true),
+            ("*", "", true),
+            ("", "", true),
+            ("", "a", false),
+            ("k:1*", "k:12", true),
+            ("k:1*", "k:21", false),
+            ("h?llo", "hello", true),
+            ("h?llo", "hllo", false),
+            ("h[ae]llo", "hallo", true),
+            ("h[ae]llo", "hillo", false),
+            ("h[^e]llo", "hallo", true),
+            ("h[^e]llo", "hello", false),
+            ("h[a-b]llo", "hbllo", true),
+            ("h[b-a]llo", "hbllo", true),
+            ("h[a-b]llo", "hcllo", false),
+            ("h\\*llo", "h*llo", true),
+            ("h\\*llo", "hello", false),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "axxbyy", false),
+            ("a**", "a", true),
+            ("[abc", "a", true),
+            ("[\\]]", "]", true),
+        ];
+        for &(pattern, string, expected) in cases {
+            assert_eq!(
+                glob_match(pattern.as_bytes(), string.as_bytes()),
+                expected,
+                "{pattern:?} vs {string:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn strict_integers_like_string2ll() {
+        assert_eq!(parse_i64_strict(b"0"), Some(0));
+        assert_eq!(parse_i64_strict(b"-12"), Some(-12));
+        assert_eq!(parse_i64_strict(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64_strict(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in ["", "-0", "007", "+1", " 1", "1 ", "9223372036854775808", "1a", "-"] {
+            assert_eq!(parse_i64_strict(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
+}
