@@ -16,6 +16,7 @@ const EXPIRE: CommandSpec = CommandSpec {
     last_key: 1,
     key_step: 1,
     acl_categories: &["keyspace", "write", "fast"],
+    key_spec_flags: &["RW", "update"],
     ..CommandSpec::DEFAULT
 };
 
@@ -23,6 +24,7 @@ const TTL: CommandSpec = CommandSpec {
     arity: 2,
     flags: READONLY | FAST,
     acl_categories: &["keyspace", "read", "fast"],
+    key_spec_flags: &["RO", "access"],
     ..EXPIRE
 };
 
@@ -56,12 +58,14 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "ttl",
+        tips: &["nondeterministic_output"],
         summary: "Get the time to live for a key in seconds",
         handler: Some(ttl),
         ..TTL
     },
     CommandSpec {
         name: "pttl",
+        tips: &["nondeterministic_output"],
         summary: "Get the time to live for a key in milliseconds",
         since: "2.6.0",
         handler: Some(pttl),
@@ -148,7 +152,7 @@ impl Conditions {
         if self.xx && current.is_none() {
             return false;
         }
-        if self.gt && current.map_or(true, |c| when <= c) {
+        if self.gt && current.is_none_or(|c| when <= c) {
             return false;
         }
         if self.lt && current.is_some_and(|c| when >= c) {
@@ -268,5 +272,190 @@ fn persist(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         ctx.int(1);
     } else {
         ctx.int(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{err, int, simple, TestEngine};
+
+    #[test]
+    fn expire_and_ttl() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        assert_eq!(t.cmd(c, &["TTL", "k"]), int(-2));
+        assert_eq!(t.cmd(c, &["EXPIRE", "k", "10"]), int(0));
+        t.cmd(c, &["SET", "k", "v"]);
+        assert_eq!(t.cmd(c, &["TTL", "k"]), int(-1));
+        assert_eq!(t.cmd(c, &["PTTL", "k"]), int(-1));
+        assert_eq!(t.cmd(c, &["EXPIRETIME", "k"]), int(-1));
+        assert_eq!(t.cmd(c, &["EXPIRE", "k", "100"]), int(1));
+        assert_eq!(t.cmd(c, &["TTL", "k"]), int(100));
+        assert_eq!(t.cmd(c, &["PTTL", "k"]), int(100_000));
+        let now_ms = (crate::testing::UNIX_ORIGIN_US / 1000) as i64;
+        assert_eq!(t.cmd(c, &["PEXPIRETIME", "k"]), int(now_ms + 100_000));
+        assert_eq!(t.cmd(c, &["EXPIRETIME", "k"]), int(now_ms / 1000 + 100));
+        t.advance_ms(40_400);
+        // 59.6 s rounds to 60.
+        assert_eq!(t.cmd(c, &["TTL", "k"]), int(60));
+        assert_eq!(t.cmd(c, &["PTTL", "k"]), int(59_600));
+        assert_eq!(t.cmd(c, &["PERSIST", "k"]), int(1));
+        assert_eq!(t.cmd(c, &["PERSIST", "k"]), int(0));
+        assert_eq!(t.cmd(c, &["PERSIST", "nokey"]), int(0));
+        assert_eq!(t.cmd(c, &["TTL", "k"]), int(-1));
+    }
+
+    #[test]
+    fn keys_expire_lazily_and_actively() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "lazy", "v"]);
+        t.cmd(c, &["SET", "active", "v"]);
+        assert_eq!(t.cmd(c, &["PEXPIRE", "lazy", "1500"]), int(1));
+        assert_eq!(
+            t.cmd(
+                c,
+                &[
+                    "PEXPIREAT",
+                    "active",
+                    &((crate::testing::UNIX_ORIGIN_US / 1000) + 1500).to_string()
+                ]
+            ),
+            int(1)
+        );
+        t.advance_ms(1499);
+        assert_eq!(t.cmd(c, &["PTTL", "lazy"]), int(1));
+        t.advance_ms(1);
+        // Active expiry may or may not have sampled them; either way they are gone.
+        assert_eq!(t.cmd(c, &["EXISTS", "lazy", "active"]), int(0));
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+    }
+
+    #[test]
+    fn active_expiry_removes_untouched_keys() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        for i in 0..50 {
+            let k = format!("k{i}");
+            t.cmd(c, &["SET", &k, "v"]);
+            t.cmd(c, &["PEXPIRE", &k, "100"]);
+        }
+        t.cmd(c, &["SET", "forever", "v"]);
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(51));
+        for _ in 0..50 {
+            t.advance_ms(100);
+        }
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(1));
+    }
+
+    #[test]
+    fn past_times_delete() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        t.cmd(c, &["SET", "b", "1"]);
+        t.cmd(c, &["SET", "c", "1"]);
+        assert_eq!(t.cmd(c, &["EXPIRE", "a", "-1"]), int(1));
+        assert_eq!(t.cmd(c, &["EXPIREAT", "b", "-9223372036854775"]), int(1));
+        assert_eq!(t.cmd(c, &["PEXPIRE", "c", "0"]), int(1));
+        assert_eq!(t.cmd(c, &["EXISTS", "a", "b", "c"]), int(0));
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+    }
+
+    #[test]
+    fn overflow_and_parse_errors() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        let e = |cmd: &str| err(&format!("ERR invalid expire time in '{cmd}' command"));
+        assert_eq!(t.cmd(c, &["EXPIRE", "a", "9223372036854776"]), e("expire"));
+        assert_eq!(t.cmd(c, &["EXPIRE", "a", "9223372036854775"]), e("expire"));
+        assert_eq!(t.cmd(c, &["EXPIRE", "a", "-9223372036854776"]), e("expire"));
+        assert_eq!(
+            t.cmd(c, &["PEXPIRE", "a", "9223372036854775807"]),
+            e("pexpire")
+        );
+        assert_eq!(
+            t.cmd(c, &["EXPIREAT", "a", "9223372036854776"]),
+            e("expireat")
+        );
+        assert_eq!(t.cmd(c, &["PEXPIREAT", "a", "9223372036854775807"]), int(1));
+        assert_eq!(
+            t.cmd(c, &["TTL", "a"]),
+            int((9223372036854775807 - 1_700_000_000_000 + 500) / 1000)
+        );
+        assert_eq!(
+            t.cmd(c, &["EXPIRE", "a", "x"]),
+            err("ERR value is not an integer or out of range")
+        );
+        assert_eq!(
+            t.cmd(c, &["EXPIRE", "a", " 1"]),
+            err("ERR value is not an integer or out of range")
+        );
+        assert_eq!(
+            t.cmd(c, &["EXPIRE", "a"]),
+            err("ERR wrong number of arguments for 'expire' command")
+        );
+    }
+
+    #[test]
+    fn option_errors_come_before_the_number() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        assert_eq!(
+            t.cmd(c, &["EXPIRE", "a", "10", "foo"]),
+            err("ERR Unsupported option foo")
+        );
+        let nx = err("ERR NX and XX, GT or LT options at the same time are not compatible");
+        assert_eq!(t.cmd(c, &["EXPIRE", "a", "x", "nx", "xx"]), nx);
+        assert_eq!(t.cmd(c, &["EXPIRE", "a", "10", "NX", "gt"]), nx);
+        assert_eq!(t.cmd(c, &["EXPIRE", "a", "10", "lt", "nx"]), nx);
+        assert_eq!(
+            t.cmd(c, &["PEXPIRE", "a", "10", "gt", "LT"]),
+            err("ERR GT and LT options at the same time are not compatible")
+        );
+        // Unknown options win over incompatibilities only if seen first.
+        assert_eq!(
+            t.cmd(c, &["EXPIRE", "a", "10", "nx", "xx", "bad"]),
+            err("ERR Unsupported option bad")
+        );
+    }
+
+    #[test]
+    fn nx_xx_gt_lt() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "z", "1"]);
+        // No TTL counts as infinite.
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "100", "XX"]), int(0));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "100", "GT"]), int(0));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "100", "xx", "gt"]), int(0));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "100", "LT"]), int(1));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "50", "NX"]), int(0));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "100", "gt"]), int(0));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "200", "gt"]), int(1));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "200", "lt"]), int(0));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "150", "lt"]), int(1));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "150", "xx", "lt"]), int(0));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "120", "xx", "lt"]), int(1));
+        assert_eq!(t.cmd(c, &["TTL", "z"]), int(120));
+        t.cmd(c, &["PERSIST", "z"]);
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "30", "nx"]), int(1));
+        assert_eq!(t.cmd(c, &["TTL", "z"]), int(30));
+        // A failing condition never deletes, even for a time in the past.
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "-1", "gt"]), int(0));
+        assert_eq!(t.cmd(c, &["EXPIRE", "z", "-1", "lt"]), int(1));
+        assert_eq!(t.cmd(c, &["EXISTS", "z"]), int(0));
+    }
+
+    #[test]
+    fn set_clears_the_ttl() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        t.cmd(c, &["EXPIRE", "a", "10"]);
+        assert_eq!(t.cmd(c, &["SET", "a", "2"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["TTL", "a"]), int(-1));
     }
 }

@@ -11,6 +11,7 @@
 //! [`Event::Free`], and pay O(1).
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::config::MaxmemoryPolicy;
 use crate::db::DATABASES_COUNT;
 use crate::engine::{Event, Garbage};
 use crate::util::parse_i64_strict;
@@ -45,6 +46,8 @@ const OBJECT_SUB: CommandSpec = CommandSpec {
     key_step: 1,
     acl_categories: &["keyspace", "read", "slow"],
     since: "2.2.3",
+    tips: &["nondeterministic_output"],
+    key_spec_flags: &["RO"],
     ..CommandSpec::DEFAULT
 };
 
@@ -63,6 +66,16 @@ const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
         ..OBJECT_SUB
     },
     CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: LOADING | STALE,
+        acl_categories: &["keyspace", "slow"],
+        summary: "Show helpful text about the different subcommands",
+        since: "6.2.0",
+        handler: Some(object_help),
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
         name: "idletime",
         summary: "Get the time since a Redis object was last accessed",
         handler: Some(object_idletime),
@@ -74,21 +87,13 @@ const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
         handler: Some(object_refcount),
         ..OBJECT_SUB
     },
-    CommandSpec {
-        name: "help",
-        arity: 2,
-        flags: LOADING | STALE,
-        acl_categories: &["keyspace", "slow"],
-        summary: "Show helpful text about the different subcommands",
-        since: "6.2.0",
-        handler: Some(object_help),
-        ..CommandSpec::DEFAULT
-    },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "del",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+        key_spec_flags: &["RM", "delete"],
         arity: -2,
         flags: WRITE | O_N,
         last_key: -1,
@@ -100,6 +105,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "unlink",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+        key_spec_flags: &["RM", "delete"],
         arity: -2,
         flags: WRITE | FAST | O_N,
         last_key: -1,
@@ -112,6 +119,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "exists",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+        key_spec_flags: &["RO"],
         arity: -2,
         flags: READONLY | FAST,
         last_key: -1,
@@ -123,6 +132,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "touch",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+        key_spec_flags: &["RO"],
         arity: -2,
         flags: READONLY | FAST,
         last_key: -1,
@@ -135,6 +146,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "type",
+        key_spec_flags: &["RO"],
         arity: 2,
         flags: READONLY | FAST,
         acl_categories: &["keyspace", "read", "fast"],
@@ -144,6 +156,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "dbsize",
+        tips: &["request_policy:all_shards", "response_policy:agg_sum"],
         arity: 1,
         flags: READONLY | FAST,
         first_key: 0,
@@ -156,6 +169,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "rename",
+        // Redis has a second key spec for the destination (OW update).
+        key_spec_flags: &["RW", "access", "delete"],
         arity: 3,
         flags: WRITE | O_N,
         last_key: 2,
@@ -166,6 +181,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "renamenx",
+        // Redis has a second key spec for the destination (OW insert).
+        key_spec_flags: &["RW", "access", "delete"],
         arity: 3,
         flags: WRITE | FAST,
         last_key: 2,
@@ -176,6 +193,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "copy",
+        // Redis has a second key spec for the destination (OW update).
+        key_spec_flags: &["RO", "access"],
         arity: -3,
         flags: WRITE | DENYOOM | O_N,
         last_key: 2,
@@ -188,6 +207,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "move",
+        key_spec_flags: &["RW", "access", "update"],
         arity: 3,
         flags: WRITE | FAST,
         acl_categories: &["keyspace", "write", "fast"],
@@ -211,6 +231,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "flushdb",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         arity: -1,
         flags: WRITE | O_N,
         first_key: 0,
@@ -224,6 +245,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "flushall",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         arity: -1,
         flags: WRITE | O_N,
         first_key: 0,
@@ -264,13 +286,16 @@ pub(crate) fn expire_in_db(ctx: &mut Ctx, db: usize, key: &[u8]) {
 /// Parses a database index the way COPY and MOVE do: an `int`, then a
 /// range check. Returns the error to send on failure.
 fn parse_db_index(arg: &[u8]) -> Result<usize, &'static str> {
-    match parse_i64_strict(arg) {
-        Some(i) if i32::try_from(i).is_ok() => usize::try_from(i)
-            .ok()
-            .filter(|&i| i < DATABASES_COUNT)
-            .ok_or("ERR DB index is out of range"),
-        _ => Err("ERR value is not an integer or out of range"),
+    let Some(i) = parse_i64_strict(arg) else {
+        return Err("ERR value is not an integer or out of range");
+    };
+    if i32::try_from(i).is_err() {
+        return Err("ERR value is out of range, value must between -2147483648 and 2147483647");
     }
+    usize::try_from(i)
+        .ok()
+        .filter(|&i| i < DATABASES_COUNT)
+        .ok_or("ERR DB index is out of range")
 }
 
 fn del(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -532,11 +557,10 @@ fn object_refcount(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// Whether `maxmemory-policy` is one of the LFU policies.
 fn lfu_policy(ctx: &Ctx) -> bool {
-    ctx.server
-        .config
-        .extra
-        .get("maxmemory-policy")
-        .is_some_and(|p| p.to_ascii_lowercase().contains("lfu"))
+    matches!(
+        ctx.server.config.maxmemory_policy,
+        MaxmemoryPolicy::VolatileLfu | MaxmemoryPolicy::AllkeysLfu
+    )
 }
 
 /// There is no LRU clock yet: every key reports an idle time of 0.
@@ -582,5 +606,371 @@ fn object_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     w.array_len(HELP.len());
     for line in HELP {
         w.simple(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Event, Garbage};
+    use crate::resp::Frame;
+    use crate::testing::{bulk, err, int, simple, TestEngine};
+    use crate::Config;
+
+    /// A string big enough (4 MiB + 64 KiB) to cost more than the lazy-free
+    /// threshold.
+    fn big_value() -> Vec<u8> {
+        vec![b'x'; 65 << 16]
+    }
+
+    fn executed_work(t: &TestEngine, name: &str) -> u64 {
+        t.events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Executed(x) if x.name == name => Some(x.work_units),
+                _ => None,
+            })
+            .expect("command recorded")
+    }
+
+    fn frees(t: &TestEngine) -> usize {
+        t.events
+            .iter()
+            .filter(|e| matches!(e, Event::Free(_)))
+            .count()
+    }
+
+    #[test]
+    fn del_exists_touch_type_dbsize() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        t.cmd(c, &["SET", "b", "2"]);
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(2));
+        assert_eq!(t.cmd(c, &["EXISTS", "a", "a", "nokey", "b"]), int(3));
+        assert_eq!(t.cmd(c, &["TOUCH", "a", "nokey"]), int(1));
+        assert_eq!(t.cmd(c, &["TYPE", "a"]), simple("string"));
+        assert_eq!(t.cmd(c, &["TYPE", "nokey"]), simple("none"));
+        assert_eq!(t.cmd(c, &["DEL", "a", "a", "nokey"]), int(1));
+        assert_eq!(t.cmd(c, &["UNLINK", "b", "nokey"]), int(1));
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+        assert_eq!(
+            t.cmd(c, &["DEL"]),
+            err("ERR wrong number of arguments for 'del' command")
+        );
+        assert_eq!(
+            t.cmd(c, &["TYPE", "a", "b"]),
+            err("ERR wrong number of arguments for 'type' command")
+        );
+    }
+
+    #[test]
+    fn del_frees_inline_and_unlink_in_the_background() {
+        let mut t = TestEngine::with_config(Config {
+            record_executions: true,
+            ..Config::default()
+        });
+        let c = t.connect();
+        let big = big_value();
+        t.cmd_bytes(c, &[b"SET", b"big1", &big]);
+        t.cmd_bytes(c, &[b"SET", b"big2", &big]);
+        assert_eq!(t.cmd(c, &["DEL", "big1"]), int(1));
+        assert!(executed_work(&t, "del") > 64, "DEL pays for the free");
+        assert_eq!(frees(&t), 0);
+        assert_eq!(t.cmd(c, &["UNLINK", "big2"]), int(1));
+        assert!(executed_work(&t, "unlink") < 8, "UNLINK is O(1)");
+        assert_eq!(frees(&t), 1);
+        // Small values are freed inline even by UNLINK.
+        t.cmd(c, &["SET", "small", "v"]);
+        assert_eq!(t.cmd(c, &["UNLINK", "small"]), int(1));
+        assert_eq!(frees(&t), 1);
+    }
+
+    #[test]
+    fn del_honours_lazyfree_lazy_user_del() {
+        let mut t = TestEngine::with_config(Config {
+            lazyfree_lazy_user_del: true,
+            ..Config::default()
+        });
+        let c = t.connect();
+        t.cmd_bytes(c, &[b"SET", b"big", &big_value()]);
+        assert_eq!(t.cmd(c, &["DEL", "big"]), int(1));
+        assert_eq!(frees(&t), 1);
+    }
+
+    #[test]
+    fn rename_and_renamenx() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        assert_eq!(t.cmd(c, &["RENAME", "nokey", "x"]), err("ERR no such key"));
+        assert_eq!(
+            t.cmd(c, &["RENAME", "nokey", "nokey"]),
+            err("ERR no such key")
+        );
+        assert_eq!(
+            t.cmd(c, &["RENAMENX", "nokey", "x"]),
+            err("ERR no such key")
+        );
+        t.cmd(c, &["SET", "a", "1"]);
+        assert_eq!(t.cmd(c, &["RENAME", "a", "a"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["RENAMENX", "a", "a"]), int(0));
+        t.cmd(c, &["EXPIRE", "a", "100"]);
+        assert_eq!(t.cmd(c, &["RENAME", "a", "b"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["EXISTS", "a"]), int(0));
+        assert_eq!(t.cmd(c, &["GET", "b"]), bulk("1"));
+        assert_eq!(t.cmd(c, &["TTL", "b"]), int(100));
+        // Overwriting drops the destination's TTL along with its value.
+        t.cmd(c, &["SET", "c", "3"]);
+        t.cmd(c, &["EXPIRE", "b", "5"]);
+        t.cmd(c, &["PERSIST", "b"]);
+        assert_eq!(t.cmd(c, &["RENAME", "c", "b"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["GET", "b"]), bulk("3"));
+        assert_eq!(t.cmd(c, &["TTL", "b"]), int(-1));
+        t.cmd(c, &["SET", "d", "4"]);
+        assert_eq!(t.cmd(c, &["RENAMENX", "d", "b"]), int(0));
+        assert_eq!(t.cmd(c, &["RENAMENX", "d", "e"]), int(1));
+        assert_eq!(t.cmd(c, &["GET", "e"]), bulk("4"));
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(2));
+    }
+
+    #[test]
+    fn rename_of_an_expired_key_is_no_such_key() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        t.cmd(c, &["PEXPIRE", "a", "10"]);
+        t.advance_ms(10);
+        assert_eq!(t.cmd(c, &["RENAME", "a", "b"]), err("ERR no such key"));
+    }
+
+    #[test]
+    fn copy_within_and_across_databases() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        t.cmd(c, &["EXPIRE", "a", "100"]);
+        let out_of_range = err("ERR DB index is out of range");
+        let not_int = err("ERR value is not an integer or out of range");
+        assert_eq!(t.cmd(c, &["COPY", "a", "b", "DB", "16"]), out_of_range);
+        assert_eq!(t.cmd(c, &["COPY", "a", "b", "db", "-1"]), out_of_range);
+        assert_eq!(t.cmd(c, &["COPY", "a", "b", "db", "x"]), not_int);
+        assert_eq!(
+            t.cmd(c, &["COPY", "a", "b", "db", "4294967296"]),
+            err("ERR value is out of range, value must between -2147483648 and 2147483647")
+        );
+        assert_eq!(
+            t.cmd(c, &["MOVE", "a", "-4294967296"]),
+            err("ERR value is out of range, value must between -2147483648 and 2147483647")
+        );
+        assert_eq!(t.cmd(c, &["COPY", "a", "b", "db"]), err("ERR syntax error"));
+        assert_eq!(
+            t.cmd(c, &["COPY", "a", "b", "foo"]),
+            err("ERR syntax error")
+        );
+        let same = err("ERR source and destination objects are the same");
+        assert_eq!(t.cmd(c, &["COPY", "a", "a"]), same);
+        assert_eq!(t.cmd(c, &["COPY", "a", "a", "db", "0"]), same);
+        assert_eq!(t.cmd(c, &["COPY", "nokey", "b"]), int(0));
+        assert_eq!(t.cmd(c, &["COPY", "a", "b"]), int(1));
+        assert_eq!(t.cmd(c, &["TTL", "b"]), int(100));
+        assert_eq!(t.cmd(c, &["COPY", "a", "b"]), int(0));
+        t.cmd(c, &["SET", "a", "2"]);
+        assert_eq!(t.cmd(c, &["COPY", "a", "b", "REPLACE"]), int(1));
+        assert_eq!(t.cmd(c, &["GET", "b"]), bulk("2"));
+        assert_eq!(t.cmd(c, &["TTL", "b"]), int(-1));
+        assert_eq!(t.cmd(c, &["COPY", "a", "a", "DB", "3"]), int(1));
+        t.cmd(c, &["SELECT", "3"]);
+        assert_eq!(t.cmd(c, &["GET", "a"]), bulk("2"));
+        // The copy is independent of the original.
+        t.cmd(c, &["SET", "a", "changed"]);
+        t.cmd(c, &["SELECT", "0"]);
+        assert_eq!(t.cmd(c, &["GET", "a"]), bulk("2"));
+    }
+
+    #[test]
+    fn move_between_databases() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        t.cmd(c, &["EXPIRE", "a", "100"]);
+        assert_eq!(
+            t.cmd(c, &["MOVE", "a", "0"]),
+            err("ERR source and destination objects are the same")
+        );
+        assert_eq!(
+            t.cmd(c, &["MOVE", "a", "16"]),
+            err("ERR DB index is out of range")
+        );
+        assert_eq!(
+            t.cmd(c, &["MOVE", "a", "x"]),
+            err("ERR value is not an integer or out of range")
+        );
+        assert_eq!(t.cmd(c, &["MOVE", "nokey", "1"]), int(0));
+        assert_eq!(t.cmd(c, &["MOVE", "a", "1"]), int(1));
+        assert_eq!(t.cmd(c, &["EXISTS", "a"]), int(0));
+        t.cmd(c, &["SET", "a", "0"]);
+        assert_eq!(
+            t.cmd(c, &["MOVE", "a", "1"]),
+            int(0),
+            "exists in the target"
+        );
+        t.cmd(c, &["SELECT", "1"]);
+        assert_eq!(t.cmd(c, &["GET", "a"]), bulk("1"));
+        assert_eq!(t.cmd(c, &["TTL", "a"]), int(100));
+    }
+
+    #[test]
+    fn swapdb() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "zero"]);
+        t.cmd(c, &["EXPIRE", "a", "100"]);
+        assert_eq!(
+            t.cmd(c, &["SWAPDB", "x", "1"]),
+            err("ERR invalid first DB index")
+        );
+        assert_eq!(
+            t.cmd(c, &["SWAPDB", "1", "x"]),
+            err("ERR invalid second DB index")
+        );
+        assert_eq!(
+            t.cmd(c, &["SWAPDB", "0", "16"]),
+            err("ERR DB index is out of range")
+        );
+        assert_eq!(
+            t.cmd(c, &["SWAPDB", "-1", "0"]),
+            err("ERR DB index is out of range")
+        );
+        assert_eq!(
+            t.cmd(c, &["SWAPDB", "0", "4294967296"]),
+            err("ERR invalid second DB index")
+        );
+        assert_eq!(t.cmd(c, &["SWAPDB", "0", "0"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["SWAPDB", "0", "5"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+        t.cmd(c, &["SELECT", "5"]);
+        assert_eq!(t.cmd(c, &["GET", "a"]), bulk("zero"));
+        assert_eq!(t.cmd(c, &["TTL", "a"]), int(100));
+    }
+
+    #[test]
+    fn flush_sync_and_async() {
+        let mut t = TestEngine::with_config(Config {
+            record_executions: true,
+            ..Config::default()
+        });
+        let c = t.connect();
+        assert_eq!(t.cmd(c, &["FLUSHDB", "foo"]), err("ERR syntax error"));
+        assert_eq!(
+            t.cmd(c, &["FLUSHDB", "sync", "async"]),
+            err("ERR syntax error")
+        );
+        assert_eq!(
+            t.cmd(c, &["FLUSHALL", "foo", "bar"]),
+            err("ERR syntax error")
+        );
+        for i in 0..500 {
+            t.cmd(c, &["SET", &format!("k{i}"), "v"]);
+        }
+        assert_eq!(t.cmd(c, &["FLUSHDB", "SYNC"]), simple("OK"));
+        assert!(executed_work(&t, "flushdb") >= 500);
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+        for i in 0..500 {
+            t.cmd(c, &["SET", &format!("k{i}"), "v"]);
+        }
+        assert_eq!(t.cmd(c, &["FLUSHDB", "async"]), simple("OK"));
+        assert!(executed_work(&t, "flushdb") < 8);
+        assert!(t.events.iter().any(|e| matches!(
+            e,
+            Event::Free(Garbage::Db { keys, .. }) if keys.len() == 500
+        )));
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+
+        t.cmd(c, &["SET", "a", "1"]);
+        t.cmd(c, &["SELECT", "9"]);
+        t.cmd(c, &["SET", "b", "1"]);
+        assert_eq!(t.cmd(c, &["FLUSHALL"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+        t.cmd(c, &["SELECT", "0"]);
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+    }
+
+    #[test]
+    fn flush_honours_lazyfree_lazy_user_flush() {
+        let mut t = TestEngine::with_config(Config {
+            lazyfree_lazy_user_flush: true,
+            ..Config::default()
+        });
+        let c = t.connect();
+        t.cmd(c, &["SET", "a", "1"]);
+        assert_eq!(t.cmd(c, &["FLUSHALL"]), simple("OK"));
+        assert_eq!(frees(&t), 1);
+        t.cmd(c, &["SET", "a", "1"]);
+        assert_eq!(t.cmd(c, &["FLUSHALL", "SYNC"]), simple("OK"));
+        assert_eq!(frees(&t), 1);
+    }
+
+    #[test]
+    fn object_subcommands() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "i", "1"]);
+        t.cmd(c, &["SET", "big", "10000"]);
+        t.cmd(c, &["SET", "s", "hello"]);
+        t.cmd(c, &["SET", "r", &"x".repeat(45)]);
+        assert_eq!(t.cmd(c, &["OBJECT", "ENCODING", "i"]), bulk("int"));
+        assert_eq!(t.cmd(c, &["object", "encoding", "s"]), bulk("embstr"));
+        assert_eq!(t.cmd(c, &["OBJECT", "ENCODING", "r"]), bulk("raw"));
+        assert_eq!(t.cmd(c, &["OBJECT", "ENCODING", "nokey"]), Frame::Null);
+        assert_eq!(t.cmd(c, &["OBJECT", "REFCOUNT", "i"]), int(2147483647));
+        assert_eq!(t.cmd(c, &["OBJECT", "REFCOUNT", "big"]), int(1));
+        assert_eq!(t.cmd(c, &["OBJECT", "REFCOUNT", "s"]), int(1));
+        assert_eq!(t.cmd(c, &["OBJECT", "IDLETIME", "s"]), int(0));
+        assert_eq!(t.cmd(c, &["OBJECT", "IDLETIME", "nokey"]), Frame::Null);
+        assert_eq!(
+            t.cmd(c, &["OBJECT", "FREQ", "s"]),
+            err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+        );
+        assert_eq!(
+            t.cmd(c, &["OBJECT", "foo", "s"]),
+            err("ERR unknown subcommand 'foo'. Try OBJECT HELP.")
+        );
+        assert_eq!(
+            t.cmd(c, &["OBJECT", "ENCODING"]),
+            err("ERR wrong number of arguments for 'object|encoding' command")
+        );
+        assert_eq!(
+            t.cmd(c, &["OBJECT", "HELP", "x"]),
+            err("ERR wrong number of arguments for 'object|help' command")
+        );
+        assert_eq!(
+            t.cmd(c, &["OBJECT"]),
+            err("ERR wrong number of arguments for 'object' command")
+        );
+        let Frame::Array(lines) = t.cmd(c, &["OBJECT", "HELP"]) else {
+            panic!("help is an array");
+        };
+        assert_eq!(lines.len(), 15);
+        assert_eq!(
+            lines[0],
+            simple("OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+        );
+        assert_eq!(lines[14], simple("    Prints this help."));
+    }
+
+    #[test]
+    fn object_freq_and_idletime_under_lfu() {
+        let mut t = TestEngine::with_config(Config {
+            maxmemory_policy: crate::config::MaxmemoryPolicy::AllkeysLfu,
+            ..Config::default()
+        });
+        let c = t.connect();
+        t.cmd(c, &["SET", "s", "v"]);
+        assert_eq!(t.cmd(c, &["OBJECT", "FREQ", "s"]), int(super::LFU_INIT_VAL));
+        assert_eq!(t.cmd(c, &["OBJECT", "FREQ", "nokey"]), Frame::Null);
+        assert_eq!(
+            t.cmd(c, &["OBJECT", "IDLETIME", "s"]),
+            err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+        );
     }
 }

@@ -23,6 +23,7 @@ const ITERATOR: CommandSpec = CommandSpec {
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "scan",
+        tips: &["nondeterministic_output", "request_policy:special"],
         arity: -2,
         summary: "Incrementally iterate the keys space",
         since: "2.8.0",
@@ -32,6 +33,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "keys",
+        tips: &["request_policy:all_shards", "nondeterministic_output_order"],
         arity: 2,
         flags: READONLY | O_N,
         acl_categories: &["keyspace", "read", "slow", "dangerous"],
@@ -42,6 +44,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "randomkey",
+        tips: &["request_policy:all_shards", "nondeterministic_output"],
         arity: 1,
         summary: "Return a random key from the keyspace",
         handler: Some(randomkey),
@@ -133,7 +136,7 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         // The lookup deletes an expired key.
         match ctx.lookup(key) {
             None => false,
-            Some(v) => type_name.map_or(true, |t| t.eq_ignore_ascii_case(v.type_name().as_bytes())),
+            Some(v) => type_name.is_none_or(|t| t.eq_ignore_ascii_case(v.type_name().as_bytes())),
         }
     });
 
@@ -191,4 +194,333 @@ fn randomkey(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
         }
     }
     ctx.null();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::parse_scan_cursor;
+    use crate::client::ClientId;
+    use crate::engine::Event;
+    use crate::resp::Frame;
+    use crate::testing::{bulk, err, int, TestEngine};
+    use crate::Config;
+
+    /// Sends a SCAN and splits the reply into the next cursor and the keys.
+    fn scan(t: &mut TestEngine, c: ClientId, args: &[&str]) -> (u64, Vec<String>) {
+        let mut full = vec!["SCAN"];
+        full.extend_from_slice(args);
+        let Frame::Array(parts) = t.cmd(c, &full) else {
+            panic!("SCAN replies with an array");
+        };
+        let [Frame::Bulk(cursor), Frame::Array(keys)] = &parts[..] else {
+            panic!("SCAN replies [cursor, keys]: {parts:?}");
+        };
+        let cursor = std::str::from_utf8(cursor).unwrap().parse().unwrap();
+        let keys = keys
+            .iter()
+            .map(|k| match k {
+                Frame::Bulk(b) => String::from_utf8(b.clone()).unwrap(),
+                other => panic!("key is a bulk string: {other:?}"),
+            })
+            .collect();
+        (cursor, keys)
+    }
+
+    /// Every key of a full iteration with the given options.
+    fn scan_all(t: &mut TestEngine, c: ClientId, options: &[&str]) -> Vec<String> {
+        let mut cursor = 0u64;
+        let mut all = Vec::new();
+        for _ in 0..100_000 {
+            let cursor_text = cursor.to_string();
+            let mut args = vec![cursor_text.as_str()];
+            args.extend_from_slice(options);
+            let (next, keys) = scan(t, c, &args);
+            all.extend(keys);
+            cursor = next;
+            if cursor == 0 {
+                return all;
+            }
+        }
+        panic!("SCAN did not finish");
+    }
+
+    fn sorted(mut v: Vec<String>) -> Vec<String> {
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    fn executed_work(t: &TestEngine, name: &str) -> u64 {
+        t.events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Executed(x) if x.name == name => Some(x.work_units),
+                _ => None,
+            })
+            .expect("command recorded")
+    }
+
+    #[test]
+    fn cursor_parsing_follows_strtoull() {
+        assert_eq!(parse_scan_cursor(b"0"), Some(0));
+        assert_eq!(parse_scan_cursor(b"00"), Some(0));
+        assert_eq!(parse_scan_cursor(b""), Some(0));
+        assert_eq!(parse_scan_cursor(b"+1"), Some(1));
+        assert_eq!(parse_scan_cursor(b"-0"), Some(0));
+        assert_eq!(parse_scan_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_scan_cursor(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_scan_cursor(b"18446744073709551616"), None);
+        assert_eq!(parse_scan_cursor(b"-"), None);
+        assert_eq!(parse_scan_cursor(b" 1"), None);
+        assert_eq!(parse_scan_cursor(b"1 "), None);
+        assert_eq!(parse_scan_cursor(b"1.5"), None);
+        assert_eq!(parse_scan_cursor(b"0x10"), None);
+    }
+
+    #[test]
+    fn scan_errors() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        assert_eq!(t.cmd(c, &["SCAN", "abc"]), err("ERR invalid cursor"));
+        assert_eq!(
+            t.cmd(c, &["SCAN", "abc", "COUNT", "0"]),
+            err("ERR invalid cursor")
+        );
+        let syntax = err("ERR syntax error");
+        assert_eq!(t.cmd(c, &["SCAN", "0", "COUNT", "0"]), syntax);
+        assert_eq!(t.cmd(c, &["SCAN", "0", "count", "-1"]), syntax);
+        assert_eq!(t.cmd(c, &["SCAN", "0", "MATCH"]), syntax);
+        assert_eq!(t.cmd(c, &["SCAN", "0", "foo", "bar"]), syntax);
+        assert_eq!(
+            t.cmd(c, &["SCAN", "0", "COUNT", "abc"]),
+            err("ERR value is not an integer or out of range")
+        );
+        assert_eq!(
+            t.cmd(c, &["SCAN"]),
+            err("ERR wrong number of arguments for 'scan' command")
+        );
+        assert_eq!(scan(&mut t, c, &["0"]), (0, vec![]));
+        assert_eq!(scan(&mut t, c, &["-1", "TYPE", "nosuchtype"]), (0, vec![]));
+    }
+
+    #[test]
+    fn scan_filters_match_type_and_expired() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        for i in 0..100 {
+            t.cmd(c, &["SET", &format!("user:{i}"), "v"]);
+            t.cmd(c, &["SET", &format!("item:{i}"), "v"]);
+        }
+        let users = sorted(scan_all(&mut t, c, &["MATCH", "user:*", "COUNT", "7"]));
+        assert_eq!(users.len(), 100);
+        assert!(users.iter().all(|k| k.starts_with("user:")));
+        assert_eq!(sorted(scan_all(&mut t, c, &["TYPE", "STRING"])).len(), 200);
+        assert_eq!(scan_all(&mut t, c, &["TYPE", "list"]).len(), 0);
+        // MATCH filters after the batch is taken: a call may return nothing
+        // and still not be done.
+        let (cursor, keys) = scan(&mut t, c, &["0", "MATCH", "nothing*", "COUNT", "5"]);
+        assert!(keys.is_empty());
+        assert_ne!(cursor, 0);
+
+        for i in 0..50 {
+            t.cmd(c, &["PEXPIRE", &format!("item:{i}"), "10"]);
+        }
+        t.now.mono_ns += 10_000_000;
+        t.now.unix_us += 10_000;
+        // No cron ran: the keys are logically expired but still stored.
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(200));
+        let live = sorted(scan_all(&mut t, c, &["COUNT", "1000"]));
+        assert_eq!(live.len(), 150);
+        assert!(!live.contains(&"item:0".to_string()));
+        // SCAN deleted them as it found them.
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(150));
+    }
+
+    #[test]
+    fn count_is_a_hint_bounded_by_buckets() {
+        let mut t = TestEngine::with_config(Config {
+            record_executions: true,
+            ..Config::default()
+        });
+        let c = t.connect();
+        for i in 0..1000 {
+            t.cmd(c, &["SET", &format!("k{i}"), "v"]);
+        }
+        let (cursor, keys) = scan(&mut t, c, &["0", "COUNT", "100"]);
+        assert!(keys.len() >= 100 && keys.len() < 130, "got {}", keys.len());
+        assert_ne!(cursor, 0);
+        let work = executed_work(&t, "scan");
+        assert!((100..400).contains(&work), "work {work}");
+        // One call can take everything.
+        let (cursor, keys) = scan(&mut t, c, &["0", "COUNT", "100000"]);
+        assert_eq!((cursor, keys.len()), (0, 1000));
+        // COUNT's bucket budget stops a call early in a sparse table.
+        for i in 0..990 {
+            t.cmd(c, &["DEL", &format!("k{i}")]);
+        }
+        let (_, keys) = scan(&mut t, c, &["0", "COUNT", "1"]);
+        assert!(keys.len() <= 10);
+        assert!(executed_work(&t, "scan") <= 30);
+    }
+
+    /// The SCAN guarantee under churn: between calls, other writes insert
+    /// and delete keys in bursts big enough to grow the table several times
+    /// and shrink it again (the cron runs in between, rehashing and
+    /// shrinking). Every key present for the whole iteration is returned.
+    #[test]
+    fn scan_returns_every_key_present_throughout_growth_and_shrink() {
+        for seed in 0..4u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut t = TestEngine::with_config(Config {
+                seed,
+                ..Config::default()
+            });
+            let c = t.connect();
+            let stable: Vec<String> = (0..150).map(|i| format!("stable:{i}")).collect();
+            for k in &stable {
+                t.cmd(c, &["SET", k, "v"]);
+            }
+            let mut churn: Vec<String> = Vec::new();
+            let mut next = 0u64;
+            let mut seen = BTreeSet::new();
+            let mut cursor = 0u64;
+            let mut calls = 0;
+            let mut largest = 0;
+            let mut smallest_after_peak = usize::MAX;
+            loop {
+                let cursor_text = cursor.to_string();
+                let (c2, keys) = scan(&mut t, c, &[&cursor_text, "COUNT", "5"]);
+                seen.extend(keys);
+                cursor = c2;
+                calls += 1;
+                if cursor == 0 {
+                    break;
+                }
+                assert!(calls < 10_000, "SCAN did not finish");
+                match calls {
+                    3 => {
+                        for _ in 0..3000 {
+                            let k = format!("churn:{next}");
+                            next += 1;
+                            t.cmd(c, &["SET", &k, "v"]);
+                            churn.push(k);
+                        }
+                    }
+                    12 => {
+                        for k in churn.drain(..) {
+                            t.cmd(c, &["DEL", &k]);
+                        }
+                    }
+                    _ => {
+                        for _ in 0..rng.gen_range(0..6) {
+                            if rng.gen_bool(0.5) || churn.is_empty() {
+                                let k = format!("churn:{next}");
+                                next += 1;
+                                t.cmd(c, &["SET", &k, "v"]);
+                                churn.push(k);
+                            } else {
+                                let k = churn.swap_remove(rng.gen_range(0..churn.len()));
+                                t.cmd(c, &["UNLINK", &k]);
+                            }
+                        }
+                    }
+                }
+                t.advance_ms(rng.gen_range(0..200));
+                let (a, b) = t.engine.server().keyspace.dbs[0].keys.table_sizes();
+                largest = largest.max(a.max(b));
+                if largest >= 4096 {
+                    smallest_after_peak =
+                        smallest_after_peak.min(if b == 0 { a } else { a.min(b) });
+                }
+            }
+            for k in &stable {
+                assert!(
+                    seen.contains(k),
+                    "{k} was present throughout but not returned (seed {seed})"
+                );
+            }
+            assert!(largest >= 4096, "the burst grew the table");
+            assert!(
+                smallest_after_peak < 4096,
+                "deleting the burst shrank the table"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_matches_and_skips_expired() {
+        let mut t = TestEngine::with_config(Config {
+            record_executions: true,
+            ..Config::default()
+        });
+        let c = t.connect();
+        assert_eq!(t.cmd(c, &["KEYS", "*"]), Frame::Array(vec![]));
+        for i in 0..300 {
+            t.cmd(c, &["SET", &format!("k{i}"), "v"]);
+        }
+        t.cmd(c, &["SET", "other", "v"]);
+        t.cmd(c, &["PEXPIRE", "k7", "1"]);
+        t.now.mono_ns += 1_000_000;
+        t.now.unix_us += 1000;
+        let Frame::Array(all) = t.cmd(c, &["KEYS", "*"]) else {
+            panic!("array");
+        };
+        assert_eq!(all.len(), 300);
+        assert!(executed_work(&t, "keys") >= 301, "KEYS pays for every key");
+        let Frame::Array(some) = t.cmd(c, &["KEYS", "k1?"]) else {
+            panic!("array");
+        };
+        assert_eq!(some.len(), 10);
+        assert_eq!(
+            t.cmd(c, &["KEYS", "oth[a-f]r"]),
+            Frame::Array(vec![bulk("other")])
+        );
+        // KEYS does not delete the expired key.
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(301));
+    }
+
+    #[test]
+    fn randomkey_is_deterministic_and_skips_expired() {
+        let run = |seed: u64| {
+            let mut t = TestEngine::with_config(Config {
+                seed,
+                ..Config::default()
+            });
+            let c = t.connect();
+            assert_eq!(t.cmd(c, &["RANDOMKEY"]), Frame::Null);
+            for i in 0..100 {
+                t.cmd(c, &["SET", &format!("k{i}"), "v"]);
+            }
+            (0..20)
+                .map(|_| t.cmd(c, &["RANDOMKEY"]))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(7), run(7));
+        assert_ne!(run(7), run(8));
+
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        for i in 0..50 {
+            let k = format!("gone{i}");
+            t.cmd(c, &["SET", &k, "v"]);
+            t.cmd(c, &["PEXPIRE", &k, "1"]);
+        }
+        t.cmd(c, &["SET", "live", "v"]);
+        t.now.mono_ns += 1_000_000;
+        t.now.unix_us += 1000;
+        assert_eq!(t.cmd(c, &["RANDOMKEY"]), bulk("live"));
+        t.cmd(c, &["DEL", "live"]);
+        t.cmd(c, &["SET", "x", "v"]);
+        t.cmd(c, &["PEXPIRE", "x", "1"]);
+        t.now.mono_ns += 1_000_000;
+        t.now.unix_us += 1000;
+        assert_eq!(t.cmd(c, &["RANDOMKEY"]), Frame::Null);
+        assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
+    }
 }
