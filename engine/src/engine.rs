@@ -238,8 +238,10 @@ impl Engine {
                     break;
                 }
                 Err(e) => {
-                    let proto = c.protocol;
-                    ReplyWriter::new(&mut c.output, proto).error(&format!("ERR {}", e.message()));
+                    // Raw bytes: Redis echoes a non-ASCII byte after "got '" verbatim.
+                    c.output.extend_from_slice(b"-ERR ");
+                    c.output.extend_from_slice(&e.message_bytes());
+                    c.output.extend_from_slice(b"\r\n");
                     self.close(client, CloseReason::ProtocolError);
                     break;
                 }

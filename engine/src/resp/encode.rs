@@ -231,12 +231,12 @@ pub fn format_g17(d: f64) -> String {
             "0".into()
         };
     }
-    let exp = d.abs().log10().floor() as i32;
-    // %g picks exponential form when exp < -4 or exp >= precision.
+    // `{:.16e}` rounds to 17 significant digits, as %g does, and tells the
+    // exponent after rounding; %g picks exponential form when it is < -4 or
+    // >= the precision.
     let sci = format!("{:.16e}", d);
     let (mant, e) = sci.split_once('e').expect("exponent");
     let e: i32 = e.parse().expect("exponent digits");
-    let _ = exp;
     if !(-4..17).contains(&e) {
         let mant = trim_zeros(mant);
         let sign = if e < 0 { '-' } else { '+' };
@@ -293,7 +293,7 @@ mod tests {
         assert_eq!(format_double(10.5), "10.5");
         assert_eq!(format_double(0.1), "0.10000000000000001");
         assert_eq!(format_double(1e20), "1e+20");
-        assert_eq!(format_double(1.5e-5), "1.5000000000000001e-05");
+        assert_eq!(format_double(1.5e-5), "1.5e-05");
         assert_eq!(format_double(f64::INFINITY), "inf");
     }
 

@@ -51,23 +51,7 @@ const AGGREGATE_PREALLOC_MAX: usize = 1024;
 /// least half of it), which keeps compaction amortised O(1) per byte.
 const COMPACT_MIN_BYTES: usize = 4 * 1024;
 
-/// Encodes one request as a RESP multibulk: `*N\r\n` then `$len\r\narg\r\n`
-/// per argument.
-pub fn encode_request(args: &[&[u8]]) -> Vec<u8> {
-    let payload: usize = args.iter().map(|a| a.len() + 16).sum();
-    let mut out = Vec::with_capacity(payload + 16);
-    out.push(b'*');
-    out.extend_from_slice(args.len().to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for arg in args {
-        out.push(b'$');
-        out.extend_from_slice(arg.len().to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
+pub use super::encode::encode_request;
 
 /// The kinds of aggregate a decoder can be inside of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -447,7 +431,7 @@ impl Frame {
             Frame::Integer(n) => out.push_str(&format!("(integer) {n}")),
             Frame::Double(d) => {
                 out.push_str("(double) ");
-                out.push_str(&format_double_g17(*d));
+                out.push_str(&super::encode::format_double(*d));
             }
             Frame::BigNumber(n) => {
                 out.push_str("(big number) ");
@@ -558,45 +542,6 @@ fn repr(bytes: &[u8]) -> String {
     }
     out.push('"');
     out
-}
-
-/// C's `printf("%.17g", d)`, as Redis 7.0 formats doubles in RESP3.
-fn format_double_g17(d: f64) -> String {
-    const PRECISION: i32 = 17;
-    if d.is_nan() {
-        return "nan".into();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if d == 0.0 {
-        return if d.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    // `{:.16e}` rounds to 17 significant digits, as %g does, and tells the
-    // exponent after rounding.
-    let sci = format!("{:.16e}", d);
-    let (mantissa, exp) = sci.split_once('e').expect("exponent in {:e} output");
-    let exp: i32 = exp.parse().expect("integer exponent");
-    if !(-4..PRECISION).contains(&exp) {
-        let mantissa = strip_fraction_zeros(mantissa);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        let decimals = (PRECISION - 1 - exp) as usize;
-        strip_fraction_zeros(&format!("{:.*}", decimals, d)).to_string()
-    }
-}
-
-fn strip_fraction_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
 }
 
 #[cfg(test)]
