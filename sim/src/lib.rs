@@ -1,7 +1,23 @@
 //! seedkv-sim: a deterministic discrete-event simulator that drives the
 //! seedkv engine with seeded network, clock, cost and fault models, records
 //! what clients observe, and checks it.
+//!
+//! A run is a pure function of its [`run::RunConfig`] (seed, planted bug,
+//! overrides): the same config gives the same trace hash on every machine.
+//! Start at [`run::run`]; the world itself is in [`world`].
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod client;
+pub mod cost;
 pub mod history;
+pub mod knobs;
+pub mod net;
+pub mod queue;
+pub mod rng;
+pub mod run;
+pub mod shrink;
+pub mod sweep;
+pub mod trace;
+pub mod workload;
+pub mod world;

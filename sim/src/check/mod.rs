@@ -3,6 +3,10 @@
 
 use crate::history::History;
 
+pub mod atomicity;
+pub mod liveness;
+pub mod pipeline;
+
 pub mod model;
 
 /// What a checker knows about the run besides the history.
@@ -30,5 +34,10 @@ pub trait Checker {
 
 /// Every checker, run on every seed, in this order.
 pub fn all() -> Vec<Box<dyn Checker>> {
-    vec![Box::new(model::ReferenceModel)]
+    vec![
+        Box::new(pipeline::PipelineOrder),
+        Box::new(liveness::Liveness),
+        Box::new(atomicity::IncrAtomicity),
+        Box::new(model::ReferenceModel),
+    ]
 }

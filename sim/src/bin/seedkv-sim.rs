@@ -1,0 +1,283 @@
+//! The simulator's command line: `run`, `sweep` and `replay`.
+//!
+//! Any failure prints one line that reproduces it and exits non-zero.
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use seedkv_engine::PlantedBug;
+use seedkv_sim::knobs::Overrides;
+use seedkv_sim::run::{check_determinism, run, RunConfig, RunOptions, RunReport};
+use seedkv_sim::shrink::shrink;
+use seedkv_sim::sweep::{sweep, SweepConfig};
+
+#[derive(Parser)]
+#[command(name = "seedkv-sim", about = "Deterministic simulation testing for seedkv")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one seed (twice, comparing trace hashes) and check it.
+    Run {
+        #[arg(long)]
+        seed: u64,
+        #[command(flatten)]
+        knobs: KnobArgs,
+        /// Print the event trace.
+        #[arg(long)]
+        trace: bool,
+        /// Do not minimise a failing run.
+        #[arg(long)]
+        no_shrink: bool,
+    },
+    /// Run many seeds in parallel and print a summary.
+    Sweep {
+        /// How many seeds.
+        #[arg(long, default_value_t = 1000)]
+        seeds: u64,
+        /// The first seed.
+        #[arg(long, default_value_t = 0)]
+        start: u64,
+        /// Worker threads (default: available cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only shard I of N (seeds with seed % N == I), as `I/N`.
+        #[arg(long)]
+        shard: Option<String>,
+        #[command(flatten)]
+        knobs: KnobArgs,
+        /// Do not minimise the first failure.
+        #[arg(long)]
+        no_shrink: bool,
+    },
+    /// Re-run one seed exactly, optionally printing its event trace.
+    Replay {
+        #[arg(long)]
+        seed: u64,
+        #[command(flatten)]
+        knobs: KnobArgs,
+        #[arg(long)]
+        trace: bool,
+    },
+}
+
+#[derive(Args, Clone)]
+struct KnobArgs {
+    /// A planted engine bug, by name.
+    #[arg(long)]
+    bug: Option<String>,
+    /// Override the number of clients.
+    #[arg(long)]
+    clients: Option<u32>,
+    /// Override the number of requests.
+    #[arg(long)]
+    ops: Option<u64>,
+    /// Inject no faults.
+    #[arg(long)]
+    no_faults: bool,
+}
+
+impl KnobArgs {
+    fn bug(&self) -> Result<Option<PlantedBug>, String> {
+        match &self.bug {
+            None => Ok(None),
+            Some(name) => PlantedBug::from_name(name).map(Some).ok_or_else(|| {
+                let names: Vec<&str> = PlantedBug::ALL.iter().map(|b| b.name()).collect();
+                format!("unknown bug {name:?}; known: {}", names.join(", "))
+            }),
+        }
+    }
+
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            clients: self.clients,
+            ops: self.ops,
+            no_faults: self.no_faults,
+        }
+    }
+
+    fn config(&self, seed: u64) -> Result<RunConfig, String> {
+        Ok(RunConfig {
+            seed,
+            bug: self.bug()?,
+            overrides: self.overrides(),
+        })
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            seed,
+            knobs,
+            trace,
+            no_shrink,
+        } => knobs.config(seed).map(|c| cmd_run(&c, trace, no_shrink)),
+        Command::Replay { seed, knobs, trace } => knobs.config(seed).map(|c| cmd_replay(&c, trace)),
+        Command::Sweep {
+            seeds,
+            start,
+            jobs,
+            shard,
+            knobs,
+            no_shrink,
+        } => parse_shard(shard.as_deref()).and_then(|(shard_index, shard_count)| {
+            Ok(cmd_sweep(
+                SweepConfig {
+                    start,
+                    seeds_count: seeds,
+                    jobs: jobs.unwrap_or_else(|| {
+                        std::thread::available_parallelism().map_or(1, |n| n.get())
+                    }),
+                    shard_index,
+                    shard_count,
+                    bug: knobs.bug()?,
+                    overrides: knobs.overrides(),
+                    stop_at_first_failure: false,
+                },
+                no_shrink,
+            ))
+        }),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("seedkv-sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn parse_shard(s: Option<&str>) -> Result<(u64, u64), String> {
+    let Some(s) = s else { return Ok((0, 1)) };
+    let (i, n) = s.split_once('/').ok_or("--shard wants I/N")?;
+    let i: u64 = i.parse().map_err(|_| "--shard: bad I")?;
+    let n: u64 = n.parse().map_err(|_| "--shard: bad N")?;
+    if n == 0 || i >= n {
+        return Err("--shard I/N needs 0 <= I < N".into());
+    }
+    Ok((i, n))
+}
+
+fn describe(report: &RunReport) {
+    let k = &report.knobs;
+    let names: Vec<&str> = k.workloads.iter().map(|w| w.name()).collect();
+    println!(
+        "seed {}: {} clients, {} requests, workloads [{}], latency {} us, faults {:?}",
+        report.config.seed,
+        k.clients_count,
+        k.ops_count,
+        names.join(" "),
+        k.net.latency_ns / 1000,
+        k.faults
+    );
+    println!(
+        "  {} commands executed, {} events, {} faults, {:.3} s simulated in {:.3} s wall ({:.3} s simulating), trace hash {:016x}",
+        report.commands_count,
+        report.stats.events_count,
+        report.stats.faults_count,
+        report.sim_ns as f64 / 1e9,
+        report.wall.as_secs_f64(),
+        report.run_wall.as_secs_f64(),
+        report.trace_hash
+    );
+}
+
+/// Prints a failing report, shrinks it (unless told not to) and prints the
+/// repro lines.
+fn report_failure(report: RunReport, no_shrink: bool) {
+    for v in &report.violations {
+        println!("FAIL [{}] {}", v.checker, v.message);
+    }
+    println!("repro: {}", report.config.repro_line());
+    if no_shrink {
+        return;
+    }
+    let checker = report.first_checker().unwrap_or("?");
+    let shrunk = shrink(report);
+    println!(
+        "shrunk in {} runs: {} clients, {} requests, faults {} (still fails {checker})",
+        shrunk.runs_count,
+        shrunk.report.knobs.clients_count,
+        shrunk.report.knobs.ops_count,
+        if shrunk.config.overrides.no_faults { "off" } else { "on" },
+    );
+    println!("repro (shrunk): {}", shrunk.config.repro_line());
+}
+
+fn cmd_run(config: &RunConfig, trace: bool, no_shrink: bool) -> bool {
+    if trace {
+        return cmd_replay(config, true);
+    }
+    match check_determinism(config) {
+        Ok(report) => {
+            describe(&report);
+            if report.failed() {
+                report_failure(report, no_shrink);
+                return false;
+            }
+            println!("ok (deterministic: two runs, equal trace hashes)");
+            true
+        }
+        Err(v) => {
+            println!("FAIL [{}] {}", v.checker, v.message);
+            println!("repro: {}", config.repro_line());
+            false
+        }
+    }
+}
+
+fn cmd_replay(config: &RunConfig, trace: bool) -> bool {
+    let report = run(
+        config,
+        RunOptions {
+            print_trace: trace,
+            ..RunOptions::default()
+        },
+    );
+    describe(&report);
+    if report.failed() {
+        report_failure(report, true);
+        return false;
+    }
+    println!("ok");
+    true
+}
+
+fn cmd_sweep(config: SweepConfig, no_shrink: bool) -> bool {
+    let total = (config.seeds_count + config.shard_count - 1 - config.shard_index.min(config.seeds_count))
+        / config.shard_count;
+    let bar = ProgressBar::new(total.max(1));
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {elapsed_precise} eta {eta}  {msg}")
+            .expect("template"),
+    );
+    let failures = std::sync::atomic::AtomicU64::new(0);
+    let summary = sweep(&config, &|r: &RunReport| {
+        if r.failed() {
+            let n = failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            bar.set_message(format!("{n} failing"));
+        }
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    println!("sweep summary");
+    print!("{}", summary.table(config.jobs));
+    if summary.failures_count == 0 {
+        return true;
+    }
+    for r in summary.failures.iter().take(10) {
+        let v = &r.violations[0];
+        println!("seed {} FAIL [{}] {}", r.config.seed, v.checker, v.message);
+    }
+    let mut failures = summary.failures;
+    let first = failures.remove(0);
+    report_failure(first, no_shrink);
+    false
+}

@@ -1,0 +1,160 @@
+//! Everything that varies between runs, drawn from the run seed ("swarm
+//! testing": each seed explores its own corner), plus the overrides a
+//! person or the shrinker may set on the command line. Overrides are applied
+//! after drawing, so overriding one knob leaves every other draw unchanged.
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::net::NetKnobs;
+use crate::rng::{stream, stream_rng};
+use crate::workload::WorkloadKind;
+
+/// Simulated clients at most (also the bound on the `--clients` override).
+pub const CLIENTS_MAX: u32 = 64;
+/// Clients drawn per seed: 2 ..= this.
+pub const CLIENTS_DRAWN_MAX: u32 = 12;
+/// Requests per run drawn per seed: this range.
+pub const OPS_DRAWN_MIN: u64 = 2_000;
+pub const OPS_DRAWN_MAX: u64 = 30_000;
+/// Requests per run at most (bound on the `--ops` override).
+pub const OPS_MAX: u64 = 100_000_000;
+/// Largest forward jump of the wall clock.
+pub const CLOCK_JUMP_MS_MAX: u64 = 10_000;
+/// Longest global idle period (no client sends anything).
+pub const IDLE_MS_MAX: u64 = 5_000;
+
+/// Fault knobs, drawn per seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultKnobs {
+    /// Chance per sent batch of a connection reset while it is delivered
+    /// (mid-request), per mille: 0 ..= 30.
+    pub reset_request_per_mille: u32,
+    /// Chance per server write of a reset while it is delivered (mid-reply),
+    /// per mille: 0 ..= 30.
+    pub reset_reply_per_mille: u32,
+    /// Chance per completed batch that the client closes its connection and
+    /// reconnects, per mille: 0 ..= 20.
+    pub disconnect_per_mille: u32,
+    /// Chance per sent batch that the wall clock jumps forward by up to
+    /// [`CLOCK_JUMP_MS_MAX`], per mille: 0 ..= 5. Monotonic time never jumps.
+    pub clock_jump_per_mille: u32,
+    /// Chance per sent batch of a global idle period of up to
+    /// [`IDLE_MS_MAX`], per mille: 0 ..= 5.
+    pub idle_per_mille: u32,
+    /// Faults stop once this share of the request budget was sent, per
+    /// mille: 500 ..= 900. Liveness is judged after that.
+    pub stop_per_mille: u32,
+}
+
+impl FaultKnobs {
+    pub fn none() -> FaultKnobs {
+        FaultKnobs {
+            reset_request_per_mille: 0,
+            reset_reply_per_mille: 0,
+            disconnect_per_mille: 0,
+            clock_jump_per_mille: 0,
+            idle_per_mille: 0,
+            stop_per_mille: 0,
+        }
+    }
+
+    fn draw(rng: &mut ChaCha8Rng) -> FaultKnobs {
+        let mut maybe = |max: u32| if rng.gen_bool(0.6) { rng.gen_range(0..=max) } else { 0 };
+        let reset_request_per_mille = maybe(30);
+        let reset_reply_per_mille = maybe(30);
+        let disconnect_per_mille = maybe(20);
+        let clock_jump_per_mille = maybe(5);
+        let idle_per_mille = maybe(5);
+        FaultKnobs {
+            reset_request_per_mille,
+            reset_reply_per_mille,
+            disconnect_per_mille,
+            clock_jump_per_mille,
+            idle_per_mille,
+            stop_per_mille: rng.gen_range(500..=900),
+        }
+    }
+}
+
+/// Command-line overrides (None: use the drawn value).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub clients: Option<u32>,
+    pub ops: Option<u64>,
+    pub no_faults: bool,
+}
+
+impl Overrides {
+    /// The flags that reproduce these overrides, for repro lines.
+    pub fn flags(&self) -> String {
+        let mut s = String::new();
+        if let Some(c) = self.clients {
+            s.push_str(&format!(" --clients {c}"));
+        }
+        if let Some(o) = self.ops {
+            s.push_str(&format!(" --ops {o}"));
+        }
+        if self.no_faults {
+            s.push_str(" --no-faults");
+        }
+        s
+    }
+}
+
+/// All knobs of one run.
+#[derive(Clone, Debug)]
+pub struct Knobs {
+    pub clients_count: u32,
+    pub ops_count: u64,
+    /// Workloads in this run; client `i` runs `workloads[i % len]`.
+    pub workloads: Vec<WorkloadKind>,
+    pub net: NetKnobs,
+    pub faults: FaultKnobs,
+}
+
+impl Knobs {
+    /// Draws the knobs of `seed`, then applies `overrides`.
+    pub fn draw(seed: u64, overrides: &Overrides) -> Knobs {
+        let mut rng = stream_rng(seed, stream::KNOBS, 0);
+        let clients_count = rng.gen_range(2..=CLIENTS_DRAWN_MAX);
+        let ops_count = rng.gen_range(OPS_DRAWN_MIN..=OPS_DRAWN_MAX);
+        let mut workloads: Vec<WorkloadKind> = WorkloadKind::ALL
+            .iter()
+            .copied()
+            .filter(|_| rng.gen_bool(0.6))
+            .collect();
+        if workloads.is_empty() {
+            workloads.push(WorkloadKind::ALL[rng.gen_range(0..WorkloadKind::ALL.len())]);
+        }
+        // Shuffle so that which workloads get the extra clients varies.
+        for i in (1..workloads.len()).rev() {
+            let j = rng.gen_range(0..=i);
+            workloads.swap(i, j);
+        }
+        let net = NetKnobs::draw(&mut rng);
+        let faults_on = rng.gen_bool(0.85);
+        let drawn_faults = FaultKnobs::draw(&mut rng);
+        let mut knobs = Knobs {
+            clients_count,
+            ops_count,
+            workloads,
+            net,
+            faults: if faults_on { drawn_faults } else { FaultKnobs::none() },
+        };
+        if let Some(c) = overrides.clients {
+            knobs.clients_count = c.clamp(1, CLIENTS_MAX);
+        }
+        if let Some(o) = overrides.ops {
+            knobs.ops_count = o.clamp(1, OPS_MAX);
+        }
+        if overrides.no_faults {
+            knobs.faults = FaultKnobs::none();
+        }
+        knobs
+    }
+
+    pub fn workload_of(&self, client: u32) -> WorkloadKind {
+        self.workloads[client as usize % self.workloads.len()]
+    }
+}

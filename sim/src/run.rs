@@ -1,0 +1,173 @@
+//! One run: draw the knobs of a seed, build the world, run it, check the
+//! history. Also the repro line that reproduces a run from the shell.
+
+use std::time::{Duration, Instant};
+
+use seedkv_engine::PlantedBug;
+
+use crate::check::{self, RunFacts, Violation};
+use crate::cost::CostModel;
+use crate::history::History;
+use crate::knobs::{Knobs, Overrides};
+use crate::trace::first_divergence;
+use crate::world::{World, WorldStats, LIVENESS_BOUND_NS};
+
+/// Everything that determines a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunConfig {
+    pub seed: u64,
+    pub bug: Option<PlantedBug>,
+    pub overrides: Overrides,
+}
+
+impl RunConfig {
+    pub fn new(seed: u64) -> RunConfig {
+        RunConfig {
+            seed,
+            ..RunConfig::default()
+        }
+    }
+
+    /// The flags after the subcommand that reproduce this run.
+    pub fn flags(&self) -> String {
+        let mut s = format!("--seed {}", self.seed);
+        if let Some(b) = self.bug {
+            s.push_str(&format!(" --bug {}", b.name()));
+        }
+        s.push_str(&self.overrides.flags());
+        s
+    }
+
+    /// One copy-pasteable line that replays this run with its event trace.
+    pub fn repro_line(&self) -> String {
+        format!("cargo run --release -p seedkv-sim -- replay {} --trace", self.flags())
+    }
+}
+
+/// How to run (not what: that is [`RunConfig`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Print the event trace to stdout.
+    pub print_trace: bool,
+    /// Keep the per-event hash log (for divergence reports).
+    pub record_event_hashes: bool,
+    /// Keep the history in the report.
+    pub keep_history: bool,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunReport {
+    pub config: RunConfig,
+    pub knobs: Knobs,
+    pub trace_hash: u64,
+    pub event_hashes: Vec<u64>,
+    pub violations: Vec<Violation>,
+    /// Requests the engine executed.
+    pub commands_count: u64,
+    pub ops_count: u64,
+    pub sim_ns: u64,
+    pub wall: Duration,
+    /// Wall time of the simulation alone (the rest went to checkers).
+    pub run_wall: Duration,
+    pub stats: WorldStats,
+    pub history: Option<History>,
+}
+
+impl RunReport {
+    pub fn failed(&self) -> bool {
+        !self.violations.is_empty()
+    }
+
+    /// The first violated checker's name.
+    pub fn first_checker(&self) -> Option<&'static str> {
+        self.violations.first().map(|v| v.checker)
+    }
+}
+
+/// The facts checkers get besides the history.
+pub fn facts_for(config: &RunConfig, knobs: &Knobs) -> RunFacts {
+    let cost = CostModel::default();
+    RunFacts {
+        seed: config.seed,
+        // A fast command alone: two one-way trips, its own CPU time, and a
+        // full CPU turn of every other client's work queued ahead of it.
+        fast_latency_bound_ns: 2 * knobs.net.one_way_ns_max()
+            + (knobs.clients_count as u64 + 1) * cost.fast_command_ns_max(),
+        liveness_bound_ns: LIVENESS_BOUND_NS,
+    }
+}
+
+/// Runs `config` and checks it.
+pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
+    let started = Instant::now();
+    let knobs = Knobs::draw(config.seed, &config.overrides);
+    let mut world = World::new(
+        config.seed,
+        knobs.clone(),
+        config.bug,
+        options.record_event_hashes,
+        options.print_trace,
+    );
+    world.run();
+    let run_wall = started.elapsed();
+    let facts = facts_for(config, &knobs);
+    let history = std::mem::take(&mut world.history);
+    let mut violations = Vec::new();
+    for checker in check::all() {
+        if let Err(v) = checker.check(&history, &facts) {
+            violations.push(v);
+        }
+    }
+    if world.stats.bound_hit {
+        violations.push(Violation {
+            checker: "bounds",
+            message: format!(
+                "the run hit a hard bound after {} events at {} ns",
+                world.stats.events_count,
+                world.now_ns()
+            ),
+        });
+    }
+    RunReport {
+        config: config.clone(),
+        knobs,
+        trace_hash: world.trace.value(),
+        event_hashes: world.trace.take_log(),
+        violations,
+        commands_count: history.executions.len() as u64,
+        ops_count: history.ops.len() as u64,
+        sim_ns: history.end_ns,
+        wall: started.elapsed(),
+        run_wall,
+        stats: world.stats.clone(),
+        history: options.keep_history.then_some(history),
+    }
+}
+
+/// Runs `config` twice and compares trace hashes. On a mismatch, names the
+/// first event at which the two runs diverged.
+pub fn check_determinism(config: &RunConfig) -> Result<RunReport, Violation> {
+    let options = RunOptions {
+        record_event_hashes: true,
+        ..RunOptions::default()
+    };
+    let a = run(config, options);
+    let b = run(config, options);
+    if a.trace_hash == b.trace_hash && a.event_hashes == b.event_hashes {
+        return Ok(a);
+    }
+    let at = first_divergence(&a.event_hashes, &b.event_hashes);
+    Err(Violation {
+        checker: "determinism",
+        message: format!(
+            "seed {}: trace hashes differ ({:016x} vs {:016x}); first diverging event: #{} \
+             (replay with --trace and compare the line numbered {})",
+            config.seed,
+            a.trace_hash,
+            b.trace_hash,
+            at.map_or("?".into(), |i| (i + 1).to_string()),
+            at.map_or("?".into(), |i| (i + 1).to_string()),
+        ),
+    })
+}

@@ -1,0 +1,129 @@
+//! Sweeps: many seeds over worker threads (threads live only here, in the
+//! CLI's driver — a run itself is single-threaded and deterministic), with
+//! a summary of what was simulated and how fast.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use seedkv_engine::PlantedBug;
+
+use crate::knobs::Overrides;
+use crate::run::{run, RunConfig, RunOptions, RunReport};
+
+/// Worker threads at most.
+pub const SWEEP_JOBS_MAX: usize = 256;
+/// Failures kept in full (the rest are only counted).
+pub const SWEEP_FAILURES_KEPT_MAX: usize = 100;
+
+#[derive(Clone, Debug)]
+pub struct SweepConfig {
+    pub start: u64,
+    pub seeds_count: u64,
+    pub jobs: usize,
+    /// Run only seeds with `seed % shard_count == shard_index`.
+    pub shard_index: u64,
+    pub shard_count: u64,
+    pub bug: Option<PlantedBug>,
+    pub overrides: Overrides,
+    /// Stop at the first failure (used by tests that hunt planted bugs).
+    pub stop_at_first_failure: bool,
+}
+
+/// Totals over a sweep.
+#[derive(Debug, Default)]
+pub struct SweepSummary {
+    pub seeds_count: u64,
+    pub commands_count: u64,
+    pub ops_count: u64,
+    pub faults_count: u64,
+    pub events_count: u64,
+    pub sim_ns: u64,
+    pub wall: Duration,
+    /// Summed wall time of the runs (CPU time of workers, roughly).
+    pub run_wall: Duration,
+    pub failures_count: u64,
+    /// Failing runs, lowest seed first.
+    pub failures: Vec<RunReport>,
+}
+
+impl SweepSummary {
+    pub fn table(&self, jobs: usize) -> String {
+        let wall_s = self.wall.as_secs_f64().max(1e-9);
+        let run_s = self.run_wall.as_secs_f64().max(1e-9);
+        let sim_s = self.sim_ns as f64 / 1e9;
+        let mut t = String::new();
+        let mut row = |k: &str, v: String| t.push_str(&format!("  {k:<34} {v}\n"));
+        row("seeds", self.seeds_count.to_string());
+        row("simulated commands", self.commands_count.to_string());
+        row("requests sent", self.ops_count.to_string());
+        row("faults injected", self.faults_count.to_string());
+        row("events", self.events_count.to_string());
+        row("simulated time", format!("{sim_s:.1} s"));
+        row("wall time", format!("{wall_s:.2} s ({jobs} jobs)"));
+        row("failures", self.failures_count.to_string());
+        row("commands per wall second", format!("{:.0}", self.commands_count as f64 / wall_s));
+        row(
+            "commands per wall second per core",
+            format!("{:.0}", self.commands_count as f64 / run_s),
+        );
+        row("seeds per wall second", format!("{:.1}", self.seeds_count as f64 / wall_s));
+        row("simulated / wall time (per core)", format!("{:.0}x", sim_s / run_s));
+        t
+    }
+}
+
+/// Runs the sweep; `on_done` is called after each seed (for progress).
+pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> SweepSummary {
+    assert!(config.shard_count >= 1 && config.shard_index < config.shard_count);
+    let jobs = config.jobs.clamp(1, SWEEP_JOBS_MAX);
+    let started = Instant::now();
+    let next = AtomicU64::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let summary = Mutex::new(SweepSummary::default());
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= config.seeds_count {
+                    break;
+                }
+                let seed = config.start + i;
+                if seed % config.shard_count != config.shard_index {
+                    continue;
+                }
+                let rc = RunConfig {
+                    seed,
+                    bug: config.bug,
+                    overrides: config.overrides.clone(),
+                };
+                let report = run(&rc, RunOptions::default());
+                on_done(&report);
+                let mut sum = summary.lock().expect("summary lock");
+                sum.seeds_count += 1;
+                sum.commands_count += report.commands_count;
+                sum.ops_count += report.ops_count;
+                sum.faults_count += report.stats.faults_count;
+                sum.events_count += report.stats.events_count;
+                sum.sim_ns += report.sim_ns;
+                sum.run_wall += report.wall;
+                if report.failed() {
+                    sum.failures_count += 1;
+                    if config.stop_at_first_failure {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if sum.failures.len() < SWEEP_FAILURES_KEPT_MAX {
+                        sum.failures.push(report);
+                    }
+                }
+            });
+        }
+    });
+    let mut summary = summary.into_inner().expect("summary lock");
+    summary.failures.sort_by_key(|r| r.config.seed);
+    summary.wall = started.elapsed();
+    summary
+}

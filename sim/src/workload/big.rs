@@ -1,0 +1,106 @@
+//! O(N) commands: fill a large key set with MSET, list it with KEYS, delete
+//! it with DEL (or UNLINK) of many keys at once — each of those blocks
+//! every other client for its whole duration, which the PING workload next
+//! to it measures. Only `big:<client>:` keys are touched (never FLUSHDB,
+//! which would wipe the other workloads' keys).
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::{prefixed_value, Request, Workload, WorkloadKind};
+
+/// Keys per MSET at most.
+pub const BIG_MSET_KEYS_MAX: u64 = 500;
+/// Keys per DEL at most.
+pub const BIG_DEL_KEYS_MAX: u64 = 5_000;
+/// The key set grows to a size drawn in this range.
+pub const BIG_KEYS_MIN: u64 = 2_000;
+pub const BIG_KEYS_MAX: u64 = 30_000;
+/// Pauses between batches: this range.
+pub const BIG_THINK_NS_MIN: u64 = 1_000_000;
+pub const BIG_THINK_NS_MAX: u64 = 10_000_000;
+
+enum Phase {
+    Fill,
+    List,
+    Delete,
+}
+
+pub struct Big {
+    client: u32,
+    target: u64,
+    /// Live keys are `big:<client>:<n>` for n in low..high.
+    low: u64,
+    high: u64,
+    phase: Phase,
+}
+
+impl Big {
+    pub fn new(client: u32, rng: &mut ChaCha8Rng) -> Big {
+        Big {
+            client,
+            target: rng.gen_range(BIG_KEYS_MIN..=BIG_KEYS_MAX),
+            low: 0,
+            high: 0,
+            phase: Phase::Fill,
+        }
+    }
+
+    fn key(&self, n: u64) -> Vec<u8> {
+        format!("big:{}:{}", self.client, n).into_bytes()
+    }
+}
+
+impl Workload for Big {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::Big
+    }
+
+    fn next_batch(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
+        match self.phase {
+            Phase::Fill => {
+                let n = BIG_MSET_KEYS_MAX.min(self.target - (self.high - self.low)).max(1);
+                let mut r = Vec::with_capacity(1 + 2 * n as usize);
+                r.push(b"MSET".to_vec());
+                for _ in 0..n {
+                    let k = self.key(self.high);
+                    let v = prefixed_value(&k, "big");
+                    self.high += 1;
+                    r.push(k);
+                    r.push(v);
+                }
+                batch.push(r);
+                if self.high - self.low >= self.target {
+                    self.phase = Phase::List;
+                }
+            }
+            Phase::List => {
+                let pattern = format!("big:{}:*", self.client).into_bytes();
+                batch.push(vec![b"KEYS".to_vec(), pattern]);
+                if rng.gen_bool(0.5) {
+                    batch.push(vec![b"DBSIZE".to_vec()]);
+                }
+                self.phase = Phase::Delete;
+            }
+            Phase::Delete => {
+                let n = rng.gen_range(1..=BIG_DEL_KEYS_MAX).min(self.high - self.low);
+                let name: &[u8] = if rng.gen_bool(0.3) { b"UNLINK" } else { b"DEL" };
+                let mut r = Vec::with_capacity(1 + n as usize);
+                r.push(name.to_vec());
+                for _ in 0..n {
+                    r.push(self.key(self.low));
+                    self.low += 1;
+                }
+                batch.push(r);
+                if self.low == self.high {
+                    self.target = rng.gen_range(BIG_KEYS_MIN..=BIG_KEYS_MAX);
+                    self.phase = Phase::Fill;
+                }
+            }
+        }
+    }
+
+    fn think_ns(&mut self, rng: &mut ChaCha8Rng) -> u64 {
+        rng.gen_range(BIG_THINK_NS_MIN..=BIG_THINK_NS_MAX)
+    }
+}

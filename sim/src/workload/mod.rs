@@ -1,0 +1,116 @@
+//! Workloads: what a simulated client asks the server. Each lives in its own
+//! file behind the [`Workload`] trait; adding one is a new file, a variant in
+//! [`WorkloadKind`] and a line in [`WorkloadKind::build`].
+//!
+//! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
+//! `scan:`, `ttl:`, `big:`), so a checker can reason about one workload's
+//! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
+//! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
+//! checker tell a reply that belongs to another key.
+
+use rand_chacha::ChaCha8Rng;
+use seedkv_engine::resp::Frame;
+
+pub mod big;
+pub mod counter;
+pub mod kv;
+pub mod pipeline;
+pub mod ping;
+pub mod scan;
+pub mod ttl;
+
+/// One request: the command name then its arguments.
+pub type Request = Vec<Vec<u8>>;
+
+/// Requests in one batch (a pipeline) at most.
+pub const BATCH_REQUESTS_MAX: usize = 1000;
+
+/// Namespaces whose values always start with `<key>|`.
+pub const PREFIXED_NAMESPACES: &[&[u8]] = &[b"kv:", b"ttl:", b"pipe:", b"scan:", b"big:"];
+
+/// A client's behaviour: what to send next, and what to make of replies.
+pub trait Workload {
+    fn kind(&self) -> WorkloadKind;
+
+    /// Appends the next batch (1 ..= [`BATCH_REQUESTS_MAX`] requests, sent
+    /// as one pipeline) to `batch`.
+    fn next_batch(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>);
+
+    /// The reply to one of this workload's requests, in request order;
+    /// `None` when the connection died before it came.
+    fn on_reply(&mut self, _request: &Request, _reply: Option<&Frame>) {}
+
+    /// Virtual time to wait between the end of a batch and the next one.
+    fn think_ns(&mut self, rng: &mut ChaCha8Rng) -> u64;
+}
+
+/// The workloads there are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WorkloadKind {
+    /// GET/SET/DEL/EXISTS/APPEND/MSET/MGET over five keys (conflicts).
+    Kv,
+    /// INCR on three shared counters, and GETs of them.
+    Counter,
+    /// Pipelines of depth 1 ..= 1000 of PING/SET/GET/INCR.
+    Pipeline,
+    /// SCAN iterations while inserting and deleting enough keys to force
+    /// rehash growth and shrink.
+    Scan,
+    /// SET EX/PX, EXPIRE, TTL, PTTL while the clock advances.
+    Ttl,
+    /// O(N) commands: MSET of many keys, KEYS, DEL of many keys.
+    Big,
+    /// A PING every millisecond or two, to measure head-of-line blocking.
+    Ping,
+}
+
+impl WorkloadKind {
+    pub const ALL: &'static [WorkloadKind] = &[
+        WorkloadKind::Kv,
+        WorkloadKind::Counter,
+        WorkloadKind::Pipeline,
+        WorkloadKind::Scan,
+        WorkloadKind::Ttl,
+        WorkloadKind::Big,
+        WorkloadKind::Ping,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Kv => "kv",
+            WorkloadKind::Counter => "counter",
+            WorkloadKind::Pipeline => "pipeline",
+            WorkloadKind::Scan => "scan",
+            WorkloadKind::Ttl => "ttl",
+            WorkloadKind::Big => "big",
+            WorkloadKind::Ping => "ping",
+        }
+    }
+
+    /// A fresh workload for client `client`.
+    pub fn build(self, client: u32, rng: &mut ChaCha8Rng) -> Box<dyn Workload> {
+        match self {
+            WorkloadKind::Kv => Box::new(kv::Kv::new(client)),
+            WorkloadKind::Counter => Box::new(counter::Counter::new()),
+            WorkloadKind::Pipeline => Box::new(pipeline::Pipeline::new(client)),
+            WorkloadKind::Scan => Box::new(scan::Scan::new(client, rng)),
+            WorkloadKind::Ttl => Box::new(ttl::Ttl::new(client)),
+            WorkloadKind::Big => Box::new(big::Big::new(client, rng)),
+            WorkloadKind::Ping => Box::new(ping::Ping::new()),
+        }
+    }
+}
+
+/// A request from string-like parts.
+pub fn request(parts: &[&[u8]]) -> Request {
+    parts.iter().map(|p| p.to_vec()).collect()
+}
+
+/// A value for `key` that starts with `<key>|`.
+pub fn prefixed_value(key: &[u8], tag: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(key.len() + 1 + tag.len());
+    v.extend_from_slice(key);
+    v.push(b'|');
+    v.extend_from_slice(tag.as_bytes());
+    v
+}
