@@ -401,10 +401,10 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         .clients
         .values()
         .filter(|c| c.closing.is_none())
-        .filter(|c| addr.map_or(true, |a| c.info.addr.as_bytes() == a))
-        .filter(|c| laddr.map_or(true, |a| c.info.laddr.as_bytes() == a))
-        .filter(|c| id.map_or(true, |id| c.id.0 == id))
-        .filter(|_| client_type.map_or(true, |t| t == ClientType::Normal))
+        .filter(|c| addr.is_none_or(|a| c.info.addr.as_bytes() == a))
+        .filter(|c| laddr.is_none_or(|a| c.info.laddr.as_bytes() == a))
+        .filter(|c| id.is_none_or(|id| c.id.0 == id))
+        .filter(|_| client_type.is_none_or(|t| t == ClientType::Normal))
         .filter(|c| !(skipme && c.id == ctx.client_id))
         .map(|c| c.id)
         .collect();
