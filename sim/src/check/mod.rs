@@ -7,7 +7,9 @@ pub mod atomicity;
 pub mod liveness;
 pub mod pipeline;
 
+pub mod linearizability;
 pub mod model;
+pub mod scan;
 
 /// What a checker knows about the run besides the history.
 #[derive(Clone, Debug, Default)]

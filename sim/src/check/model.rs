@@ -584,7 +584,7 @@ enum Effect {
 
 /// Commands with neither the `write` nor the `readonly` flag that cannot
 /// change the keyspace or the connection's database.
-fn is_harmless(name: &str) -> bool {
+pub(crate) fn is_harmless(name: &str) -> bool {
     let top = name.split('|').next().unwrap_or(name);
     if matches!(name, "config|set" | "client|reply" | "debug") {
         return false;
@@ -601,7 +601,7 @@ fn is_harmless(name: &str) -> bool {
 
 /// Redis 7.0 commands whose only key is their first argument, for when the
 /// engine's table does not have them (yet).
-fn is_single_key_command(name: &str) -> bool {
+pub(crate) fn is_single_key_command(name: &str) -> bool {
     matches!(
         name,
         "hset" | "hsetnx" | "hmset" | "hdel" | "hincrby" | "hincrbyfloat" | "lpush" | "rpush"
