@@ -159,10 +159,7 @@ fn add(a: Ld, b: Ld) -> Rounded {
     } else if distance == 0 {
         (wide_b, false)
     } else {
-        (
-            wide_b >> distance,
-            wide_b & ((1u128 << distance) - 1) != 0,
-        )
+        (wide_b >> distance, wide_b & ((1u128 << distance) - 1) != 0)
     };
     shifted_b |= lost as u128;
     let sum = if a.neg == b.neg {
@@ -470,7 +467,7 @@ impl Big {
             }
         }
         let limbs = (n / 64) as usize;
-        self.0.splice(0..0, std::iter::repeat(0).take(limbs));
+        self.0.splice(0..0, vec![0u64; limbs]);
     }
 
     fn shr1(&mut self) {
@@ -616,7 +613,10 @@ mod tests {
         }
         assert_eq!(incr(Some("abc"), "1"), Err(NOT_A_FLOAT));
         assert_eq!(incr(Some("1e5000"), "1"), Err(NOT_A_FLOAT));
-        assert_eq!(incr(None, &"1".repeat(MAX_LONG_DOUBLE_CHARS)), Err(NOT_A_FLOAT));
+        assert_eq!(
+            incr(None, &"1".repeat(MAX_LONG_DOUBLE_CHARS)),
+            Err(NOT_A_FLOAT)
+        );
     }
 
     #[test]
@@ -641,7 +641,10 @@ mod tests {
         assert_eq!(max.len(), 4933);
         assert!(max.starts_with("118973149535723176502"));
         // %.17Lf rounds at the 17th decimal; exact ties go to even.
-        assert_eq!(incr(None, "0.000000000000000006").unwrap(), "0.00000000000000001");
+        assert_eq!(
+            incr(None, "0.000000000000000006").unwrap(),
+            "0.00000000000000001"
+        );
         assert_eq!(incr(None, "0.000000000000000004").unwrap(), "0");
         assert_eq!(incr(None, "0x1p-18").unwrap(), "0.00000381469726562");
         assert_eq!(incr(None, "0x3p-18").unwrap(), "0.00001144409179688");
@@ -649,7 +652,10 @@ mod tests {
         assert_eq!(incr(None, "0X1P+2").unwrap(), "4");
         assert_eq!(incr(None, "0x.8").unwrap(), "0.5");
         // 64-bit mantissa: 2^64 + 1 rounds to 2^64.
-        assert_eq!(incr(None, "18446744073709551617").unwrap(), "18446744073709551616");
+        assert_eq!(
+            incr(None, "18446744073709551617").unwrap(),
+            "18446744073709551616"
+        );
     }
 
     #[test]
@@ -658,7 +664,9 @@ mod tests {
         assert_eq!(incr(None, "0x1p-16445").unwrap(), "0");
         assert_eq!(incr(None, "0x1.8p-16446").unwrap(), "0");
         assert_eq!(incr(None, "0x1p-16446"), Err(NOT_A_FLOAT));
-        assert!(incr(None, "0x1p16383").unwrap().starts_with("594865747678615882542"));
+        assert!(incr(None, "0x1p16383")
+            .unwrap()
+            .starts_with("594865747678615882542"));
         assert_eq!(incr(None, "0x1p16384"), Err(NOT_A_FLOAT));
         assert!(incr(None, "0xffffffffffffffffp16320")
             .unwrap()

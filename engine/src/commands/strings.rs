@@ -360,7 +360,10 @@ fn parse_extended_options(
             o.xx = true;
         } else if opt.eq_ignore_ascii_case(b"get") && for_set {
             o.get = true;
-        } else if opt.eq_ignore_ascii_case(b"keepttl") && !o.persist && kind(&o).is_none() && for_set
+        } else if opt.eq_ignore_ascii_case(b"keepttl")
+            && !o.persist
+            && kind(&o).is_none()
+            && for_set
         {
             o.keep_ttl = true;
         } else if opt.eq_ignore_ascii_case(b"persist")
@@ -521,7 +524,8 @@ fn mget(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// MSET and MSETNX. Every pair is stored with its TTL cleared; a key given
 /// twice ends with its last value.
 fn mset_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], nx: bool) {
-    if args.len() % 2 == 0 {
+    // The name and then key/value pairs: an odd count.
+    if args.len() % 2 != 1 {
         let msg = format!(
             "ERR wrong number of arguments for '{}' command",
             ctx.spec.name
@@ -591,23 +595,18 @@ fn getex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         },
     };
     let _ = get_generic(ctx, key);
-    match when_ms {
-        Some((kind, ms)) if !kind.relative() && ms <= ctx.now_ms() => {
-            // An absolute time already past deletes the key at once (and,
-            // unlike expiry, is not counted in `expired_keys`).
+    if let Some((kind, ms)) = when_ms {
+        if !kind.relative() && ms <= ctx.now_ms() {
+            // An absolute time already past deletes the key after replying
+            // (and, unlike expiry, is not counted in `expired_keys`).
             let lazy = ctx.server.config.lazyfree_lazy_expire;
             ctx.delete(key, lazy);
-        }
-        Some((_, ms)) => {
+        } else {
             ctx.db().set_expire(key, ms);
             ctx.server.dirty += 1;
         }
-        None if opts.persist => {
-            if ctx.db().persist(key) {
-                ctx.server.dirty += 1;
-            }
-        }
-        None => {}
+    } else if opts.persist && ctx.db().persist(key) {
+        ctx.server.dirty += 1;
     }
 }
 
@@ -676,7 +675,12 @@ fn byte_range(len: usize, start: i64, end: i64) -> Option<(usize, usize)> {
         return None;
     }
     // Redis adds a size_t and a long long: the sum wraps rather than traps.
-    let start = if start < 0 { len.wrapping_add(start) } else { start }.max(0);
+    let start = if start < 0 {
+        len.wrapping_add(start)
+    } else {
+        start
+    }
+    .max(0);
     let end = if end < 0 { len.wrapping_add(end) } else { end }.max(0);
     let end = end.min(len - 1);
     if start > end || len == 0 {
@@ -772,7 +776,11 @@ fn incrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     match result {
         Ok(text) => {
-            ctx.store(key, Value::Str(RString::new(text.clone().into_bytes())), true);
+            ctx.store(
+                key,
+                Value::Str(RString::new(text.clone().into_bytes())),
+                true,
+            );
             ctx.bulk(text.as_bytes());
         }
         Err(e) => ctx.error(e),
@@ -833,9 +841,8 @@ fn lcs(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let cells = (a.len() as u64 + 1) * (b.len() as u64 + 1);
     if cells * 4 > ctx.server.config.proto_max_bulk_len_bytes as u64 {
-        return ctx.error(
-            "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
-        );
+        return ctx
+            .error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
     }
     ctx.work(cells / LCS_CELLS_PER_WORK_UNIT);
     let table = LcsTable::build(&a, &b);
@@ -1107,14 +1114,17 @@ mod tests {
         }
         assert_eq!(t.cmd(c, &["GET", "k"]), nil());
         // The largest absolute times are valid.
-        assert_eq!(t.cmd(c, &["SET", "k", "v", "EXAT", "9223372036854775"]), ok());
-        assert_eq!(expire_of(&t, "k"), Some(9_223_372_036_854_775_000));
-        assert_eq!(t.cmd(c, &["SET", "k", "v", "PXAT", "9223372036854775807"]), ok());
-        // An expire error comes before GET's reply.
         assert_eq!(
-            t.cmd(c, &["SET", "k", "v", "GET", "EX", "0"]),
-            invalid
+            t.cmd(c, &["SET", "k", "v", "EXAT", "9223372036854775"]),
+            ok()
         );
+        assert_eq!(expire_of(&t, "k"), Some(9_223_372_036_854_775_000));
+        assert_eq!(
+            t.cmd(c, &["SET", "k", "v", "PXAT", "9223372036854775807"]),
+            ok()
+        );
+        // An expire error comes before GET's reply.
+        assert_eq!(t.cmd(c, &["SET", "k", "v", "GET", "EX", "0"]), invalid);
     }
 
     #[test]
@@ -1229,7 +1239,10 @@ mod tests {
         assert_eq!(expire_of(&t, "k"), Some(NOW_MS + 10));
         assert_eq!(t.cmd(c, &["GETEX", "k", "EXAT", "1800000000"]), bulk("v"));
         assert_eq!(expire_of(&t, "k"), Some(1_800_000_000_000));
-        assert_eq!(t.cmd(c, &["GETEX", "k", "PXAT", "1800000000001"]), bulk("v"));
+        assert_eq!(
+            t.cmd(c, &["GETEX", "k", "PXAT", "1800000000001"]),
+            bulk("v")
+        );
         assert_eq!(expire_of(&t, "k"), Some(1_800_000_000_001));
         assert_eq!(t.cmd(c, &["GETEX", "k", "PERSIST"]), bulk("v"));
         assert_eq!(expire_of(&t, "k"), None);
@@ -1294,7 +1307,10 @@ mod tests {
         assert_eq!(t.cmd(c, &["SETRANGE", "k", "19", "x"]), int(20));
         assert_eq!(t.cmd(c, &["SETRANGE", "new", "20", "x"]), too_long);
         assert_eq!(t.cmd(c, &["SETRANGE", "new", "19", "x"]), int(20));
-        assert_eq!(t.cmd(c, &["SETRANGE", "new", "9223372036854775807", "x"]), too_long);
+        assert_eq!(
+            t.cmd(c, &["SETRANGE", "new", "9223372036854775807", "x"]),
+            too_long
+        );
         // Setting nothing is never too long.
         assert_eq!(t.cmd(c, &["SETRANGE", "none", "100", ""]), int(0));
         assert_eq!(t.cmd(c, &["SETRANGE", "k", "100", ""]), int(20));
@@ -1320,12 +1336,19 @@ mod tests {
             ("-1", "-1", "o"),
             ("0", "-100", "h"),
         ] {
-            assert_eq!(t.cmd(c, &["GETRANGE", "s", start, end]), bulk(want), "{start} {end}");
+            assert_eq!(
+                t.cmd(c, &["GETRANGE", "s", start, end]),
+                bulk(want),
+                "{start} {end}"
+            );
         }
         assert_eq!(t.cmd(c, &["SUBSTR", "s", "1", "2"]), bulk("el"));
         assert_eq!(t.cmd(c, &["GETRANGE", "missing", "0", "1"]), bulk(""));
         assert_eq!(t.cmd(c, &["GETRANGE", "s", "a", "1"]), err(NOT_INT));
-        assert_eq!(t.cmd(c, &["GETRANGE", "s", "0", "9223372036854775808"]), err(NOT_INT));
+        assert_eq!(
+            t.cmd(c, &["GETRANGE", "s", "0", "9223372036854775808"]),
+            err(NOT_INT)
+        );
         assert_eq!(t.cmd(c, &["GETRANGE", "missing", "x", "1"]), err(NOT_INT));
         assert_eq!(t.cmd(c, &["SET", "e", ""]), ok());
         assert_eq!(t.cmd(c, &["GETRANGE", "e", "0", "-1"]), bulk(""));
@@ -1369,7 +1392,10 @@ mod tests {
         assert_eq!(t.cmd(c, &["DECRBY", "n", "-5"]), int(15));
         assert_eq!(t.cmd(c, &["GET", "n"]), bulk("15"));
         assert_eq!(t.cmd(c, &["DECR", "m"]), int(-1));
-        assert_eq!(t.cmd(c, &["INCRBY", "x", "-9223372036854775808"]), int(i64::MIN));
+        assert_eq!(
+            t.cmd(c, &["INCRBY", "x", "-9223372036854775808"]),
+            int(i64::MIN)
+        );
         // TTLs survive.
         assert_eq!(t.cmd(c, &["SET", "e", "5", "EX", "100"]), ok());
         assert_eq!(t.cmd(c, &["INCR", "e"]), int(6));
@@ -1397,7 +1423,16 @@ mod tests {
         );
         assert_eq!(t.cmd(c, &["INCRBY", "n", "abc"]), err(NOT_INT));
         assert_eq!(t.cmd(c, &["DECRBY", "n", "1.5"]), err(NOT_INT));
-        for bad in [" 1", "01", "1.0", "abc", "", "-0", "+1", "99999999999999999999"] {
+        for bad in [
+            " 1",
+            "01",
+            "1.0",
+            "abc",
+            "",
+            "-0",
+            "+1",
+            "99999999999999999999",
+        ] {
             assert_eq!(t.cmd(c, &["SET", "s", bad]), ok());
             assert_eq!(t.cmd(c, &["INCR", "s"]), err(NOT_INT), "{bad:?}");
         }
@@ -1458,7 +1493,10 @@ mod tests {
             ])
         );
         assert_eq!(
-            t.cmd(c, &["LCS", "a", "b", "IDX", "MINMATCHLEN", "4", "WITHMATCHLEN"]),
+            t.cmd(
+                c,
+                &["LCS", "a", "b", "IDX", "MINMATCHLEN", "4", "WITHMATCHLEN"]
+            ),
             arr(vec![
                 bulk("matches"),
                 arr(vec![arr(vec![range(4, 7), range(5, 8), int(4)])]),
@@ -1476,7 +1514,10 @@ mod tests {
         );
         assert_eq!(t.cmd(c, &["LCS", "a", "b", "FOO"]), err(SYNTAX));
         assert_eq!(t.cmd(c, &["LCS", "a", "b", "MINMATCHLEN"]), err(SYNTAX));
-        assert_eq!(t.cmd(c, &["LCS", "a", "b", "MINMATCHLEN", "x"]), err(NOT_INT));
+        assert_eq!(
+            t.cmd(c, &["LCS", "a", "b", "MINMATCHLEN", "x"]),
+            err(NOT_INT)
+        );
         assert_eq!(
             t.cmd(c, &["LCS", "a"]),
             err("ERR wrong number of arguments for 'lcs' command")
@@ -1514,36 +1555,248 @@ mod tests {
     fn specs_match_redis_command_info() {
         let spec = |name: &str| COMMANDS.iter().find(|s| s.name == name).expect(name);
         // (name, arity, flags, first, last, step, acl categories, since)
-        let expected: &[(&str, i32, u32, i32, i32, i32, &[&str], &str)] = &[
-            ("get", 2, READONLY | FAST, 1, 1, 1, &["read", "string", "fast"], "1.0.0"),
-            ("set", -3, WRITE | DENYOOM, 1, 1, 1, &["write", "string", "slow"], "1.0.0"),
-            ("setnx", 3, WRITE | DENYOOM | FAST, 1, 1, 1, &["write", "string", "fast"], "1.0.0"),
-            ("setex", 4, WRITE | DENYOOM, 1, 1, 1, &["write", "string", "slow"], "2.0.0"),
-            ("psetex", 4, WRITE | DENYOOM, 1, 1, 1, &["write", "string", "slow"], "2.6.0"),
-            ("mget", -2, READONLY | FAST, 1, -1, 1, &["read", "string", "fast"], "1.0.0"),
-            ("mset", -3, WRITE | DENYOOM, 1, -1, 2, &["write", "string", "slow"], "1.0.1"),
-            ("msetnx", -3, WRITE | DENYOOM, 1, -1, 2, &["write", "string", "slow"], "1.0.1"),
-            ("getset", 3, WRITE | DENYOOM | FAST, 1, 1, 1, &["write", "string", "fast"], "1.0.0"),
-            ("getdel", 2, WRITE | FAST, 1, 1, 1, &["write", "string", "fast"], "6.2.0"),
-            ("getex", -2, WRITE | FAST, 1, 1, 1, &["write", "string", "fast"], "6.2.0"),
-            ("append", 3, WRITE | DENYOOM | FAST, 1, 1, 1, &["write", "string", "fast"], "2.0.0"),
-            ("strlen", 2, READONLY | FAST, 1, 1, 1, &["read", "string", "fast"], "2.2.0"),
-            ("getrange", 4, READONLY, 1, 1, 1, &["read", "string", "slow"], "2.4.0"),
-            ("substr", 4, READONLY, 1, 1, 1, &["read", "string", "slow"], "1.0.0"),
-            ("setrange", 4, WRITE | DENYOOM, 1, 1, 1, &["write", "string", "slow"], "2.2.0"),
-            ("incr", 2, WRITE | DENYOOM | FAST, 1, 1, 1, &["write", "string", "fast"], "1.0.0"),
-            ("decr", 2, WRITE | DENYOOM | FAST, 1, 1, 1, &["write", "string", "fast"], "1.0.0"),
-            ("incrby", 3, WRITE | DENYOOM | FAST, 1, 1, 1, &["write", "string", "fast"], "1.0.0"),
-            ("decrby", 3, WRITE | DENYOOM | FAST, 1, 1, 1, &["write", "string", "fast"], "1.0.0"),
-            ("incrbyfloat", 3, WRITE | DENYOOM | FAST, 1, 1, 1, &["write", "string", "fast"], "2.6.0"),
-            ("lcs", -3, READONLY, 1, 2, 1, &["read", "string", "slow"], "7.0.0"),
+        type Row = (
+            &'static str,
+            i32,
+            u32,
+            i32,
+            i32,
+            i32,
+            &'static [&'static str],
+            &'static str,
+        );
+        let expected: &[Row] = &[
+            (
+                "get",
+                2,
+                READONLY | FAST,
+                1,
+                1,
+                1,
+                &["read", "string", "fast"],
+                "1.0.0",
+            ),
+            (
+                "set",
+                -3,
+                WRITE | DENYOOM,
+                1,
+                1,
+                1,
+                &["write", "string", "slow"],
+                "1.0.0",
+            ),
+            (
+                "setnx",
+                3,
+                WRITE | DENYOOM | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "1.0.0",
+            ),
+            (
+                "setex",
+                4,
+                WRITE | DENYOOM,
+                1,
+                1,
+                1,
+                &["write", "string", "slow"],
+                "2.0.0",
+            ),
+            (
+                "psetex",
+                4,
+                WRITE | DENYOOM,
+                1,
+                1,
+                1,
+                &["write", "string", "slow"],
+                "2.6.0",
+            ),
+            (
+                "mget",
+                -2,
+                READONLY | FAST,
+                1,
+                -1,
+                1,
+                &["read", "string", "fast"],
+                "1.0.0",
+            ),
+            (
+                "mset",
+                -3,
+                WRITE | DENYOOM,
+                1,
+                -1,
+                2,
+                &["write", "string", "slow"],
+                "1.0.1",
+            ),
+            (
+                "msetnx",
+                -3,
+                WRITE | DENYOOM,
+                1,
+                -1,
+                2,
+                &["write", "string", "slow"],
+                "1.0.1",
+            ),
+            (
+                "getset",
+                3,
+                WRITE | DENYOOM | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "1.0.0",
+            ),
+            (
+                "getdel",
+                2,
+                WRITE | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "6.2.0",
+            ),
+            (
+                "getex",
+                -2,
+                WRITE | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "6.2.0",
+            ),
+            (
+                "append",
+                3,
+                WRITE | DENYOOM | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "2.0.0",
+            ),
+            (
+                "strlen",
+                2,
+                READONLY | FAST,
+                1,
+                1,
+                1,
+                &["read", "string", "fast"],
+                "2.2.0",
+            ),
+            (
+                "getrange",
+                4,
+                READONLY,
+                1,
+                1,
+                1,
+                &["read", "string", "slow"],
+                "2.4.0",
+            ),
+            (
+                "substr",
+                4,
+                READONLY,
+                1,
+                1,
+                1,
+                &["read", "string", "slow"],
+                "1.0.0",
+            ),
+            (
+                "setrange",
+                4,
+                WRITE | DENYOOM,
+                1,
+                1,
+                1,
+                &["write", "string", "slow"],
+                "2.2.0",
+            ),
+            (
+                "incr",
+                2,
+                WRITE | DENYOOM | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "1.0.0",
+            ),
+            (
+                "decr",
+                2,
+                WRITE | DENYOOM | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "1.0.0",
+            ),
+            (
+                "incrby",
+                3,
+                WRITE | DENYOOM | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "1.0.0",
+            ),
+            (
+                "decrby",
+                3,
+                WRITE | DENYOOM | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "1.0.0",
+            ),
+            (
+                "incrbyfloat",
+                3,
+                WRITE | DENYOOM | FAST,
+                1,
+                1,
+                1,
+                &["write", "string", "fast"],
+                "2.6.0",
+            ),
+            (
+                "lcs",
+                -3,
+                READONLY,
+                1,
+                2,
+                1,
+                &["read", "string", "slow"],
+                "7.0.0",
+            ),
         ];
         assert_eq!(COMMANDS.len(), expected.len());
         for &(name, arity, flags, first, last, step, acl, since) in expected {
             let s = spec(name);
             assert_eq!(s.arity, arity, "{name}");
             assert_eq!(s.flags & !O_N, flags, "{name}");
-            assert_eq!((s.first_key, s.last_key, s.key_step), (first, last, step), "{name}");
+            assert_eq!(
+                (s.first_key, s.last_key, s.key_step),
+                (first, last, step),
+                "{name}"
+            );
             assert_eq!(s.acl_categories, acl, "{name}");
             assert_eq!(s.since, since, "{name}");
             assert_eq!(s.group, "string", "{name}");
@@ -1570,7 +1823,10 @@ mod tests {
                 .expect("an execution record")
         };
         let one = work_of(&mut t, &["MGET", "a"]);
-        let ten = work_of(&mut t, &["MGET", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
+        let ten = work_of(
+            &mut t,
+            &["MGET", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"],
+        );
         assert_eq!(ten - one, 9);
         let small = work_of(&mut t, &["SETRANGE", "s", "0", "x"]);
         let big = work_of(&mut t, &["SETRANGE", "s", "6400", "x"]);
