@@ -152,8 +152,12 @@ impl Conditions {
         if self.xx && current.is_none() {
             return false;
         }
-        if self.gt && current.is_none_or(|c| when <= c) {
-            return false;
+        if self.gt {
+            // No TTL is infinite: nothing is greater.
+            match current {
+                Some(c) if when > c => {}
+                _ => return false,
+            }
         }
         if self.lt && current.is_some_and(|c| when >= c) {
             return false;

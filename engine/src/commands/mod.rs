@@ -5,8 +5,10 @@ use crate::cmd::CommandSpec;
 pub mod client;
 pub mod config;
 pub mod connection;
+pub mod databases;
 pub mod expire;
 pub mod keys;
+pub mod object;
 pub mod scan;
 pub mod server;
 pub mod strings;
@@ -16,6 +18,8 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     connection::COMMANDS,
     strings::COMMANDS,
     keys::COMMANDS,
+    databases::COMMANDS,
+    object::COMMANDS,
     scan::COMMANDS,
     expire::COMMANDS,
     client::COMMANDS,

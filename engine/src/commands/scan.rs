@@ -136,7 +136,10 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         // The lookup deletes an expired key.
         match ctx.lookup(key) {
             None => false,
-            Some(v) => type_name.is_none_or(|t| t.eq_ignore_ascii_case(v.type_name().as_bytes())),
+            Some(v) => match type_name {
+                None => true,
+                Some(t) => t.eq_ignore_ascii_case(v.type_name().as_bytes()),
+            },
         }
     });
 
