@@ -1144,6 +1144,9 @@ mod tests {
         }
 
         proptest! {
+            // A fixed seed: CI runs the same cases every time (set
+            // PROPTEST_RNG_SEED... or change it here to explore others).
+            #![proptest_config(ProptestConfig { rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed), ..ProptestConfig::default() })]
             #[test]
             fn parse_prop_split_anywhere(reqs in requests(), cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..40)) {
                 let mut wire = Vec::new();

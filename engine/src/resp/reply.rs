@@ -921,6 +921,9 @@ mod tests {
         }
 
         proptest! {
+            // A fixed seed: CI runs the same cases every time (set
+            // PROPTEST_RNG_SEED... or change it here to explore others).
+            #![proptest_config(ProptestConfig { rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed), ..ProptestConfig::default() })]
             #[test]
             fn reply_prop_split_anywhere(
                 frames in proptest::collection::vec(frame(), 1..8),
