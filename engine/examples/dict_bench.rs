@@ -12,7 +12,7 @@ fn key(prefix: &str, i: u64) -> Box<[u8]> {
     format!("{prefix}:{i}").into_bytes().into_boxed_slice()
 }
 
-    fn main() {
+fn main() {
     let n = 1_000_000u64;
     // Shuffled, so that the BTreeMap yardstick below does not get the
     // cache-friendly sorted insertion order for free.

@@ -22,7 +22,11 @@ impl TestEngine {
 
     pub fn with_config(config: Config) -> Self {
         let now = Now::from_ns(0, UNIX_ORIGIN_US);
-        TestEngine { engine: Engine::new(config, now), now, events: Vec::new() }
+        TestEngine {
+            engine: Engine::new(config, now),
+            now,
+            events: Vec::new(),
+        }
     }
 
     pub fn connect(&mut self) -> ClientId {
@@ -70,8 +74,14 @@ impl TestEngine {
         let out = self.raw(client, &encode_request(args));
         let mut d = FrameDecoder::new();
         d.feed(&out);
-        let f = d.next_frame().expect("valid RESP").expect("one complete reply");
-        assert!(d.next_frame().expect("valid RESP").is_none(), "exactly one reply");
+        let f = d
+            .next_frame()
+            .expect("valid RESP")
+            .expect("one complete reply");
+        assert!(
+            d.next_frame().expect("valid RESP").is_none(),
+            "exactly one reply"
+        );
         f
     }
 }

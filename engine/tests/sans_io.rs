@@ -7,9 +7,27 @@ use std::process::Command;
 
 /// Crates that would bring I/O, a runtime, threads, a clock or OS randomness.
 const FORBIDDEN_CRATES: &[&str] = &[
-    "tokio", "mio", "async-std", "smol", "socket2", "libc", "nix", "getrandom", "rayon",
-    "crossbeam", "parking_lot", "chrono", "time", "ahash", "hashbrown", "std-rand", "os_rng",
-    "instant", "web-time", "polling", "async-io",
+    "tokio",
+    "mio",
+    "async-std",
+    "smol",
+    "socket2",
+    "libc",
+    "nix",
+    "getrandom",
+    "rayon",
+    "crossbeam",
+    "parking_lot",
+    "chrono",
+    "time",
+    "ahash",
+    "hashbrown",
+    "std-rand",
+    "os_rng",
+    "instant",
+    "web-time",
+    "polling",
+    "async-io",
 ];
 
 /// Source patterns that would do the same from std.
@@ -34,16 +52,35 @@ const FORBIDDEN_PATTERNS: &[&str] = &[
 #[test]
 fn engine_has_no_io_dependencies() {
     let out = Command::new(env!("CARGO"))
-        .args(["tree", "-p", "seedkv-engine", "-e", "normal", "--prefix", "none", "--offline"])
+        .args([
+            "tree",
+            "-p",
+            "seedkv-engine",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
-    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let tree = String::from_utf8(out.stdout).expect("utf-8");
-    let names: Vec<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    let names: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
     assert!(names.contains(&"rand_chacha"), "tree parsed: {names:?}");
     for name in &names {
-        assert!(!FORBIDDEN_CRATES.contains(name), "seedkv-engine depends on {name}, which does I/O, threads, clocks or OS randomness");
+        assert!(
+            !FORBIDDEN_CRATES.contains(name),
+            "seedkv-engine depends on {name}, which does I/O, threads, clocks or OS randomness"
+        );
     }
 }
 
@@ -58,7 +95,12 @@ fn engine_source_makes_no_io_calls() {
         for (i, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
             for pat in FORBIDDEN_PATTERNS {
-                assert!(!code.contains(pat), "{}:{}: `{pat}` in the engine: {line}", file.display(), i + 1);
+                assert!(
+                    !code.contains(pat),
+                    "{}:{}: `{pat}` in the engine: {line}",
+                    file.display(),
+                    i + 1
+                );
             }
         }
     }
