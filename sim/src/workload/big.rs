@@ -15,7 +15,10 @@ pub const BIG_MSET_KEYS_MAX: u64 = 500;
 pub const BIG_DEL_KEYS_MAX: u64 = 5_000;
 /// The key set grows to a size drawn in this range.
 pub const BIG_KEYS_MIN: u64 = 2_000;
-pub const BIG_KEYS_MAX: u64 = 30_000;
+pub const BIG_KEYS_MAX: u64 = 20_000;
+/// PINGs sent between two O(N) cycles, so that a big client spends most of
+/// its request budget on cheap requests (and a sweep stays fast).
+pub const BIG_REST_BATCHES: u32 = 300;
 /// Pauses between batches: this range.
 pub const BIG_THINK_NS_MIN: u64 = 1_000_000;
 pub const BIG_THINK_NS_MAX: u64 = 10_000_000;
@@ -24,6 +27,7 @@ enum Phase {
     Fill,
     List,
     Delete,
+    Rest(u32),
 }
 
 pub struct Big {
@@ -94,8 +98,12 @@ impl Workload for Big {
                 batch.push(r);
                 if self.low == self.high {
                     self.target = rng.gen_range(BIG_KEYS_MIN..=BIG_KEYS_MAX);
-                    self.phase = Phase::Fill;
+                    self.phase = Phase::Rest(BIG_REST_BATCHES);
                 }
+            }
+            Phase::Rest(left) => {
+                batch.push(vec![b"PING".to_vec()]);
+                self.phase = if left > 1 { Phase::Rest(left - 1) } else { Phase::Fill };
             }
         }
     }

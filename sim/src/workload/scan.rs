@@ -11,10 +11,10 @@ use seedkv_engine::resp::Frame;
 use super::{prefixed_value, request, Request, Workload, WorkloadKind};
 
 /// Keys inserted or deleted per churn request at most.
-pub const SCAN_CHURN_KEYS_MAX: u64 = 200;
+pub const SCAN_CHURN_KEYS_MAX: u64 = 128;
 /// The key set grows to a size drawn in this range, then shrinks.
 pub const SCAN_KEYS_HIGH_MIN: u64 = 1_000;
-pub const SCAN_KEYS_HIGH_MAX: u64 = 6_000;
+pub const SCAN_KEYS_HIGH_MAX: u64 = 5_000;
 /// The key set shrinks down to this size, then grows again.
 pub const SCAN_KEYS_LOW: u64 = 32;
 /// SCAN COUNT at most.
