@@ -96,7 +96,10 @@ impl Checker for Linearizability {
         let report = check_linearizability(history);
         match report.violation {
             None => Ok(()),
-            Some(message) => Err(Violation { checker: self.name(), message }),
+            Some(message) => Err(Violation {
+                checker: self.name(),
+                message,
+            }),
         }
     }
 }
@@ -124,7 +127,10 @@ pub fn check_linearizability(history: &History) -> LinearizabilityReport {
 
 fn check_bounded(history: &History, steps_max: u64) -> LinearizabilityReport {
     let partition = partition(history);
-    let mut report = LinearizabilityReport { keys_excluded: partition.excluded_count, ..Default::default() };
+    let mut report = LinearizabilityReport {
+        keys_excluded: partition.excluded_count,
+        ..Default::default()
+    };
     for ((db, key), ops) in &partition.keys {
         report.ops_checked += ops.len();
         match search(ops, steps_max) {
@@ -143,7 +149,12 @@ fn check_bounded(history: &History, steps_max: u64) -> LinearizabilityReport {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Action {
     Get,
-    Set { value: Vec<u8>, nx: bool, xx: bool, get: bool },
+    Set {
+        value: Vec<u8>,
+        nx: bool,
+        xx: bool,
+        get: bool,
+    },
     SetNx(Vec<u8>),
     Del,
     Exists,
@@ -176,7 +187,11 @@ fn step(state: &State, action: &Action) -> (State, Frame) {
         Action::Set { value, nx, xx, get } => {
             let found = state.is_some();
             let refused = (*nx && found) || (*xx && !found);
-            let new = if refused { state.clone() } else { Some(value.clone()) };
+            let new = if refused {
+                state.clone()
+            } else {
+                Some(value.clone())
+            };
             let reply = match (*get, refused) {
                 (true, _) => value_frame(state),
                 (false, true) => Frame::Null,
@@ -246,9 +261,19 @@ fn recognise(args: &[Vec<u8>]) -> Result<(Vec<u8>, Action), bool> {
                     _ => return Err(true),
                 }
             }
-            Action::Set { value: args[2].clone(), nx, xx, get }
+            Action::Set {
+                value: args[2].clone(),
+                nx,
+                xx,
+                get,
+            }
         }
-        (b"getset", 3) => Action::Set { value: args[2].clone(), nx: false, xx: false, get: true },
+        (b"getset", 3) => Action::Set {
+            value: args[2].clone(),
+            nx: false,
+            xx: false,
+            get: true,
+        },
         (b"setnx", 3) => Action::SetNx(args[2].clone()),
         (b"del" | b"unlink", 2) => Action::Del,
         (b"exists", 2) => Action::Exists,
@@ -290,7 +315,11 @@ fn writes_of(table: &CommandTable, args: &[Vec<u8>]) -> Writes {
     match table.lookup(&args[0]) {
         Some(spec) if spec.has(flags::READONLY) => Writes::Nothing,
         Some(spec) if spec.has(flags::WRITE) => {
-            let keys: Vec<Vec<u8>> = spec.key_indices(args.len()).into_iter().map(|i| args[i].clone()).collect();
+            let keys: Vec<Vec<u8>> = spec
+                .key_indices(args.len())
+                .into_iter()
+                .map(|i| args[i].clone())
+                .collect();
             match keys.is_empty() || matches!(name.as_str(), "move" | "copy") {
                 true => Writes::Everything,
                 false => Writes::Keys(keys),
@@ -328,7 +357,11 @@ fn partition(history: &History) -> Partition {
     let mut excluded_dbs = [false; DB_COUNT];
     for indices in by_conn.values_mut() {
         indices.sort_by_key(|&i| history.ops[i].seq_in_conn);
-        let mut conn = ConnView { db: Some(0), in_multi: false, opaque: false };
+        let mut conn = ConnView {
+            db: Some(0),
+            in_multi: false,
+            opaque: false,
+        };
         for &i in indices.iter() {
             let op = &history.ops[i];
             if op.args.is_empty() {
@@ -338,7 +371,9 @@ fn partition(history: &History) -> Partition {
             let name = op.args[0].to_ascii_lowercase();
             let mut exclude = |db: Option<usize>, writes: Writes| match (writes, db) {
                 (Writes::Nothing, _) => {}
-                (Writes::Keys(names), Some(db)) => excluded.extend(names.into_iter().map(|k| (db, k))),
+                (Writes::Keys(names), Some(db)) => {
+                    excluded.extend(names.into_iter().map(|k| (db, k)))
+                }
                 (Writes::Keys(names), None) => {
                     for k in names {
                         excluded.extend((0..DB_COUNT).map(|db| (db, k.clone())));
@@ -352,9 +387,11 @@ fn partition(history: &History) -> Partition {
                 b"select" => {
                     conn.db = match reply {
                         _ if conn.in_multi || conn.opaque => None,
-                        Some(Frame::Simple(ok)) if ok == b"OK" => {
-                            op.args.get(1).and_then(|a| parse_i64_strict(a)).map(|d| d as usize)
-                        }
+                        Some(Frame::Simple(ok)) if ok == b"OK" => op
+                            .args
+                            .get(1)
+                            .and_then(|a| parse_i64_strict(a))
+                            .map(|d| d as usize),
                         Some(Frame::Error(_)) => conn.db,
                         _ => None,
                     };
@@ -362,8 +399,16 @@ fn partition(history: &History) -> Partition {
                 }
                 b"reset" => {
                     conn = match reply {
-                        Some(_) => ConnView { db: Some(0), in_multi: false, opaque: false },
-                        None => ConnView { db: None, in_multi: true, opaque: true },
+                        Some(_) => ConnView {
+                            db: Some(0),
+                            in_multi: false,
+                            opaque: false,
+                        },
+                        None => ConnView {
+                            db: None,
+                            in_multi: true,
+                            opaque: true,
+                        },
                     };
                     continue;
                 }
@@ -379,7 +424,12 @@ fn partition(history: &History) -> Partition {
                     conn.opaque = true;
                     continue;
                 }
-                b"client" if op.args.get(1).is_some_and(|a| a.eq_ignore_ascii_case(b"reply")) => {
+                b"client"
+                    if op
+                        .args
+                        .get(1)
+                        .is_some_and(|a| a.eq_ignore_ascii_case(b"reply")) =>
+                {
                     conn.opaque = true;
                     continue;
                 }
@@ -407,7 +457,10 @@ fn partition(history: &History) -> Partition {
     }
     let total = keys.len();
     keys.retain(|id, _| !excluded_dbs[id.0] && !excluded.contains(id));
-    Partition { excluded_count: total - keys.len(), keys }
+    Partition {
+        excluded_count: total - keys.len(),
+        keys,
+    }
 }
 
 /// The operation as the search sees it, or `None` if it constrains nothing:
@@ -421,7 +474,12 @@ fn key_op(index: usize, op: &Op, action: Action) -> Option<KeyOp> {
         {
             None
         }
-        _ => Some(KeyOp { op: index, action, invoke_ns: op.invoke_ns, complete: op.complete.clone() }),
+        _ => Some(KeyOp {
+            op: index,
+            action,
+            invoke_ns: op.invoke_ns,
+            complete: op.complete.clone(),
+        }),
     }
 }
 
@@ -449,9 +507,20 @@ fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
     const NONE: usize = usize::MAX;
     let mut entries: Vec<ListEntry> = Vec::with_capacity(ops.len() * 2);
     for (i, op) in ops.iter().enumerate() {
-        entries.push(ListEntry { op: i, is_call: true, time_ns: op.invoke_ns });
-        let end = op.complete.as_ref().map_or(TimeNs::MAX, |(t, _)| (*t).max(op.invoke_ns));
-        entries.push(ListEntry { op: i, is_call: false, time_ns: end });
+        entries.push(ListEntry {
+            op: i,
+            is_call: true,
+            time_ns: op.invoke_ns,
+        });
+        let end = op
+            .complete
+            .as_ref()
+            .map_or(TimeNs::MAX, |(t, _)| (*t).max(op.invoke_ns));
+        entries.push(ListEntry {
+            op: i,
+            is_call: false,
+            time_ns: end,
+        });
     }
     // Calls before returns at equal times: touching operations overlap.
     entries.sort_by_key(|e| (e.time_ns, !e.is_call, e.op));
@@ -505,7 +574,10 @@ fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
         if e.is_call {
             let op = &ops[e.op];
             let (new_state, reply) = step(&state, &op.action);
-            let matches = op.complete.as_ref().map_or(true, |(_, recorded)| *recorded == reply);
+            let matches = op
+                .complete
+                .as_ref()
+                .is_none_or(|(_, recorded)| *recorded == reply);
             if matches {
                 linearized[e.op / 64] |= 1 << (e.op % 64);
                 if cache.insert((linearized.clone(), new_state.clone())) {
@@ -601,7 +673,12 @@ mod tests {
         assert_eq!(good.keys_linearizable, 1);
         b.history.ops[2].complete = Some((50, bulk("a")));
         let bad = report(&b);
-        assert!(bad.violation.as_deref().is_some_and(|m| m.contains("\"k\"")), "{bad:?}");
+        assert!(
+            bad.violation
+                .as_deref()
+                .is_some_and(|m| m.contains("\"k\"")),
+            "{bad:?}"
+        );
     }
 
     #[test]
@@ -664,7 +741,13 @@ mod tests {
         op(&mut b, "SET k b", 20, done(30, ok()));
         op(&mut b, "GET k", 40, Some((50, bulk("a"))));
         assert!(report(&b).violation.is_some());
-        for writer in ["MSET k a j b", "EXPIRE k 10", "SET k a EX 5", "FLUSHDB", "HSET k f v"] {
+        for writer in [
+            "MSET k a j b",
+            "EXPIRE k 10",
+            "SET k a EX 5",
+            "FLUSHDB",
+            "HSET k f v",
+        ] {
             let mut excluded = b.history.clone();
             excluded.ops.push(excluded.ops[0].clone());
             let extra = excluded.ops.last_mut().unwrap();
@@ -694,7 +777,12 @@ mod tests {
         // Many overlapping writes and an impossible read: the search must
         // try every order before failing, which the bound cuts short.
         for i in 0..200 {
-            op(&mut b, &format!("SET k v{i}"), i, Some((10_000, simple("OK"))));
+            op(
+                &mut b,
+                &format!("SET k v{i}"),
+                i,
+                Some((10_000, simple("OK"))),
+            );
         }
         op(&mut b, "GET k", 500, Some((600, bulk("never"))));
         let r = check_bounded(&b.history, 20_000);

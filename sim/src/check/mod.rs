@@ -7,6 +7,7 @@ pub mod atomicity;
 pub mod liveness;
 pub mod pipeline;
 
+pub mod latency;
 pub mod linearizability;
 pub mod model;
 pub mod scan;
@@ -41,5 +42,7 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(liveness::Liveness),
         Box::new(atomicity::IncrAtomicity),
         Box::new(model::ReferenceModel),
+        Box::new(linearizability::Linearizability),
+        Box::new(scan::ScanCompleteness),
     ]
 }

@@ -112,7 +112,12 @@ pub(crate) fn index_ops(history: &History) -> BTreeMap<(ConnId, u64), &Op> {
     let mut ops = BTreeMap::new();
     for op in &history.ops {
         let previous = ops.insert((op.conn, op.seq_in_conn), op);
-        debug_assert!(previous.is_none(), "two ops named conn {} request {}", op.conn, op.seq_in_conn);
+        debug_assert!(
+            previous.is_none(),
+            "two ops named conn {} request {}",
+            op.conn,
+            op.seq_in_conn
+        );
     }
     ops
 }
@@ -169,7 +174,9 @@ impl Expected {
                         }
                     }
                     got.sort_unstable();
-                    all_bulks && got.len() == keys.len() && got.iter().zip(keys).all(|(a, b)| *a == b.as_slice())
+                    all_bulks
+                        && got.len() == keys.len()
+                        && got.iter().zip(keys).all(|(a, b)| *a == b.as_slice())
                 }
                 _ => false,
             },
@@ -182,7 +189,10 @@ impl Expected {
         }
         let mut got = reply.render();
         if got.len() > REPLY_SHOWN_MAX_CHARS {
-            let cut = (0..=REPLY_SHOWN_MAX_CHARS).rev().find(|&i| got.is_char_boundary(i)).unwrap_or(0);
+            let cut = (0..=REPLY_SHOWN_MAX_CHARS)
+                .rev()
+                .find(|&i| got.is_char_boundary(i))
+                .unwrap_or(0);
             got.truncate(cut);
             got.push_str("...");
         }
@@ -197,7 +207,10 @@ impl Expected {
             Expected::SortedBulks(keys) => format!(
                 "the {} keys {:?}",
                 keys.len(),
-                keys.iter().take(16).map(|k| String::from_utf8_lossy(k)).collect::<Vec<_>>()
+                keys.iter()
+                    .take(16)
+                    .map(|k| String::from_utf8_lossy(k))
+                    .collect::<Vec<_>>()
             ),
             Expected::IntegerIn(low, high) => format!("an integer in {low}..={high}"),
         }
@@ -213,7 +226,7 @@ pub(crate) struct Entry {
 
 impl Entry {
     pub(crate) fn live_at(&self, now_ms: u64) -> bool {
-        self.expire_unix_ms.map_or(true, |when| when > now_ms)
+        self.expire_unix_ms.is_none_or(|when| when > now_ms)
     }
 }
 
@@ -231,7 +244,10 @@ pub(crate) enum ConnMode {
     Normal,
     /// Inside MULTI: commands are queued and run at EXEC. The keys they name
     /// (and whether one of them may touch anything) are remembered.
-    Multi { pending_keys: BTreeSet<Vec<u8>>, pending_world: bool },
+    Multi {
+        pending_keys: BTreeSet<Vec<u8>>,
+        pending_world: bool,
+    },
     /// A mode the model does not follow (pub/sub, MONITOR, CLIENT REPLY).
     Opaque,
 }
@@ -285,7 +301,10 @@ impl KeyspaceModel {
     /// returns the predicted reply.
     pub(crate) fn apply(&mut self, exec: &Execution, op: Option<&Op>) -> Expected {
         self.touched = Touched::default();
-        self.conns.entry(exec.conn).or_insert(ConnState { db: Some(0), mode: ConnMode::Normal });
+        self.conns.entry(exec.conn).or_insert(ConnState {
+            db: Some(0),
+            mode: ConnMode::Normal,
+        });
         let Some(op) = op else {
             return self.apply_unrecorded(exec);
         };
@@ -295,7 +314,10 @@ impl KeyspaceModel {
             return Expected::AnyError;
         }
         let top_name = exec.name.split('|').next().unwrap_or(exec.name);
-        let name_matches = op.args.first().is_some_and(|a| a.eq_ignore_ascii_case(top_name.as_bytes()));
+        let name_matches = op
+            .args
+            .first()
+            .is_some_and(|a| a.eq_ignore_ascii_case(top_name.as_bytes()));
         let mode = self.conns[&exec.conn].mode.clone();
         if !name_matches {
             // Not the request the op describes: e.g. commands EXEC runs,
@@ -327,7 +349,10 @@ impl KeyspaceModel {
 
     /// The connection's state (created on first use).
     pub(crate) fn conn_mut(&mut self, conn: ConnId) -> &mut ConnState {
-        self.conns.entry(conn).or_insert(ConnState { db: Some(0), mode: ConnMode::Normal })
+        self.conns.entry(conn).or_insert(ConnState {
+            db: Some(0),
+            mode: ConnMode::Normal,
+        })
     }
 
     /// The database the connection has selected, if the model knows it and
@@ -335,7 +360,10 @@ impl KeyspaceModel {
     pub(crate) fn conn_db(&self, conn: ConnId) -> Option<usize> {
         match self.conns.get(&conn) {
             None => Some(0),
-            Some(ConnState { db, mode: ConnMode::Normal }) => *db,
+            Some(ConnState {
+                db,
+                mode: ConnMode::Normal,
+            }) => *db,
             Some(_) => None,
         }
     }
@@ -379,7 +407,9 @@ impl KeyspaceModel {
     }
 
     fn keys_in(&self, db: usize) -> impl Iterator<Item = (&(usize, Vec<u8>), &Entry)> {
-        self.keys.range((db, Vec::new())..).take_while(move |((d, _), _)| *d == db)
+        self.keys
+            .range((db, Vec::new())..)
+            .take_while(move |((d, _), _)| *d == db)
     }
 
     /// The key's state, deleting it if it expired (as every Redis lookup does).
@@ -478,7 +508,11 @@ impl KeyspaceModel {
 
     fn apply_in_multi(&mut self, exec: &Execution, args: &[Vec<u8>]) -> Expected {
         let conn = self.conns.get_mut(&exec.conn).expect("conn state exists");
-        let ConnMode::Multi { pending_keys, pending_world } = &mut conn.mode else {
+        let ConnMode::Multi {
+            pending_keys,
+            pending_world,
+        } = &mut conn.mode
+        else {
             unreachable!("apply_in_multi outside MULTI");
         };
         match exec.name {
@@ -548,11 +582,18 @@ impl KeyspaceModel {
     }
 
     /// A command the model has no semantics for.
-    pub(crate) fn apply_unmodelled(&mut self, exec: &Execution, args: &[Vec<u8>], db: Option<usize>) -> Expected {
+    pub(crate) fn apply_unmodelled(
+        &mut self,
+        exec: &Execution,
+        args: &[Vec<u8>],
+        db: Option<usize>,
+    ) -> Expected {
         match exec.name {
             "multi" => {
-                self.conn_mut(exec.conn).mode =
-                    ConnMode::Multi { pending_keys: BTreeSet::new(), pending_world: false };
+                self.conn_mut(exec.conn).mode = ConnMode::Multi {
+                    pending_keys: BTreeSet::new(),
+                    pending_world: false,
+                };
                 return Expected::ok();
             }
             "subscribe" | "psubscribe" | "ssubscribe" | "monitor" | "client|reply" => {
@@ -591,11 +632,39 @@ pub(crate) fn is_harmless(name: &str) -> bool {
     }
     matches!(
         top,
-        "ping" | "echo" | "hello" | "auth" | "info" | "command" | "slowlog" | "latency" | "time"
-            | "lastsave" | "client" | "memory" | "object" | "watch" | "unwatch" | "wait" | "lolwut"
-            | "config" | "publish" | "spublish" | "pubsub" | "unsubscribe" | "punsubscribe"
-            | "sunsubscribe" | "discard" | "readonly" | "readwrite" | "role" | "dbsize" | "scan"
-            | "keys" | "randomkey" | "acl"
+        "ping"
+            | "echo"
+            | "hello"
+            | "auth"
+            | "info"
+            | "command"
+            | "slowlog"
+            | "latency"
+            | "time"
+            | "lastsave"
+            | "client"
+            | "memory"
+            | "object"
+            | "watch"
+            | "unwatch"
+            | "wait"
+            | "lolwut"
+            | "config"
+            | "publish"
+            | "spublish"
+            | "pubsub"
+            | "unsubscribe"
+            | "punsubscribe"
+            | "sunsubscribe"
+            | "discard"
+            | "readonly"
+            | "readwrite"
+            | "role"
+            | "dbsize"
+            | "scan"
+            | "keys"
+            | "randomkey"
+            | "acl"
     )
 }
 
@@ -604,16 +673,49 @@ pub(crate) fn is_harmless(name: &str) -> bool {
 pub(crate) fn is_single_key_command(name: &str) -> bool {
     matches!(
         name,
-        "hset" | "hsetnx" | "hmset" | "hdel" | "hincrby" | "hincrbyfloat" | "lpush" | "rpush"
-            | "lpushx" | "rpushx" | "lpop" | "rpop" | "lset" | "lrem" | "ltrim" | "linsert"
-            | "sadd" | "srem" | "spop" | "zadd" | "zrem" | "zincrby" | "zpopmin" | "zpopmax"
-            | "zremrangebyscore" | "zremrangebyrank" | "zremrangebylex" | "incrbyfloat"
-            | "setrange" | "setex" | "psetex" | "getex" | "pfadd" | "xadd" | "xdel" | "xtrim"
+        "hset"
+            | "hsetnx"
+            | "hmset"
+            | "hdel"
+            | "hincrby"
+            | "hincrbyfloat"
+            | "lpush"
+            | "rpush"
+            | "lpushx"
+            | "rpushx"
+            | "lpop"
+            | "rpop"
+            | "lset"
+            | "lrem"
+            | "ltrim"
+            | "linsert"
+            | "sadd"
+            | "srem"
+            | "spop"
+            | "zadd"
+            | "zrem"
+            | "zincrby"
+            | "zpopmin"
+            | "zpopmax"
+            | "zremrangebyscore"
+            | "zremrangebyrank"
+            | "zremrangebylex"
+            | "incrbyfloat"
+            | "setrange"
+            | "setex"
+            | "psetex"
+            | "getex"
+            | "pfadd"
+            | "xadd"
+            | "xdel"
+            | "xtrim"
     )
 }
 
 fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -> Effect {
-    if exec.flags & flags::READONLY != 0 || (exec.flags & flags::WRITE == 0 && is_harmless(exec.name)) {
+    if exec.flags & flags::READONLY != 0
+        || (exec.flags & flags::WRITE == 0 && is_harmless(exec.name))
+    {
         return Effect::None;
     }
     if exec.flags & flags::WRITE == 0 {
@@ -621,20 +723,37 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
     }
     let mut parts = exec.name.split('|');
     let top = parts.next().unwrap_or("");
-    let spec = table.lookup(top.as_bytes()).and_then(|spec| match parts.next() {
-        Some(sub) => lookup_subcommand(spec, sub.as_bytes()),
-        None => Some(spec),
-    });
+    let spec = table
+        .lookup(top.as_bytes())
+        .and_then(|spec| match parts.next() {
+            Some(sub) => lookup_subcommand(spec, sub.as_bytes()),
+            None => Some(spec),
+        });
     let keys: Vec<Vec<u8>> = match spec {
-        Some(spec) => spec.key_indices(args.len()).into_iter().map(|i| args[i].clone()).collect(),
+        Some(spec) => spec
+            .key_indices(args.len())
+            .into_iter()
+            .map(|i| args[i].clone())
+            .collect(),
         None if args.len() >= 2 && is_single_key_command(top) => vec![args[1].clone()],
         None => return Effect::World,
     };
     // Commands whose keys are not at fixed positions (scripts, numkeys
     // forms) or which reach other databases are treated as touching
     // everything, or every database.
-    let movable = matches!(top, "eval" | "evalsha" | "fcall" | "sort" | "zunionstore" | "zinterstore"
-        | "zdiffstore" | "migrate" | "swapdb" | "restore-asking");
+    let movable = matches!(
+        top,
+        "eval"
+            | "evalsha"
+            | "fcall"
+            | "sort"
+            | "zunionstore"
+            | "zinterstore"
+            | "zdiffstore"
+            | "migrate"
+            | "swapdb"
+            | "restore-asking"
+    );
     if keys.is_empty() || movable {
         return Effect::World;
     }
@@ -703,14 +822,24 @@ pub(crate) mod testkit {
 
         /// Records an op invoked at `invoke_ns`, completed (if `reply`) at
         /// `complete_ns`; returns its index in `ops`.
-        pub fn op(&mut self, conn: ConnId, text: &str, invoke_ns: TimeNs, reply: Option<(TimeNs, Frame)>) -> usize {
+        pub fn op(
+            &mut self,
+            conn: ConnId,
+            text: &str,
+            invoke_ns: TimeNs,
+            reply: Option<(TimeNs, Frame)>,
+        ) -> usize {
             let seq_in_conn = self.next_seq(conn);
             self.history.ops.push(Op {
                 client: conn as u32,
                 conn,
                 seq_in_conn,
                 args: args(text),
-                workload: if text.to_ascii_lowercase().starts_with("scan ") { "scan" } else { "kv" },
+                workload: if text.to_ascii_lowercase().starts_with("scan ") {
+                    "scan"
+                } else {
+                    "kv"
+                },
                 invoke_ns,
                 complete: reply,
             });
@@ -741,7 +870,11 @@ pub(crate) mod testkit {
                 Some(spec) => spec.name,
                 // Commands the engine does not have yet: leak a name, as the
                 // engine's names are `&'static str` too (tests only).
-                None => Box::leak(String::from_utf8_lossy(&args[0]).to_ascii_lowercase().into_boxed_str()),
+                None => Box::leak(
+                    String::from_utf8_lossy(&args[0])
+                        .to_ascii_lowercase()
+                        .into_boxed_str(),
+                ),
             }
         }
 

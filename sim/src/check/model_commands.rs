@@ -20,7 +20,11 @@ const OVERFLOW: &str = "ERR increment or decrement would overflow";
 /// keys but write: callers handle them.
 pub(crate) fn modelled_keys<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<(Vec<&'a [u8]>, bool)> {
     let from = |first: usize, step: usize| -> Vec<&'a [u8]> {
-        args.iter().skip(first).step_by(step).map(Vec::as_slice).collect()
+        args.iter()
+            .skip(first)
+            .step_by(step)
+            .map(Vec::as_slice)
+            .collect()
     };
     let first = || -> Vec<&'a [u8]> { args.get(1).map(Vec::as_slice).into_iter().collect() };
     Some(match name {
@@ -28,8 +32,8 @@ pub(crate) fn modelled_keys<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<(Vec<
         "flushdb" | "flushall" => (Vec::new(), true),
         "get" | "strlen" | "ttl" | "pttl" | "type" => (first(), false),
         "exists" | "mget" => (from(1, 1), false),
-        "set" | "setnx" | "getset" | "incr" | "decr" | "incrby" | "decrby" | "append" | "getdel"
-        | "expire" | "pexpire" | "expireat" | "pexpireat" | "persist" => (first(), true),
+        "set" | "setnx" | "getset" | "incr" | "decr" | "incrby" | "decrby" | "append"
+        | "getdel" | "expire" | "pexpire" | "expireat" | "pexpireat" | "persist" => (first(), true),
         "del" | "unlink" => (from(1, 1), true),
         "mset" | "msetnx" => (from(1, 2), true),
         _ => return None,
@@ -76,7 +80,7 @@ fn parse_set_options(args: &[Vec<u8>]) -> Option<SetOptions<'_>> {
         let opt = args[j].to_ascii_lowercase();
         let next = args.get(j + 1).map(Vec::as_slice);
         let kind = o.expire.map(|(k, _)| k);
-        let expire_may_be = |wanted: ExpireOption| !o.keep_ttl && kind.map_or(true, |k| k == wanted);
+        let expire_may_be = |wanted: ExpireOption| !o.keep_ttl && kind.is_none_or(|k| k == wanted);
         match opt.as_slice() {
             b"nx" if !o.xx => o.nx = true,
             b"xx" if !o.nx => o.xx = true,
@@ -176,14 +180,28 @@ impl KeyspaceModel {
             "set" => self.set(db, args, now),
             "getset" => {
                 let old = self.lookup(db, key, now);
-                self.store(db, key, Entry { value: args[2].clone(), expire_unix_ms: None });
+                self.store(
+                    db,
+                    key,
+                    Entry {
+                        value: args[2].clone(),
+                        expire_unix_ms: None,
+                    },
+                );
                 value_reply(old)
             }
             "setnx" => match self.lookup(db, key, now) {
                 KeyState::Unknown => Expected::Unpredictable,
                 KeyState::Present(_) => Expected::integer(0),
                 KeyState::Absent => {
-                    self.store(db, key, Entry { value: args[2].clone(), expire_unix_ms: None });
+                    self.store(
+                        db,
+                        key,
+                        Entry {
+                            value: args[2].clone(),
+                            expire_unix_ms: None,
+                        },
+                    );
                     Expected::integer(1)
                 }
             },
@@ -244,7 +262,14 @@ impl KeyspaceModel {
             "append" => match self.lookup(db, key, now) {
                 KeyState::Unknown => Expected::Unpredictable,
                 KeyState::Absent => {
-                    self.store(db, key, Entry { value: args[2].clone(), expire_unix_ms: None });
+                    self.store(
+                        db,
+                        key,
+                        Entry {
+                            value: args[2].clone(),
+                            expire_unix_ms: None,
+                        },
+                    );
                     Expected::integer(args[2].len() as i64)
                 }
                 KeyState::Present(mut e) => {
@@ -268,16 +293,30 @@ impl KeyspaceModel {
             "ttl" | "pttl" => match self.lookup(db, key, now) {
                 KeyState::Unknown => Expected::Unpredictable,
                 KeyState::Absent => Expected::integer(-2),
-                KeyState::Present(Entry { expire_unix_ms: None, .. }) => Expected::integer(-1),
-                KeyState::Present(Entry { expire_unix_ms: Some(when), .. }) => {
+                KeyState::Present(Entry {
+                    expire_unix_ms: None,
+                    ..
+                }) => Expected::integer(-1),
+                KeyState::Present(Entry {
+                    expire_unix_ms: Some(when),
+                    ..
+                }) => {
                     debug_assert!(when > now, "a live key expires in the future");
                     let ttl_ms = (when - now) as i64;
-                    Expected::integer(if name == "pttl" { ttl_ms } else { (ttl_ms + 500) / 1000 })
+                    Expected::integer(if name == "pttl" {
+                        ttl_ms
+                    } else {
+                        (ttl_ms + 500) / 1000
+                    })
                 }
             },
             "persist" => match self.lookup(db, key, now) {
                 KeyState::Unknown => Expected::Unpredictable,
-                KeyState::Absent | KeyState::Present(Entry { expire_unix_ms: None, .. }) => Expected::integer(0),
+                KeyState::Absent
+                | KeyState::Present(Entry {
+                    expire_unix_ms: None,
+                    ..
+                }) => Expected::integer(0),
                 KeyState::Present(mut e) => {
                     e.expire_unix_ms = None;
                     self.store(db, key, e);
@@ -297,11 +336,16 @@ impl KeyspaceModel {
             },
             "keys" => {
                 let pattern = &args[1];
-                if self.db_is_unknown(db) || self.unknown_keys_in(db).any(|k| glob_match(pattern, k)) {
+                if self.db_is_unknown(db)
+                    || self.unknown_keys_in(db).any(|k| glob_match(pattern, k))
+                {
                     return Expected::Unpredictable;
                 }
-                let mut keys: Vec<Vec<u8>> =
-                    self.live_keys(db, now).into_iter().filter(|k| glob_match(pattern, k)).collect();
+                let mut keys: Vec<Vec<u8>> = self
+                    .live_keys(db, now)
+                    .into_iter()
+                    .filter(|k| glob_match(pattern, k))
+                    .collect();
                 keys.sort_unstable();
                 Expected::SortedBulks(keys)
             }
@@ -321,7 +365,9 @@ impl KeyspaceModel {
         // getIntFromObjectOrReply: a long long that fits an int.
         match parse_i64_strict(&args[1]).filter(|&i| i32::try_from(i).is_ok()) {
             None => Expected::error(NOT_AN_INTEGER),
-            Some(i) if i < 0 || i >= DB_COUNT as i64 => Expected::error("ERR DB index is out of range"),
+            Some(i) if i < 0 || i >= DB_COUNT as i64 => {
+                Expected::error("ERR DB index is out of range")
+            }
             Some(i) => {
                 self.conn_mut(exec.conn).db = Some(i as usize);
                 Expected::ok()
@@ -342,7 +388,13 @@ impl KeyspaceModel {
             },
         };
         let old = self.lookup(db, key, now);
-        let ok_reply = || if options.get { value_reply(old.clone()) } else { Expected::ok() };
+        let ok_reply = || {
+            if options.get {
+                value_reply(old.clone())
+            } else {
+                Expected::ok()
+            }
+        };
         let found = match &old {
             KeyState::Unknown => {
                 if options.nx || options.xx || options.keep_ttl {
@@ -354,7 +406,14 @@ impl KeyspaceModel {
                         false => Expected::ok(),
                     };
                 }
-                self.store(db, key, Entry { value: args[2].clone(), expire_unix_ms });
+                self.store(
+                    db,
+                    key,
+                    Entry {
+                        value: args[2].clone(),
+                        expire_unix_ms,
+                    },
+                );
                 return ok_reply();
             }
             KeyState::Absent => false,
@@ -370,15 +429,25 @@ impl KeyspaceModel {
             (KeyState::Present(e), true) => e.expire_unix_ms,
             _ => expire_unix_ms,
         };
-        self.store(db, key, Entry { value: args[2].clone(), expire_unix_ms });
+        self.store(
+            db,
+            key,
+            Entry {
+                value: args[2].clone(),
+                expire_unix_ms,
+            },
+        );
         ok_reply()
     }
 
     fn mset(&mut self, db: usize, name: &str, args: &[Vec<u8>], now: u64) -> Expected {
-        if args.len() % 2 == 0 {
-            return Expected::error(&format!("ERR wrong number of arguments for '{name}' command"));
+        if args.len().is_multiple_of(2) {
+            return Expected::error(&format!(
+                "ERR wrong number of arguments for '{name}' command"
+            ));
         }
-        let pairs: Vec<(&Vec<u8>, &Vec<u8>)> = args[1..].chunks(2).map(|p| (&p[0], &p[1])).collect();
+        let pairs: Vec<(&Vec<u8>, &Vec<u8>)> =
+            args[1..].chunks(2).map(|p| (&p[0], &p[1])).collect();
         if name == "msetnx" {
             let mut any_unknown = false;
             for (key, _) in &pairs {
@@ -396,7 +465,14 @@ impl KeyspaceModel {
             }
         }
         for (key, value) in pairs {
-            self.store(db, key, Entry { value: value.clone(), expire_unix_ms: None });
+            self.store(
+                db,
+                key,
+                Entry {
+                    value: value.clone(),
+                    expire_unix_ms: None,
+                },
+            );
         }
         match name {
             "msetnx" => Expected::integer(1),
@@ -417,7 +493,14 @@ impl KeyspaceModel {
         let Some(new) = old.checked_add(by) else {
             return Expected::error(OVERFLOW);
         };
-        self.store(db, key, Entry { value: new.to_string().into_bytes(), expire_unix_ms });
+        self.store(
+            db,
+            key,
+            Entry {
+                value: new.to_string().into_bytes(),
+                expire_unix_ms,
+            },
+        );
         Expected::integer(new)
     }
 
@@ -431,13 +514,18 @@ impl KeyspaceModel {
                 b"gt" => gt = true,
                 b"lt" => lt = true,
                 _ if opt.iter().all(|b| (b' '..=b'~').contains(b)) => {
-                    return Expected::error(&format!("ERR Unsupported option {}", String::from_utf8_lossy(opt)));
+                    return Expected::error(&format!(
+                        "ERR Unsupported option {}",
+                        String::from_utf8_lossy(opt)
+                    ));
                 }
                 _ => return Expected::AnyError,
             }
         }
         if nx && (xx || gt || lt) {
-            return Expected::error("ERR NX and XX, GT or LT options at the same time are not compatible");
+            return Expected::error(
+                "ERR NX and XX, GT or LT options at the same time are not compatible",
+            );
         }
         if gt && lt {
             return Expected::error("ERR GT and LT options at the same time are not compatible");
@@ -469,7 +557,7 @@ impl KeyspaceModel {
         let current = entry.expire_unix_ms.map(|c| c as i64);
         let refused = (nx && current.is_some())
             || (xx && current.is_none())
-            || (gt && current.map_or(true, |c| when <= c))
+            || (gt && current.is_none_or(|c| when <= c))
             || (lt && current.is_some_and(|c| when >= c));
         if refused {
             return Expected::integer(0);

@@ -9,7 +9,9 @@ use super::ReferenceModel;
 use crate::check::{Checker, RunFacts};
 
 fn check(b: &Builder) -> Result<(), String> {
-    ReferenceModel.check(&b.history, &RunFacts::default()).map_err(|v| v.message)
+    ReferenceModel
+        .check(&b.history, &RunFacts::default())
+        .map_err(|v| v.message)
 }
 
 fn ok() -> Frame {
@@ -38,7 +40,11 @@ fn strings_basic() {
     b.run(1, "STRLEN k", Frame::Integer(3));
     b.run(1, "EXISTS k k nope", Frame::Integer(2));
     b.run(1, "MSET a 1 b 2", ok());
-    b.run(2, "MGET a b c", Frame::Array(vec![bulk("1"), bulk("2"), Frame::Null]));
+    b.run(
+        2,
+        "MGET a b c",
+        Frame::Array(vec![bulk("1"), bulk("2"), Frame::Null]),
+    );
     b.run(2, "SETNX a 9", Frame::Integer(0));
     b.run(2, "GETDEL a", bulk("1"));
     b.run(2, "DEL a b b", Frame::Integer(1));
@@ -66,8 +72,16 @@ fn set_options() {
     b.run(1, "SET k d GET", bulk("c"));
     b.run(1, "SET k e NX GET", bulk("d"));
     b.run(1, "SET k v EX 10 PX 5", error("ERR syntax error"));
-    b.run(1, "SET k v EX 0", error("ERR invalid expire time in 'set' command"));
-    b.run(1, "SET k v EX x", error("ERR value is not an integer or out of range"));
+    b.run(
+        1,
+        "SET k v EX 0",
+        error("ERR invalid expire time in 'set' command"),
+    );
+    b.run(
+        1,
+        "SET k v EX x",
+        error("ERR value is not an integer or out of range"),
+    );
     b.run(1, "SET k v NX XX", error("ERR syntax error"));
     b.run(1, "GET k", bulk("d"));
     passes_and_fails_with(&mut b, bulk("e"));
@@ -80,11 +94,23 @@ fn counters_and_their_errors() {
     b.run(2, "INCRBY n 10", Frame::Integer(11));
     b.run(1, "DECR n", Frame::Integer(10));
     b.run(1, "DECRBY n 20", Frame::Integer(-10));
-    b.run(1, "INCRBY n x", error("ERR value is not an integer or out of range"));
+    b.run(
+        1,
+        "INCRBY n x",
+        error("ERR value is not an integer or out of range"),
+    );
     b.run(1, "SET s abc", ok());
-    b.run(1, "INCR s", error("ERR value is not an integer or out of range"));
+    b.run(
+        1,
+        "INCR s",
+        error("ERR value is not an integer or out of range"),
+    );
     b.run(1, "SET m 9223372036854775807", ok());
-    b.run(1, "INCR m", error("ERR increment or decrement would overflow"));
+    b.run(
+        1,
+        "INCR m",
+        error("ERR increment or decrement would overflow"),
+    );
     b.run(1, "GET n", bulk("-10"));
     passes_and_fails_with(&mut b, bulk("-9"));
 }
@@ -122,9 +148,17 @@ fn expire_commands() {
     b.run(1, "TTL k", Frame::Integer(10));
     b.run(1, "EXPIRE k 5 GT", Frame::Integer(0));
     b.run(1, "PEXPIRE k 5000 LT", Frame::Integer(1));
-    b.run(1, "EXPIRE k 5 NX GT", error("ERR NX and XX, GT or LT options at the same time are not compatible"));
+    b.run(
+        1,
+        "EXPIRE k 5 NX GT",
+        error("ERR NX and XX, GT or LT options at the same time are not compatible"),
+    );
     b.run(1, "EXPIRE k 5 FOO", error("ERR Unsupported option FOO"));
-    b.run(1, "INCR k", error("ERR value is not an integer or out of range"));
+    b.run(
+        1,
+        "INCR k",
+        error("ERR value is not an integer or out of range"),
+    );
     b.run(1, "SET k 5 KEEPTTL", ok());
     b.run(1, "INCR k", Frame::Integer(6));
     b.run(1, "PTTL k", Frame::Integer(5000));
@@ -142,7 +176,11 @@ fn databases_are_separate() {
     b.run(1, "SELECT 3", ok());
     b.run(1, "SET k in3", ok());
     b.run(1, "SELECT 16", error("ERR DB index is out of range"));
-    b.run(1, "SELECT x", error("ERR value is not an integer or out of range"));
+    b.run(
+        1,
+        "SELECT x",
+        error("ERR value is not an integer or out of range"),
+    );
     b.run(1, "DBSIZE", Frame::Integer(1));
     b.run(2, "DBSIZE", Frame::Integer(0));
     b.run(2, "FLUSHALL", ok());
@@ -161,7 +199,11 @@ fn keys_compare_as_sets_and_dbsize_allows_unreclaimed_keys() {
     // `t` expired but nothing touched it: it may still be counted.
     b.run(1, "DBSIZE", Frame::Integer(4));
     b.run(1, "DBSIZE", Frame::Integer(3));
-    b.run(1, "KEYS *", Frame::Array(vec![bulk("b"), bulk("a"), bulk("ab")]));
+    b.run(
+        1,
+        "KEYS *",
+        Frame::Array(vec![bulk("b"), bulk("a"), bulk("ab")]),
+    );
     b.run(1, "KEYS a*", Frame::Array(vec![bulk("ab"), bulk("a")]));
     passes_and_fails_with(&mut b, Frame::Array(vec![bulk("ab"), bulk("a"), bulk("b")]));
 }
@@ -182,7 +224,11 @@ fn unknown_commands_make_keys_unknown_until_overwritten() {
     b.history.executions.last_mut().unwrap().flags = seedkv_engine::cmd::flags::WRITE;
     b.history.executions.last_mut().unwrap().name = "hset";
     // Whatever HSET did, the model cannot say what GET, KEYS or DBSIZE see.
-    b.run(2, "GET k", error("WRONGTYPE Operation against a key holding the wrong kind of value"));
+    b.run(
+        2,
+        "GET k",
+        error("WRONGTYPE Operation against a key holding the wrong kind of value"),
+    );
     b.run(2, "KEYS *", Frame::Array(vec![]));
     b.run(2, "DBSIZE", Frame::Integer(7));
     b.run(2, "GET other", Frame::Null);
@@ -225,7 +271,11 @@ fn multi_defers_effects_to_exec() {
 fn rejected_requests_must_get_an_error() {
     let mut b = Builder::new();
     b.run(1, "GET k", Frame::Null);
-    b.run(1, "NOSUCHCOMMAND x", error("ERR unknown command 'NOSUCHCOMMAND'"));
+    b.run(
+        1,
+        "NOSUCHCOMMAND x",
+        error("ERR unknown command 'NOSUCHCOMMAND'"),
+    );
     b.history.executions.last_mut().unwrap().name = "";
     passes_and_fails_with(&mut b, ok());
 }

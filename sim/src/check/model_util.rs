@@ -138,7 +138,9 @@ pub(crate) fn parse_i64_strict(text: &[u8]) -> Option<i64> {
         if !d.is_ascii_digit() {
             return None;
         }
-        magnitude = magnitude.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+        magnitude = magnitude
+            .checked_mul(10)?
+            .checked_add(u64::from(d - b'0'))?;
     }
     if negative {
         if magnitude > i64::MAX as u64 + 1 {
@@ -218,7 +220,17 @@ mod tests {
         assert_eq!(parse_i64_strict(b"-12"), Some(-12));
         assert_eq!(parse_i64_strict(b"9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_i64_strict(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in ["", "-0", "007", "+1", " 1", "1 ", "9223372036854775808", "1a", "-"] {
+        for bad in [
+            "",
+            "-0",
+            "007",
+            "+1",
+            " 1",
+            "1 ",
+            "9223372036854775808",
+            "1a",
+            "-",
+        ] {
             assert_eq!(parse_i64_strict(bad.as_bytes()), None, "{bad:?}");
         }
     }

@@ -65,7 +65,10 @@ impl Checker for ScanCompleteness {
     }
 
     fn check(&self, history: &History, _facts: &RunFacts) -> Result<(), Violation> {
-        check_scans(history).map_err(|message| Violation { checker: self.name(), message })
+        check_scans(history).map_err(|message| Violation {
+            checker: self.name(),
+            message,
+        })
     }
 }
 
@@ -73,7 +76,11 @@ impl Checker for ScanCompleteness {
 /// visits at least one bucket per call, and a table never has more than a
 /// small multiple of the keys that ever existed.
 pub fn scan_calls_max(history: &History) -> u64 {
-    let distinct: BTreeSet<&[u8]> = history.ops.iter().flat_map(|op| op.args.iter().map(Vec::as_slice)).collect();
+    let distinct: BTreeSet<&[u8]> = history
+        .ops
+        .iter()
+        .flat_map(|op| op.args.iter().map(Vec::as_slice))
+        .collect();
     distinct.len() as u64 * SCAN_CALLS_PER_KEY_MAX + SCAN_CALLS_SLACK
 }
 
@@ -88,8 +95,11 @@ struct Iteration {
     returned: BTreeSet<Vec<u8>>,
 }
 
+/// SCAN's MATCH pattern and TYPE filter.
+type ScanFilters = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// SCAN's options after the cursor, or `None` if malformed.
-fn scan_options(args: &[Vec<u8>]) -> Option<(Option<Vec<u8>>, Option<Vec<u8>>)> {
+fn scan_options(args: &[Vec<u8>]) -> Option<ScanFilters> {
     let (mut pattern, mut type_filter) = (None, None);
     for pair in args.get(2..)?.chunks(2) {
         let [name, value] = pair else { return None };
@@ -105,7 +115,9 @@ fn scan_options(args: &[Vec<u8>]) -> Option<(Option<Vec<u8>>, Option<Vec<u8>>)> 
 
 /// A SCAN reply: the next cursor and the keys.
 fn scan_reply(frame: &Frame) -> Option<(&[u8], Vec<&[u8]>)> {
-    let Frame::Array(items) = frame else { return None };
+    let Frame::Array(items) = frame else {
+        return None;
+    };
     let [Frame::Bulk(cursor), Frame::Array(keys)] = items.as_slice() else {
         return None;
     };
@@ -124,7 +136,11 @@ fn scan_reply(frame: &Frame) -> Option<(&[u8], Vec<&[u8]>)> {
 fn iterations(history: &History, calls_max: u64) -> Result<Vec<Iteration>, String> {
     let mut by_conn: BTreeMap<ConnId, Vec<usize>> = BTreeMap::new();
     for (i, op) in history.ops.iter().enumerate() {
-        if op.args.first().is_some_and(|a| a.eq_ignore_ascii_case(b"scan")) {
+        if op
+            .args
+            .first()
+            .is_some_and(|a| a.eq_ignore_ascii_case(b"scan"))
+        {
             by_conn.entry(op.conn).or_default().push(i);
         }
     }
@@ -135,7 +151,9 @@ fn iterations(history: &History, calls_max: u64) -> Result<Vec<Iteration>, Strin
         let mut current: Option<(Iteration, Vec<u8>)> = None;
         for i in indices {
             let op = &history.ops[i];
-            let (Some(cursor), Some((pattern, type_filter))) = (op.args.get(1), scan_options(&op.args)) else {
+            let (Some(cursor), Some((pattern, type_filter))) =
+                (op.args.get(1), scan_options(&op.args))
+            else {
                 current = None;
                 continue;
             };
@@ -147,7 +165,13 @@ fn iterations(history: &History, calls_max: u64) -> Result<Vec<Iteration>, Strin
                 if cursor.as_slice() != b"0" {
                     continue;
                 }
-                let fresh = Iteration { conn, calls: Vec::new(), pattern, type_filter, returned: BTreeSet::new() };
+                let fresh = Iteration {
+                    conn,
+                    calls: Vec::new(),
+                    pattern,
+                    type_filter,
+                    returned: BTreeSet::new(),
+                };
                 current = Some((fresh, Vec::new()));
             }
             let (iteration, next) = current.as_mut().expect("set above");
@@ -169,9 +193,15 @@ fn iterations(history: &History, calls_max: u64) -> Result<Vec<Iteration>, Strin
                     current = None;
                     continue;
                 }
-                return Err(format!("conn {conn} request {}: malformed SCAN reply {}", op.seq_in_conn, reply.render()));
+                return Err(format!(
+                    "conn {conn} request {}: malformed SCAN reply {}",
+                    op.seq_in_conn,
+                    reply.render()
+                ));
             };
-            iteration.returned.extend(keys.into_iter().map(<[u8]>::to_vec));
+            iteration
+                .returned
+                .extend(keys.into_iter().map(<[u8]>::to_vec));
             *next = cursor_next.to_vec();
             if cursor_next == b"0" {
                 done.push(current.take().expect("in progress").0);
@@ -212,7 +242,11 @@ fn check_scans(history: &History) -> Result<(), String> {
         let execs: Option<Vec<usize>> = iteration
             .calls
             .iter()
-            .map(|&c| exec_index.get(&(history.ops[c].conn, history.ops[c].seq_in_conn)).copied())
+            .map(|&c| {
+                exec_index
+                    .get(&(history.ops[c].conn, history.ops[c].seq_in_conn))
+                    .copied()
+            })
             .collect();
         let Some(execs) = execs else { continue };
         let (exec_first, exec_last) = (execs[0], *execs.last().expect("an iteration has calls"));
@@ -267,15 +301,26 @@ fn check_scans(history: &History) -> Result<(), String> {
 
 fn open_window(w: &mut Window, model: &KeyspaceModel, now: u64) {
     w.now_ms_max = now;
-    let Some(db) = model.conn_db(w.iteration.conn).filter(|&db| !model.db_is_unknown(db)) else {
+    let Some(db) = model
+        .conn_db(w.iteration.conn)
+        .filter(|&db| !model.db_is_unknown(db))
+    else {
         w.skipped = true;
         return;
     };
     w.db = db;
-    let wanted_type = w.iteration.type_filter.as_ref().map_or(true, |t| t == b"string");
+    let wanted_type = w
+        .iteration
+        .type_filter
+        .as_ref()
+        .is_none_or(|t| t == b"string");
     for key in model.live_keys(db, now) {
         w.existed.insert(key.clone());
-        let matches = w.iteration.pattern.as_ref().map_or(true, |p| glob_match(p, &key));
+        let matches = w
+            .iteration
+            .pattern
+            .as_ref()
+            .is_none_or(|p| glob_match(p, &key));
         if matches && wanted_type {
             if let KeyState::Present(e) = model.peek(db, &key, now) {
                 w.candidates.insert(key, e.expire_unix_ms);
@@ -297,14 +342,22 @@ fn follow_window(w: &mut Window, model: &KeyspaceModel, now: u64) {
         return;
     }
     let db = w.db;
-    let mut changed: Vec<Vec<u8>> = touched.keys.iter().filter(|(d, _)| *d == db).map(|(_, k)| k.clone()).collect();
+    let mut changed: Vec<Vec<u8>> = touched
+        .keys
+        .iter()
+        .filter(|(d, _)| *d == db)
+        .map(|(_, k)| k.clone())
+        .collect();
     if touched.dbs[db] {
         changed.extend(w.candidates.keys().cloned());
     }
     for key in changed {
         // A candidate whose expiry came before this write was absent for a
         // while, whatever the write did.
-        let expired = w.candidates.get(&key).is_some_and(|e| e.is_some_and(|when| when <= w.now_ms_max));
+        let expired = w
+            .candidates
+            .get(&key)
+            .is_some_and(|e| e.is_some_and(|when| when <= w.now_ms_max));
         match model.peek(db, &key, now) {
             KeyState::Present(e) => {
                 w.existed.insert(key.clone());
@@ -336,13 +389,18 @@ fn judge(w: &Window, history: &History) -> Result<(), String> {
             history.ops[*it.calls.last().expect("calls")].seq_in_conn,
             it.calls.len(),
             w.db,
-            it.pattern.as_ref().map(|p| String::from_utf8_lossy(p).into_owned())
+            it.pattern
+                .as_ref()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
         )
     };
     let shown = |keys: Vec<&Vec<u8>>| -> String {
         let n = keys.len();
-        let mut list: Vec<String> =
-            keys.into_iter().take(KEYS_SHOWN_MAX).map(|k| format!("{:?}", String::from_utf8_lossy(k))).collect();
+        let mut list: Vec<String> = keys
+            .into_iter()
+            .take(KEYS_SHOWN_MAX)
+            .map(|k| format!("{:?}", String::from_utf8_lossy(k)))
+            .collect();
         if n > KEYS_SHOWN_MAX {
             list.push(format!("... {} more", n - KEYS_SHOWN_MAX));
         }
@@ -352,7 +410,7 @@ fn judge(w: &Window, history: &History) -> Result<(), String> {
         .candidates
         .iter()
         .filter(|(key, expire)| {
-            expire.map_or(true, |when| when > w.now_ms_max) && !it.returned.contains(key.as_slice())
+            expire.is_none_or(|when| when > w.now_ms_max) && !it.returned.contains(key.as_slice())
         })
         .map(|(key, _)| key)
         .collect();
@@ -364,14 +422,30 @@ fn judge(w: &Window, history: &History) -> Result<(), String> {
             shown(missed)
         ));
     }
-    let phantom: Vec<&Vec<u8>> = it.returned.iter().filter(|k| !w.existed.contains(*k)).collect();
+    let phantom: Vec<&Vec<u8>> = it
+        .returned
+        .iter()
+        .filter(|k| !w.existed.contains(*k))
+        .collect();
     if !phantom.is_empty() {
-        return Err(format!("{}: returned keys that never existed during it: {}", context(), shown(phantom)));
+        return Err(format!(
+            "{}: returned keys that never existed during it: {}",
+            context(),
+            shown(phantom)
+        ));
     }
     if let Some(pattern) = &it.pattern {
-        let unmatched: Vec<&Vec<u8>> = it.returned.iter().filter(|k| !glob_match(pattern, k)).collect();
+        let unmatched: Vec<&Vec<u8>> = it
+            .returned
+            .iter()
+            .filter(|k| !glob_match(pattern, k))
+            .collect();
         if !unmatched.is_empty() {
-            return Err(format!("{}: returned keys that do not match: {}", context(), shown(unmatched)));
+            return Err(format!(
+                "{}: returned keys that do not match: {}",
+                context(),
+                shown(unmatched)
+            ));
         }
     }
     Ok(())
@@ -385,7 +459,10 @@ mod tests {
     use crate::check::model::testkit::{bulk, simple, Builder};
 
     fn scan_reply(cursor: &str, keys: &[&str]) -> Frame {
-        Frame::Array(vec![bulk(cursor), Frame::Array(keys.iter().map(|k| bulk(k)).collect())])
+        Frame::Array(vec![
+            bulk(cursor),
+            Frame::Array(keys.iter().map(|k| bulk(k)).collect()),
+        ])
     }
 
     /// Keys a..e exist; conn 1 scans in two calls while conn 2 writes.
@@ -434,7 +511,9 @@ mod tests {
         b.run(1, "SCAN 0 MATCH a*", scan_reply("0", &["a1", "a2"]));
         check_scans(&b.history).expect("b1 need not be returned");
         b.history.ops[1].complete = Some((b.now_ns, scan_reply("0", &["a1", "a2", "b1"])));
-        assert!(check_scans(&b.history).expect_err("b1 does not match").contains("b1"));
+        assert!(check_scans(&b.history)
+            .expect_err("b1 does not match")
+            .contains("b1"));
     }
 
     #[test]
@@ -449,7 +528,9 @@ mod tests {
         check_scans(&b.history).expect("k was absent for a while");
         let last = b.history.ops.len() - 1;
         b.history.ops[last].complete = Some((b.now_ns, scan_reply("0", &[])));
-        assert!(check_scans(&b.history).expect_err("j is stable").contains("\"j\""));
+        assert!(check_scans(&b.history)
+            .expect_err("j is stable")
+            .contains("\"j\""));
     }
 
     #[test]
@@ -466,7 +547,9 @@ mod tests {
         for _ in 0..SCAN_CALLS_SLACK + 100 {
             b.run(1, "SCAN 1", scan_reply("1", &[]));
         }
-        assert!(check_scans(&b.history).expect_err("cursor 1 forever").contains("did not terminate"));
+        assert!(check_scans(&b.history)
+            .expect_err("cursor 1 forever")
+            .contains("did not terminate"));
     }
 
     #[test]

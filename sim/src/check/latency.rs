@@ -1,0 +1,439 @@
+//! Tail latency in virtual time: histograms per command, and a bound on
+//! fast commands when nothing slow is running.
+//!
+//! # What is measured
+//!
+//! A request's latency is what its client saw: reply time minus invocation
+//! time, in virtual nanoseconds, so it includes the network and every
+//! command the single server CPU ran ahead of it. Requests are grouped by
+//! command name and by class: **O(N)** if the command carries the engine's
+//! [`O_N`] flag (KEYS, FLUSHALL, DEL...), **fast** otherwise.
+//! [`latency_report`] prints p50, p99 and max per command, the table of
+//! seed 002 (PING while KEYS, SCAN, DEL, UNLINK run). Like that article it
+//! reports the tail, never the mean.
+//!
+//! # The invariant
+//!
+//! Head-of-line blocking is expected while an O(N) command runs: that is
+//! the point of the seed. Outside such stalls, a fast request must be
+//! answered quickly. Precisely, for every fast request invoked after fault
+//! injection stopped ([`History::faults_end_ns`]) whose
+//! `[invocation, reply]` window overlaps no *stall* (the execution of an
+//! O(N) command, or of any command that did at least
+//! [`FAST_WORK_UNITS_MAX`] work units, such as a large EXEC or a GET of a
+//! huge value). Only constant-time commands ([`FAST_COMMANDS`]: PING, GET,
+//! SET, INCR...) are judged, and only requests of at most
+//! [`FAST_REQUEST_BYTES_MAX`] bytes that were not pipelined behind an
+//! unanswered request of their own connection:
+//!
+//! ```text
+//! latency - (server CPU time spent on other requests within the window)
+//!     <= RunFacts::fast_latency_bound_ns
+//! ```
+//!
+//! Subtracting the CPU time of other requests removes the legitimate
+//! queueing behind other clients' fast commands and behind the request's
+//! own pipeline, which grows with load rather than with any bug. What is
+//! left is the request's own execution plus network time plus time the
+//! server was idle while the request waited: a fast command that secretly
+//! does O(N) work, a reply left unsent, or a wake-up that never came all
+//! show up there. The bound (from the runner) must therefore cover one fast
+//! command's cost, the network's worst latency both ways, and one timer
+//! (cron) step. A bound of 0 disables the check.
+//!
+//! Background work (lazy free) runs on its own virtual CPU and does not
+//! delay the command CPU, so it needs no exemption here.
+//!
+//! [`O_N`]: seedkv_engine::cmd::flags::O_N
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use seedkv_engine::cmd::flags::O_N;
+
+use super::model::util::render_args;
+use crate::check::{Checker, RunFacts, Violation};
+use crate::history::{ConnId, Execution, History, Op, TimeNs};
+
+/// An execution doing at least this much work is a stall, whatever its flags.
+pub const FAST_WORK_UNITS_MAX: u64 = 1_000;
+
+/// Requests larger than this (all arguments) are not judged: their transfer
+/// time depends on the drawn bandwidth, which the bound does not cover.
+pub const FAST_REQUEST_BYTES_MAX: usize = 512;
+
+/// The constant-time commands the invariant judges. Commands whose work
+/// grows with their arguments or a hint (MSET, MGET, SCAN's COUNT) are
+/// reported but not judged.
+pub const FAST_COMMANDS: &[&str] = &[
+    "ping", "echo", "get", "set", "setnx", "getset", "getdel", "incr", "decr", "incrby", "decrby",
+    "append", "strlen", "exists", "ttl", "pttl", "expire", "pexpire", "persist", "type", "select",
+    "dbsize",
+];
+
+/// Histograms track latencies up to this (one virtual hour); longer ones
+/// are recorded as this value.
+pub const LATENCY_TRACKED_MAX_NS: u64 = 3_600 * 1_000_000_000;
+
+/// Significant decimal digits the histograms keep.
+const HISTOGRAM_SIGNIFICANT_DIGITS: u8 = 3;
+
+/// The checker.
+pub struct TailLatency;
+
+impl Checker for TailLatency {
+    fn name(&self) -> &'static str {
+        "tail-latency"
+    }
+
+    fn check(&self, history: &History, facts: &RunFacts) -> Result<(), Violation> {
+        check_fast_latency(history, facts.fast_latency_bound_ns).map_err(|message| Violation {
+            checker: self.name(),
+            message,
+        })
+    }
+}
+
+/// The command class of the report's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CommandClass {
+    Fast,
+    ON,
+}
+
+impl CommandClass {
+    fn of(exec: &Execution) -> CommandClass {
+        match exec.flags & O_N != 0 {
+            true => CommandClass::ON,
+            false => CommandClass::Fast,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            CommandClass::Fast => "fast",
+            CommandClass::ON => "O(N)",
+        }
+    }
+}
+
+/// p50, p99 and max of one row, in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LatencyRow {
+    pub command: String,
+    pub class: CommandClass,
+    pub count: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, LATENCY_TRACKED_MAX_NS, HISTOGRAM_SIGNIFICANT_DIGITS)
+        .expect("valid histogram bounds")
+}
+
+/// Each executed request's execution, by `(connection, index)`.
+fn executions_by_request(history: &History) -> BTreeMap<(ConnId, u64), &Execution> {
+    let mut map = BTreeMap::new();
+    for exec in &history.executions {
+        map.entry((exec.conn, exec.seq_in_conn)).or_insert(exec);
+    }
+    map
+}
+
+/// Latency rows per (command, class), completed and executed requests only,
+/// sorted by class then command.
+pub fn latency_rows(history: &History) -> Vec<LatencyRow> {
+    let execs = executions_by_request(history);
+    let mut histograms: BTreeMap<(CommandClass, String), Histogram<u64>> = BTreeMap::new();
+    for op in &history.ops {
+        let (Some((complete_ns, _)), Some(exec)) =
+            (&op.complete, execs.get(&(op.conn, op.seq_in_conn)))
+        else {
+            continue;
+        };
+        if exec.name.is_empty() {
+            continue;
+        }
+        let latency_ns = complete_ns.saturating_sub(op.invoke_ns).max(1);
+        histograms
+            .entry((CommandClass::of(exec), exec.name.to_ascii_uppercase()))
+            .or_insert_with(new_histogram)
+            .saturating_record(latency_ns);
+    }
+    histograms
+        .into_iter()
+        .map(|((class, command), h)| LatencyRow {
+            command,
+            class,
+            count: h.len(),
+            p50_ns: h.value_at_quantile(0.50),
+            p99_ns: h.value_at_quantile(0.99),
+            max_ns: h.max(),
+        })
+        .collect()
+}
+
+/// The report the CLI prints: one line per command, like seed 002's table.
+pub fn latency_report(history: &History) -> String {
+    let rows = latency_rows(history);
+    let mut out = format!(
+        "{:<16} {:<5} {:>9} {:>12} {:>12} {:>12}\n",
+        "command", "class", "count", "p50", "p99", "max"
+    );
+    for row in &rows {
+        out.push_str(&format!(
+            "{:<16} {:<5} {:>9} {:>12} {:>12} {:>12}\n",
+            row.command,
+            row.class.label(),
+            row.count,
+            format_ms(row.p50_ns),
+            format_ms(row.p99_ns),
+            format_ms(row.max_ns)
+        ));
+    }
+    if rows.is_empty() {
+        out.push_str("(no completed requests)\n");
+    }
+    out
+}
+
+/// Virtual nanoseconds as milliseconds with three decimals ("0.344 ms").
+fn format_ms(ns: u64) -> String {
+    format!("{}.{:03} ms", ns / 1_000_000, (ns % 1_000_000) / 1_000)
+}
+
+/// The server CPU's busy intervals, in execution order, with prefix sums.
+struct CpuTimeline {
+    starts_ns: Vec<TimeNs>,
+    ends_ns: Vec<TimeNs>,
+    /// `busy_before_ns[i]`: total duration of executions `0..i`.
+    busy_before_ns: Vec<u64>,
+}
+
+impl CpuTimeline {
+    fn new(history: &History) -> CpuTimeline {
+        let mut spans: Vec<(TimeNs, TimeNs)> = history
+            .executions
+            .iter()
+            .map(|e| (e.start_ns, e.end_ns.max(e.start_ns)))
+            .collect();
+        // One CPU runs one command at a time, so spans are in order already;
+        // sorting keeps the prefix sums right even if they were not.
+        spans.sort_unstable();
+        let mut busy_before_ns = Vec::with_capacity(spans.len() + 1);
+        busy_before_ns.push(0);
+        for &(start, end) in &spans {
+            busy_before_ns.push(busy_before_ns.last().expect("non-empty") + (end - start));
+        }
+        CpuTimeline {
+            starts_ns: spans.iter().map(|s| s.0).collect(),
+            ends_ns: spans.iter().map(|s| s.1).collect(),
+            busy_before_ns,
+        }
+    }
+
+    /// CPU time spent on executions within `[from, to]`.
+    fn busy_ns(&self, from: TimeNs, to: TimeNs) -> u64 {
+        if to <= from {
+            return 0;
+        }
+        let first = self.ends_ns.partition_point(|&end| end <= from);
+        let last = self.starts_ns.partition_point(|&start| start < to);
+        if first >= last {
+            return 0;
+        }
+        let mut busy = self.busy_before_ns[last] - self.busy_before_ns[first];
+        busy -= from
+            .saturating_sub(self.starts_ns[first])
+            .min(self.ends_ns[first] - self.starts_ns[first]);
+        busy -= self.ends_ns[last - 1]
+            .saturating_sub(to)
+            .min(self.ends_ns[last - 1] - self.starts_ns[last - 1]);
+        busy
+    }
+}
+
+/// The stalls (executions of O(N) or heavy commands), sorted by start, with
+/// the running maximum of their ends.
+struct Stalls {
+    starts_ns: Vec<TimeNs>,
+    ends_max_ns: Vec<TimeNs>,
+}
+
+impl Stalls {
+    fn new(history: &History) -> Stalls {
+        let mut spans: Vec<(TimeNs, TimeNs)> = history
+            .executions
+            .iter()
+            .filter(|e| is_stall(e))
+            .map(|e| (e.start_ns, e.end_ns))
+            .collect();
+        spans.sort_unstable();
+        let mut end_max = 0;
+        let ends_max_ns = spans
+            .iter()
+            .map(|s| {
+                end_max = end_max.max(s.1);
+                end_max
+            })
+            .collect();
+        Stalls {
+            starts_ns: spans.iter().map(|s| s.0).collect(),
+            ends_max_ns,
+        }
+    }
+
+    /// Whether a stall overlaps `[from, to]`.
+    fn overlap(&self, from: TimeNs, to: TimeNs) -> bool {
+        let started_before_end = self.starts_ns.partition_point(|&start| start <= to);
+        started_before_end > 0 && self.ends_max_ns[started_before_end - 1] >= from
+    }
+}
+
+fn is_stall(exec: &Execution) -> bool {
+    exec.flags & O_N != 0 || exec.work_units >= FAST_WORK_UNITS_MAX
+}
+
+/// The invariant of the module docs.
+fn check_fast_latency(history: &History, bound_ns: u64) -> Result<(), String> {
+    if bound_ns == 0 {
+        return Ok(());
+    }
+    let execs = executions_by_request(history);
+    let cpu = CpuTimeline::new(history);
+    let stalls = Stalls::new(history);
+    // The latest reply time of each connection's requests so far, to tell
+    // a request sent alone from one pipelined behind its predecessors.
+    let mut conn_busy_until_ns: BTreeMap<ConnId, TimeNs> = BTreeMap::new();
+    let mut in_conn_order: Vec<&Op> = history.ops.iter().collect();
+    in_conn_order.sort_by_key(|op| (op.conn, op.seq_in_conn));
+    for op in in_conn_order {
+        let busy_until_ns = conn_busy_until_ns.entry(op.conn).or_insert(0);
+        let pipelined = *busy_until_ns > op.invoke_ns;
+        let reply_ns = op.complete.as_ref().map_or(TimeNs::MAX, |(t, _)| *t);
+        *busy_until_ns = (*busy_until_ns).max(reply_ns);
+        let (Some((complete_ns, _)), Some(exec)) =
+            (&op.complete, execs.get(&(op.conn, op.seq_in_conn)))
+        else {
+            continue;
+        };
+        let request_bytes: usize = op.args.iter().map(Vec::len).sum();
+        if !FAST_COMMANDS.contains(&exec.name)
+            || is_stall(exec)
+            || pipelined
+            || request_bytes > FAST_REQUEST_BYTES_MAX
+            || op.invoke_ns < history.faults_end_ns
+        {
+            continue;
+        }
+        let (from, to) = (op.invoke_ns, *complete_ns);
+        let latency_ns = to.saturating_sub(from);
+        if latency_ns <= bound_ns || stalls.overlap(from, to) {
+            continue;
+        }
+        let own_ns = exec.end_ns.min(to).saturating_sub(exec.start_ns.max(from));
+        let others_ns = cpu.busy_ns(from, to).saturating_sub(own_ns);
+        let unexplained_ns = latency_ns.saturating_sub(others_ns);
+        if unexplained_ns > bound_ns {
+            return Err(format!(
+                "conn {} request {} `{}` (fast) took {latency_ns} ns from {from} to {to} with no O(N) \
+                 command running; {others_ns} ns of it went to other requests, leaving {unexplained_ns} ns \
+                 over the bound of {bound_ns} ns",
+                op.conn,
+                op.seq_in_conn,
+                render_args(&op.args)
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use seedkv_engine::cmd::flags::O_N;
+
+    use super::{check_fast_latency, latency_report, latency_rows, CommandClass};
+    use crate::check::model::testkit::{bulk, simple, Builder};
+
+    const BOUND_NS: u64 = 1_000;
+
+    /// A PING client and a second client; returns the builder.
+    fn pings_around(slow_ns: u64, o_n: bool) -> Builder {
+        let mut b = Builder::new();
+        b.run(1, "PING", simple("PONG"));
+        // KEYS on conn 2 occupies the CPU; a PING invoked meanwhile waits.
+        let keys = b.op(2, "KEYS *", b.now_ns, None);
+        let ping = b.op(1, "PING", b.now_ns + 1, None);
+        b.execute(keys, slow_ns);
+        if o_n {
+            b.history.executions.last_mut().unwrap().flags |= O_N;
+        }
+        b.history.ops[keys].complete = Some((b.now_ns + 10, frame_array()));
+        b.execute(ping, 10);
+        b.history.ops[ping].complete = Some((b.now_ns + 10, simple("PONG")));
+        b.now_ns += 20;
+        b.run(1, "GET k", bulk("v"));
+        b
+    }
+
+    fn frame_array() -> seedkv_engine::resp::Frame {
+        seedkv_engine::resp::Frame::Array(vec![])
+    }
+
+    #[test]
+    fn stalls_behind_o_n_commands_are_allowed() {
+        let b = pings_around(1_000_000, true);
+        check_fast_latency(&b.history, BOUND_NS).expect("KEYS is flagged O(N)");
+    }
+
+    #[test]
+    fn queueing_behind_other_work_is_subtracted() {
+        // Unflagged, but its CPU time is accounted as another request's.
+        // (Its own reply is lost, so KEYS itself is not judged.)
+        let mut b = pings_around(5_000, false);
+        b.history.ops[1].complete = None;
+        check_fast_latency(&b.history, BOUND_NS).expect("the PING waited for real work");
+    }
+
+    #[test]
+    fn a_slow_fast_command_fails() {
+        let mut b = Builder::new();
+        b.run(1, "PING", simple("PONG"));
+        let get = b.op(1, "GET k", b.now_ns, None);
+        b.execute(get, 5_000);
+        b.history.ops[get].complete = Some((b.now_ns + 10, bulk("v")));
+        let message = check_fast_latency(&b.history, BOUND_NS).expect_err("GET took 5 us alone");
+        assert!(message.contains("GET k"), "{message}");
+        check_fast_latency(&b.history, 10_000).expect("under a looser bound");
+    }
+
+    #[test]
+    fn an_idle_server_cannot_explain_a_late_reply() {
+        let mut b = Builder::new();
+        let ping = b.op(1, "PING", b.now_ns, None);
+        b.execute(ping, 10);
+        // The reply arrives long after the CPU finished: e.g. it sat unsent.
+        b.history.ops[ping].complete = Some((b.now_ns + 50_000, simple("PONG")));
+        assert!(check_fast_latency(&b.history, BOUND_NS).is_err());
+        b.history.faults_end_ns = b.now_ns + 1_000_000;
+        check_fast_latency(&b.history, BOUND_NS).expect("during faults, not judged");
+    }
+
+    #[test]
+    fn report_has_a_row_per_command_and_class() {
+        let b = pings_around(1_000_000, true);
+        let rows = latency_rows(&b.history);
+        let keys = rows.iter().find(|r| r.command == "KEYS").expect("KEYS row");
+        assert_eq!(keys.class, CommandClass::ON);
+        let ping = rows.iter().find(|r| r.command == "PING").expect("PING row");
+        assert_eq!((ping.class, ping.count), (CommandClass::Fast, 2));
+        assert!(ping.max_ns >= 1_000_000, "{ping:?}");
+        let text = latency_report(&b.history);
+        assert!(
+            text.contains("PING") && text.contains("O(N)") && text.contains(" ms"),
+            "{text}"
+        );
+    }
+}
