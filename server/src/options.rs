@@ -1,11 +1,13 @@
 //! Startup options: command-line flags and a redis.conf-style file.
 //!
 //! As with `redis-server /path/redis.conf --port 7777`, the file is read
-//! first and flags override it.
+//! first and flags override it. Both go through the engine's own validation
+//! (`seedkv_engine::commands::config`), the same that CONFIG SET uses.
 
 use std::path::PathBuf;
 
 use clap::Parser;
+use seedkv_engine::commands::config::{apply_config_line, load_config_str};
 use seedkv_engine::Config;
 
 /// Command-line flags of `seedkv-server`.
@@ -61,13 +63,10 @@ impl std::fmt::Display for OptionsError {
 
 impl std::error::Error for OptionsError {}
 
-/// Lines a configuration file may have (a limit on a hostile file).
-pub const CONFIG_FILE_LINES_MAX: usize = 100_000;
-
 impl Options {
     /// Reads the file named by `args` (if any), then applies the flags.
     pub fn from_args(args: &Args) -> Result<Options, OptionsError> {
-        let mut options = Options::default();
+        let mut config = Config::default();
         if let Some(path) = &args.config_file {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 OptionsError(format!(
@@ -75,235 +74,60 @@ impl Options {
                     path.display()
                 ))
             })?;
-            options.apply_file(&text)?;
+            load_config_str(&mut config, &text).map_err(|e| {
+                OptionsError(format!(
+                    "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file '{}', {e}",
+                    path.display()
+                ))
+            })?;
         }
+        let flag = |config: &mut Config, key: &str, value: &str| {
+            apply_config_line(config, key, value)
+                .map_err(|e| OptionsError(format!("Invalid --{key}: {e}")))
+        };
         if let Some(port) = args.port {
-            options.apply("port", &[port.to_string()])?;
+            flag(&mut config, "port", &port.to_string())?;
         }
         if let Some(bind) = &args.bind {
-            let addrs: Vec<String> = bind.split_whitespace().map(str::to_owned).collect();
-            options.apply("bind", &addrs)?;
+            flag(&mut config, "bind", bind)?;
         }
         if let Some(pass) = &args.requirepass {
-            options.apply("requirepass", std::slice::from_ref(pass))?;
+            flag(&mut config, "requirepass", pass)?;
         }
-        options.config.seed = match args.seed {
-            Some(seed) => seed,
-            None => default_seed(),
-        };
-        Ok(options)
+        config.seed = args.seed.unwrap_or_else(default_seed);
+        Options::from_config(config)
     }
 
-    /// Applies every line of a redis.conf-style file.
-    pub fn apply_file(&mut self, text: &str) -> Result<(), OptionsError> {
-        for (n, line) in text.lines().enumerate().take(CONFIG_FILE_LINES_MAX) {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let bad = |msg: &str| {
-                OptionsError(format!(
-                    "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file, at line {}\n>>> '{line}'\n{msg}",
-                    n + 1
-                ))
-            };
-            let args = split_config_line(line)
-                .ok_or_else(|| bad("Unbalanced quotes in configuration line"))?;
-            let Some((key, values)) = args.split_first() else {
-                continue;
-            };
-            self.apply(&key.to_ascii_lowercase(), values)
-                .map_err(|e| bad(&e.0))?;
+    /// The listening addresses and port named by `config`.
+    pub fn from_config(config: Config) -> Result<Options, OptionsError> {
+        let bind: Vec<BindAddr> = config
+            .bind
+            .split_whitespace()
+            .map(|v| match v.strip_prefix('-') {
+                Some(host) => BindAddr {
+                    host: host.to_owned(),
+                    optional: true,
+                },
+                None => BindAddr {
+                    host: v.to_owned(),
+                    optional: false,
+                },
+            })
+            .collect();
+        if bind.is_empty() {
+            return Err(OptionsError("bind: at least one address is needed".into()));
         }
-        Ok(())
-    }
-
-    /// Applies one `key value...` setting.
-    pub fn apply(&mut self, key: &str, values: &[String]) -> Result<(), OptionsError> {
-        let one = || -> Result<&str, OptionsError> {
-            match values {
-                [v] => Ok(v.as_str()),
-                _ => Err(OptionsError("wrong number of arguments".into())),
-            }
-        };
-        match key {
-            "port" => {
-                self.port = one()?
-                    .parse()
-                    .map_err(|_| OptionsError("Invalid port".into()))?;
-                self.config.port = self.port;
-            }
-            "bind" => {
-                if values.is_empty() {
-                    return Err(OptionsError("wrong number of arguments".into()));
-                }
-                self.bind = values
-                    .iter()
-                    .map(|v| match v.strip_prefix('-') {
-                        Some(host) => BindAddr {
-                            host: host.to_owned(),
-                            optional: true,
-                        },
-                        None => BindAddr {
-                            host: v.clone(),
-                            optional: false,
-                        },
-                    })
-                    .collect();
-                self.config.bind = values.join(" ");
-            }
-            "requirepass" => {
-                let pass = one()?;
-                self.config.requirepass = (!pass.is_empty()).then(|| pass.as_bytes().to_vec());
-            }
-            "maxclients" => {
-                self.config.maxclients = parse_number(one()?, 1)?;
-            }
-            "hz" => {
-                self.config.hz = parse_number(one()?, 1)?;
-            }
-            "proto-max-bulk-len" => {
-                self.config.proto_max_bulk_len_bytes = parse_memory(one()?)?;
-            }
-            "client-query-buffer-limit" => {
-                self.config.client_query_buffer_limit_bytes = parse_memory(one()?)?;
-            }
-            _ => {
-                // Settings the engine does not enforce are kept verbatim, so
-                // CONFIG GET reports what the file said (like Redis's
-                // accepted-but-ignored options, e.g. `save`, `appendonly`).
-                self.config.extra.insert(key.to_owned(), values.join(" "));
-            }
-        }
-        Ok(())
+        Ok(Options {
+            port: config.port,
+            bind,
+            config,
+        })
     }
 }
 
 impl Default for Options {
     fn default() -> Self {
-        let config = Config::default();
-        Options {
-            port: config.port,
-            bind: vec![BindAddr {
-                host: config.bind.clone(),
-                optional: false,
-            }],
-            config,
-        }
-    }
-}
-
-fn parse_number<T: std::str::FromStr + PartialOrd + From<u8>>(
-    s: &str,
-    min: u8,
-) -> Result<T, OptionsError> {
-    match s.parse::<T>() {
-        Ok(v) if v >= T::from(min) => Ok(v),
-        _ => Err(OptionsError(format!("argument must be a number >= {min}"))),
-    }
-}
-
-/// Redis memory units: `1k` = 1000, `1kb` = 1024, and so on.
-pub fn parse_memory(s: &str) -> Result<usize, OptionsError> {
-    let lower = s.to_ascii_lowercase();
-    let split = lower
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(lower.len());
-    let (digits, unit) = lower.split_at(split);
-    let mult: usize = match unit {
-        "" | "b" => 1,
-        "k" => 1000,
-        "kb" => 1024,
-        "m" => 1000 * 1000,
-        "mb" => 1024 * 1024,
-        "g" => 1000 * 1000 * 1000,
-        "gb" => 1024 * 1024 * 1024,
-        _ => return Err(OptionsError("argument must be a memory value".into())),
-    };
-    digits
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| OptionsError("argument must be a memory value".into()))
-}
-
-/// Splits a redis.conf line into words like Redis's `sdssplitargs`: words are
-/// separated by whitespace; `"..."` supports `\n \r \t \b \a \\ \"` and
-/// `\xHH` escapes, `'...'` only `\'`. `None` means unbalanced quotes.
-pub fn split_config_line(line: &str) -> Option<Vec<String>> {
-    let bytes = line.as_bytes();
-    let mut words = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == bytes.len() {
-            return Some(words);
-        }
-        let mut word = Vec::new();
-        match bytes[i] {
-            b'"' => {
-                i += 1;
-                loop {
-                    match *bytes.get(i)? {
-                        b'"' => break,
-                        b'\\'
-                            if bytes.get(i + 1) == Some(&b'x')
-                                && bytes.len() > i + 3
-                                && bytes[i + 2].is_ascii_hexdigit()
-                                && bytes[i + 3].is_ascii_hexdigit() =>
-                        {
-                            let hex = std::str::from_utf8(&bytes[i + 2..i + 4]).ok()?;
-                            word.push(u8::from_str_radix(hex, 16).ok()?);
-                            i += 3;
-                        }
-                        b'\\' if i + 1 < bytes.len() => {
-                            i += 1;
-                            word.push(match bytes[i] {
-                                b'n' => b'\n',
-                                b'r' => b'\r',
-                                b't' => b'\t',
-                                b'b' => 8,
-                                b'a' => 7,
-                                other => other,
-                            });
-                        }
-                        c => word.push(c),
-                    }
-                    i += 1;
-                }
-                i += 1;
-                if i < bytes.len() && !bytes[i].is_ascii_whitespace() {
-                    return None;
-                }
-            }
-            b'\'' => {
-                i += 1;
-                loop {
-                    match *bytes.get(i)? {
-                        b'\'' => break,
-                        b'\\' if bytes.get(i + 1) == Some(&b'\'') => {
-                            word.push(b'\'');
-                            i += 1;
-                        }
-                        c => word.push(c),
-                    }
-                    i += 1;
-                }
-                i += 1;
-                if i < bytes.len() && !bytes[i].is_ascii_whitespace() {
-                    return None;
-                }
-            }
-            _ => {
-                while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
-                    word.push(bytes[i]);
-                    i += 1;
-                }
-            }
-        }
-        words.push(String::from_utf8_lossy(&word).into_owned());
+        Options::from_config(Config::default()).expect("the default bind address is valid")
     }
 }
 
@@ -325,46 +149,64 @@ fn default_seed() -> u64 {
 mod tests {
     use super::*;
 
+    fn args_with_file(text: &str) -> Args {
+        let dir = std::env::temp_dir().join(format!("seedkv-options-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!(
+            "{:x}.conf",
+            text.len() * 7919 + text.as_bytes()[0] as usize
+        ));
+        std::fs::write(&path, text).unwrap();
+        Args {
+            config_file: Some(path),
+            seed: Some(7),
+            ..Args::default()
+        }
+    }
+
     #[test]
     fn file_then_flags() {
-        let mut o = Options::default();
-        o.apply_file("# comment\nport 7000\nbind 127.0.0.1 -::1\nrequirepass \"s3 cret\"\nmaxclients 5\nsave \"\"\n")
-            .unwrap();
+        let mut args = args_with_file(
+            "# comment\nport 7000\nbind 127.0.0.1 -::1\nrequirepass \"s3 cret\"\nmaxclients 5\n",
+        );
+        let o = Options::from_args(&args).unwrap();
         assert_eq!(o.port, 7000);
         assert_eq!(o.config.port, 7000);
         assert_eq!(o.bind.len(), 2);
+        assert!(!o.bind[0].optional);
         assert!(o.bind[1].optional);
+        assert_eq!(o.bind[1].host, "::1");
         assert_eq!(o.config.requirepass.as_deref(), Some(&b"s3 cret"[..]));
         assert_eq!(o.config.maxclients, 5);
-        assert_eq!(o.config.extra.get("save").map(String::as_str), Some(""));
+        assert_eq!(o.config.seed, 7);
+
+        args.port = Some(7001);
+        args.requirepass = Some("flag".into());
+        let o = Options::from_args(&args).unwrap();
+        assert_eq!(o.port, 7001);
+        assert_eq!(o.config.requirepass.as_deref(), Some(&b"flag"[..]));
     }
 
     #[test]
     fn bad_lines_are_reported_with_their_number() {
-        let mut o = Options::default();
-        let e = o.apply_file("port 1\nport notanumber\n").unwrap_err();
+        let args = args_with_file("port 1\nport notanumber\n");
+        let e = Options::from_args(&args).unwrap_err();
         assert!(e.0.contains("line 2"), "{e}");
-        let e = o.apply_file("bind \"unbalanced\n").unwrap_err();
+        let args = args_with_file("bind \"unbalanced\n");
+        let e = Options::from_args(&args).unwrap_err();
         assert!(e.0.contains("Unbalanced"), "{e}");
     }
 
     #[test]
-    fn split_like_sdssplitargs() {
-        assert_eq!(split_config_line("a  b\tc").unwrap(), ["a", "b", "c"]);
+    fn defaults_listen_on_loopback_6379() {
+        let o = Options::default();
+        assert_eq!(o.port, 6379);
         assert_eq!(
-            split_config_line(r#"x "a\x41\n" 'it\'s'"#).unwrap(),
-            ["x", "aA\n", "it's"]
+            o.bind,
+            vec![BindAddr {
+                host: "127.0.0.1".into(),
+                optional: false
+            }]
         );
-        assert_eq!(split_config_line("save \"\"").unwrap(), ["save", ""]);
-        assert!(split_config_line("\"open").is_none());
-        assert!(split_config_line("\"a\"b").is_none());
-    }
-
-    #[test]
-    fn memory_units() {
-        assert_eq!(parse_memory("1kb").unwrap(), 1024);
-        assert_eq!(parse_memory("1k").unwrap(), 1000);
-        assert_eq!(parse_memory("2GB").unwrap(), 2 << 30);
-        assert!(parse_memory("12x").is_err());
     }
 }

@@ -1,1 +1,317 @@
+//! Helpers for seedkv's cross-crate integration tests: starting the real
+//! `seedkv-server` binary (and, for differential tests, a real
+//! `redis-server`) on free loopback ports, driving `redis-cli`, and
+//! rendering RESP replies the way `redis-cli` prints them.
+//!
+//! Servers started here are killed when their handle drops, so a failing
+//! test leaves no process behind.
 
+pub mod render;
+pub mod script;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to start accepting connections.
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one `redis-cli`/`redis-benchmark` run may take before the test
+/// gives up on it (a hung server must fail the test, not hang CI).
+pub const TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The workspace root (the parent of this crate).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
+
+/// Path of the `seedkv-server` binary, built if needed.
+///
+/// `cargo test --workspace` builds it into `target/<profile>/` next to the
+/// `deps/` folder that holds this test executable (the server crate has
+/// integration tests, so cargo always builds its binary). When only this
+/// crate is tested, the binary may be missing or older than the sources; then
+/// it is built once with `cargo build -p seedkv-server`. `SEEDKV_SERVER_BIN`
+/// overrides the search.
+pub fn server_binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(path) = std::env::var_os("SEEDKV_SERVER_BIN") {
+            return PathBuf::from(path);
+        }
+        let exe = std::env::current_exe().expect("current test executable");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("test executables live in target/<profile>/deps")
+            .to_path_buf();
+        let bin = profile_dir.join(format!("seedkv-server{}", std::env::consts::EXE_SUFFIX));
+        if !is_fresh(&bin) {
+            build_server(&profile_dir);
+        }
+        assert!(bin.exists(), "seedkv-server not found at {}", bin.display());
+        bin
+    })
+    .clone()
+}
+
+/// Whether `bin` exists and is newer than every source file of the crates
+/// it is built from.
+fn is_fresh(bin: &Path) -> bool {
+    let Ok(built) = bin.metadata().and_then(|m| m.modified()) else {
+        return false;
+    };
+    let root = workspace_root();
+    let newest = ["engine/src", "server/src"]
+        .iter()
+        .filter_map(|dir| newest_mtime(&root.join(dir)))
+        .max();
+    match newest {
+        Some(newest) => newest <= built,
+        None => true,
+    }
+}
+
+fn newest_mtime(dir: &Path) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let t = if path.is_dir() {
+            newest_mtime(&path)
+        } else {
+            entry.metadata().and_then(|m| m.modified()).ok()
+        };
+        newest = newest.max(t);
+    }
+    newest
+}
+
+fn build_server(profile_dir: &Path) {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target_dir = profile_dir.parent().expect("target/<profile>");
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("debug");
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "-p", "seedkv-server", "--bin", "seedkv-server"])
+        .current_dir(workspace_root())
+        .env("CARGO_TARGET_DIR", target_dir);
+    // `target/debug` is the dev profile's folder; any other folder is named
+    // after its profile.
+    if profile != "debug" {
+        cmd.args(["--profile", profile]);
+    }
+    eprintln!("building seedkv-server: {cmd:?}");
+    let status = cmd.status().expect("run cargo build");
+    assert!(status.success(), "cargo build -p seedkv-server failed");
+}
+
+/// A free loopback port: bound, then released. Another process could take
+/// it in between; callers that can use `--port 0` should.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind an ephemeral port")
+        .port()
+}
+
+/// Polls until `port` accepts a connection.
+fn wait_for_port(port: u16, child: &mut Child, what: &str) {
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    loop {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{what} exited before accepting connections: {status}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not accept connections on port {port} within {STARTUP_TIMEOUT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A running server process, killed on drop.
+pub struct ServerProcess {
+    child: Child,
+    pub port: u16,
+    /// Everything the process wrote to stderr so far (seedkv's log).
+    log: std::sync::Arc<Mutex<String>>,
+}
+
+impl ServerProcess {
+    /// Starts `seedkv-server` with `--port 0 --seed 1` plus `extra` flags,
+    /// and waits until it accepts connections.
+    pub fn seedkv(extra: &[&str]) -> ServerProcess {
+        let mut child = Command::new(server_binary())
+            .args(["--port", "0", "--seed", "1"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn seedkv-server");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let log = std::sync::Arc::new(Mutex::new(String::new()));
+        let (port_tx, port_rx) = mpsc::channel();
+        let log_writer = log.clone();
+        // The reader keeps draining stderr for the server's whole life, so a
+        // chatty server can never block on a full pipe.
+        std::thread::spawn(move || {
+            let mut port_tx = Some(port_tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                log_writer.lock().unwrap().push_str(&line);
+                log_writer.lock().unwrap().push('\n');
+                if let Some(port) = line
+                    .split("port=")
+                    .nth(1)
+                    .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|digits| digits.parse::<u16>().ok())
+                {
+                    if let Some(tx) = port_tx.take() {
+                        let _ = tx.send(port);
+                    }
+                }
+            }
+        });
+        let port = match port_rx.recv_timeout(STARTUP_TIMEOUT) {
+            Ok(port) => port,
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "seedkv-server printed no port within {STARTUP_TIMEOUT:?}; log:\n{}",
+                    log.lock().unwrap()
+                );
+            }
+        };
+        wait_for_port(port, &mut child, "seedkv-server");
+        ServerProcess { child, port, log }
+    }
+
+    /// Starts a real `redis-server` (no persistence) on a free port, or
+    /// returns `None` if it is not installed.
+    pub fn redis() -> Option<ServerProcess> {
+        let bin = find_in_path("redis-server")?;
+        let port = free_port();
+        let mut child = Command::new(bin)
+            .args(["--port", &port.to_string()])
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        wait_for_port(port, &mut child, "redis-server");
+        Some(ServerProcess {
+            child,
+            port,
+            log: Default::default(),
+        })
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// `redis://127.0.0.1:PORT/`
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The full path of `name` if it is on `PATH`.
+pub fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Runs a tool to completion with `stdin` as its input, killing it after
+/// [`TOOL_TIMEOUT`]. Returns (exit success, stdout, stderr).
+pub fn run_tool(program: &Path, args: &[&str], stdin: &[u8]) -> (bool, String, String) {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
+    let mut input = child.stdin.take().expect("piped stdin");
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        // The tool may exit before reading everything; that is its business.
+        let _ = input.write_all(&stdin);
+    });
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stdout.read_to_end(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stderr.read_to_end(&mut s);
+        s
+    });
+    let deadline = Instant::now() + TOOL_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for tool") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "{} {args:?} did not finish within {TOOL_TIMEOUT:?}",
+                program.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let _ = writer.join();
+    let out = out_reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    (
+        status.success(),
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    )
+}
+
+/// `redis-cli`, or `None` (with the reason printed) when it is absent.
+pub fn redis_cli() -> Option<PathBuf> {
+    let found = find_in_path("redis-cli");
+    if found.is_none() {
+        eprintln!("SKIPPED: redis-cli is not installed (apt-get install redis-tools; .ci/run installs it)");
+    }
+    found
+}
+
+/// Runs `redis-cli -p PORT args...` and returns its stdout.
+pub fn cli(port: u16, args: &[&str]) -> String {
+    let bin = find_in_path("redis-cli").expect("redis-cli installed");
+    let port = port.to_string();
+    let mut all = vec!["-p", port.as_str()];
+    all.extend_from_slice(args);
+    let (_, out, _) = run_tool(&bin, &all, b"");
+    out
+}

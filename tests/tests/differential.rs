@@ -1,0 +1,111 @@
+//! Differential test: every script in `tests/scripts` runs through
+//! `redis-cli --no-raw` against a real redis-server 7.0 and against
+//! seedkv-server; the outputs must match command by command, except lines the
+//! scripts mark as legitimately different (see tests/scripts/README.md).
+//!
+//! Skipped, with a printed reason, when redis-server or redis-cli is not
+//! installed (`.ci/run` installs both).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use seedkv_tests::script::{self, normalize, Compare, Line};
+use seedkv_tests::{cli, find_in_path, redis_cli, run_tool, ServerProcess};
+
+/// Runs `lines` on one redis-cli connection to `port`, returning each
+/// line's raw output keyed by line number. Each command is preceded by an
+/// `ECHO "##N"` marker so that the output can be cut per command.
+fn run_script(cli: &Path, port: u16, lines: &[Line]) -> BTreeMap<usize, String> {
+    let mut input = String::new();
+    for line in lines {
+        input.push_str(&format!("ECHO \"##{}\"\n{}\n", line.number, line.command));
+    }
+    let port = port.to_string();
+    let (_, stdout, stderr) = run_tool(cli, &["--no-raw", "-p", &port], input.as_bytes());
+    let mut outputs = BTreeMap::new();
+    let mut current: Option<usize> = None;
+    for out_line in stdout.lines() {
+        let marker = out_line
+            .strip_prefix("\"##")
+            .and_then(|rest| rest.strip_suffix('"'))
+            .and_then(|n| n.parse::<usize>().ok());
+        match marker {
+            Some(n) => {
+                current = Some(n);
+                outputs.insert(n, String::new());
+            }
+            None => match current {
+                Some(n) => {
+                    let o = outputs.get_mut(&n).expect("inserted at its marker");
+                    o.push_str(out_line);
+                    o.push('\n');
+                }
+                None => panic!(
+                    "redis-cli output before the first marker: {out_line:?}\nstderr: {stderr}"
+                ),
+            },
+        }
+    }
+    outputs
+}
+
+#[test]
+fn scripts_match_redis_server() {
+    let Some(cli_bin) = redis_cli() else { return };
+    if find_in_path("redis-server").is_none() {
+        eprintln!("SKIPPED: redis-server is not installed (apt-get install redis-server; .ci/run installs it)");
+        return;
+    }
+    let redis = ServerProcess::redis().expect("redis-server is installed");
+    let seedkv = ServerProcess::seedkv(&[]);
+
+    let mut report = String::new();
+    let mut differing = 0;
+    let mut compared = 0;
+    for path in script::all_scripts() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let missing: Vec<String> = script::requires(&text)
+            .into_iter()
+            .filter(|cmd| {
+                cli(seedkv.port, &["command", "info", cmd])
+                    .trim()
+                    .is_empty()
+            })
+            .collect();
+        if !missing.is_empty() {
+            eprintln!(
+                "SKIPPED {name}: seedkv-server lacks {missing:?} (declared with `#! requires`)"
+            );
+            continue;
+        }
+        let lines = script::parse(&text);
+        let expected = run_script(&cli_bin, redis.port, &lines);
+        let actual = run_script(&cli_bin, seedkv.port, &lines);
+        for line in &lines {
+            let missing = "(no output: the connection was lost)\n".to_string();
+            let want = expected.get(&line.number).unwrap_or(&missing);
+            let got = actual.get(&line.number).unwrap_or(&missing);
+            compared += 1;
+            if line.compare != Compare::Masked
+                && normalize(want, line.compare) != normalize(got, line.compare)
+            {
+                differing += 1;
+                report.push_str(&format!("--- {name}:{} > {}\n", line.number, line.command));
+                for l in want.lines() {
+                    report.push_str(&format!("  redis : {l}\n"));
+                }
+                for l in got.lines() {
+                    report.push_str(&format!("  seedkv: {l}\n"));
+                }
+            }
+        }
+    }
+    assert!(compared > 0, "no script lines found");
+    if differing > 0 {
+        panic!(
+            "{differing} of {compared} commands differ between redis-server and seedkv-server:\n{report}"
+        );
+    }
+    eprintln!("{compared} commands compared, all equal");
+}
