@@ -137,11 +137,17 @@ impl Pipe {
                 arrive = arrive.div_ceil(knobs.coalesce_grid_ns) * knobs.coalesce_grid_ns;
             }
             arrive = arrive.max(self.arrival_last_ns);
+            // A segment arriving with the previous one needs no event of
+            // its own: that event is still pending (arrivals are in the
+            // future) and will deliver both.
+            let needs_event = arrive > self.arrival_last_ns || self.segments.is_empty();
             self.arrival_last_ns = arrive;
             self.written_abs += len;
             self.segments.push_back((arrive, self.written_abs));
             assert!(self.segments.len() <= PIPE_SEGMENTS_MAX);
-            on_segment(arrive);
+            if needs_event {
+                on_segment(arrive);
+            }
             start = end;
         }
         self.arrival_last_ns

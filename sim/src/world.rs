@@ -51,16 +51,17 @@ enum SimEvent {
     ClientWake { client: u32, gen: u64 },
     /// A slow reader's next read.
     ClientRead { client: u32, gen: u64 },
-    /// Client→server bytes arrived at the server.
-    UpArrive { conn: u32 },
+    /// Client→server bytes arrived at the server. (`slot` is the engine's
+    /// client id minus one.)
+    UpArrive { slot: u32 },
     /// Server→client bytes arrived at the client.
-    DownArrive { conn: u32 },
+    DownArrive { slot: u32 },
     /// The server's CPU finished its turn.
     CpuDone,
     /// The engine's timer deadline.
     Cron { deadline_ns: u64 },
     /// A connection reset (both directions lost at once).
-    Reset { conn: u32 },
+    Reset { slot: u32 },
 }
 
 impl SimEvent {
@@ -68,11 +69,11 @@ impl SimEvent {
         match self {
             SimEvent::ClientWake { client, gen } => 1 | (client as u64) << 8 | gen << 32,
             SimEvent::ClientRead { client, gen } => 2 | (client as u64) << 8 | gen << 32,
-            SimEvent::UpArrive { conn } => 3 | (conn as u64) << 8,
-            SimEvent::DownArrive { conn } => 4 | (conn as u64) << 8,
+            SimEvent::UpArrive { slot } => 3 | (slot as u64) << 8,
+            SimEvent::DownArrive { slot } => 4 | (slot as u64) << 8,
             SimEvent::CpuDone => 5,
             SimEvent::Cron { deadline_ns } => 6 ^ deadline_ns << 8,
-            SimEvent::Reset { conn } => 7 | (conn as u64) << 8,
+            SimEvent::Reset { slot } => 7 | (slot as u64) << 8,
         }
     }
 }
@@ -307,8 +308,8 @@ impl World {
                     self.client_read(client, max);
                 }
             }
-            SimEvent::UpArrive { conn } => self.up_arrive(conn),
-            SimEvent::DownArrive { conn } => self.down_arrive(conn),
+            SimEvent::UpArrive { slot } => self.up_arrive(slot),
+            SimEvent::DownArrive { slot } => self.down_arrive(slot),
             SimEvent::CpuDone => self.cpu_done(),
             SimEvent::Cron { deadline_ns } => {
                 if self.cron_scheduled_ns == Some(deadline_ns) {
@@ -317,7 +318,7 @@ impl World {
                     self.cpu_start();
                 }
             }
-            SimEvent::Reset { conn } => self.reset(conn, "reset"),
+            SimEvent::Reset { slot } => self.reset(slot, "reset"),
         }
     }
 
@@ -367,6 +368,21 @@ impl World {
             });
         }
         self.clients[ci].batch = batch;
+        if self.trace.printing() {
+            let c = &self.clients[ci];
+            let first = c.outstanding.front().map_or(String::new(), |&i| {
+                crate::check::pipeline::render_args(&self.history.ops[i].args)
+            });
+            self.trace.line(
+                self.now_ns,
+                format_args!(
+                    "  client {client} ({workload}) conn {conn} sends {} request(s), {} bytes: {first}{}",
+                    c.outstanding.len(),
+                    self.scratch.len(),
+                    if c.outstanding.len() > 1 { " ..." } else { "" }
+                ),
+            );
+        }
         let sent = self.clients[ci].outstanding.len() as u64;
         self.clients[ci].ops_left = self.clients[ci].ops_left.saturating_sub(sent);
         self.ops_sent += sent;
@@ -379,7 +395,7 @@ impl World {
         let pending = &mut self.pending_non_cron;
         let last = cs.up.write(now, &self.scratch, &self.knobs.net, &mut self.net_rng, |at| {
             *pending += 1;
-            queue.push(at, SimEvent::UpArrive { conn: slot as u32 });
+            queue.push(at, SimEvent::UpArrive { slot: slot as u32 });
         });
         self.maybe_faults_after_send(slot, last);
     }
@@ -438,7 +454,7 @@ impl World {
         if self.fault_rng.gen_range(0..1000) < f.reset_request_per_mille {
             // Somewhere while the request is on the wire or being read.
             let at = self.fault_rng.gen_range(self.now_ns..=arrival_last_ns.max(self.now_ns));
-            self.schedule(at, SimEvent::Reset { conn: slot as u32 });
+            self.schedule(at, SimEvent::Reset { slot: slot as u32 });
         }
         if self.fault_rng.gen_range(0..1000) < f.clock_jump_per_mille {
             let jump_ms = self.fault_rng.gen_range(1..=CLOCK_JUMP_MS_MAX);
@@ -500,6 +516,7 @@ impl World {
                 self.flush(slot as u32);
             }
         }
+        let had_outstanding = !self.clients[ci].outstanding.is_empty();
         // Replies, first in first out.
         loop {
             let c = &mut self.clients[ci];
@@ -516,6 +533,18 @@ impl World {
                     };
                     let op = &mut self.history.ops[op_index];
                     c.workload.on_reply(&op.args, Some(&frame));
+                    if self.trace.printing() {
+                        self.trace.line(
+                            self.now_ns,
+                            format_args!(
+                                "  client {client} conn {} #{} {} -> {}",
+                                op.conn,
+                                op.seq_in_conn,
+                                crate::check::pipeline::render_args(&op.args),
+                                frame_summary(&frame)
+                            ),
+                        );
+                    }
                     op.complete = Some((self.now_ns, frame));
                 }
                 Ok(None) => break,
@@ -538,7 +567,7 @@ impl World {
                 self.schedule(self.now_ns + s.interval_ns, SimEvent::ClientRead { client, gen });
             }
         }
-        if self.clients[ci].outstanding.is_empty() {
+        if had_outstanding && self.clients[ci].outstanding.is_empty() {
             self.batch_done(client);
         }
     }
@@ -588,7 +617,7 @@ impl World {
         cs.client_open = false;
         if send_fin && cs.server_open {
             let at = cs.up.write_fin(self.now_ns);
-            self.schedule(at, SimEvent::UpArrive { conn: slot as u32 });
+            self.schedule(at, SimEvent::UpArrive { slot: slot as u32 });
         }
         self.forget_outstanding(client);
         self.schedule_reconnect(client);
@@ -702,7 +731,18 @@ impl World {
                 self.ready.push_back(slot);
             }
             let mut cost_ns = self.cost.read_ns(n as u64);
+            let executed_before = self.history.executions.len();
             cost_ns += self.drain_engine(Some(self.now_ns + cost_ns));
+            if self.trace.printing() {
+                let executed = self.history.executions.len() - executed_before;
+                self.trace.line(
+                    self.now_ns,
+                    format_args!(
+                        "  server reads {n} bytes from conn {}, executes {executed} command(s), CPU busy {cost_ns} ns",
+                        slot + 1
+                    ),
+                );
+            }
             self.pending_flush.push(slot);
             self.begin_turn(cost_ns, Some(slot));
             return;
@@ -806,7 +846,7 @@ impl World {
             let cs = &mut self.conns[slot as usize];
             if cs.server_open {
                 let at = cs.down.write_fin(self.now_ns);
-                self.schedule(at, SimEvent::DownArrive { conn: slot });
+                self.schedule(at, SimEvent::DownArrive { slot });
                 self.server_disconnect(slot);
             }
         }
@@ -835,7 +875,7 @@ impl World {
         let counter = &mut self.pending_non_cron;
         let last = cs.down.write(self.now_ns, bytes, &self.knobs.net, &mut self.net_rng, |at| {
             *counter += 1;
-            queue.push(at, SimEvent::DownArrive { conn: slot });
+            queue.push(at, SimEvent::DownArrive { slot });
         });
         let id = cs.id;
         self.engine.consume_output(id, n);
@@ -843,7 +883,7 @@ impl World {
             && self.fault_rng.gen_range(0..1000) < self.knobs.faults.reset_reply_per_mille
         {
             let at = self.fault_rng.gen_range(self.now_ns..=last.max(self.now_ns));
-            self.schedule(at, SimEvent::Reset { conn: slot });
+            self.schedule(at, SimEvent::Reset { slot });
         }
     }
 }
@@ -854,16 +894,63 @@ fn conn_slot(id: u64) -> usize {
     (id - 1) as usize
 }
 
-/// A short rendering of a frame for messages.
+/// A short, readable rendering of a frame for messages and traces.
 pub fn frame_summary(frame: &Frame) -> String {
-    let s = format!("{frame:?}");
-    if s.len() > 120 {
-        let mut cut = 117;
-        while !s.is_char_boundary(cut) {
+    let mut out = String::new();
+    render_frame(frame, &mut out);
+    if out.len() > 160 {
+        let mut cut = 157;
+        while !out.is_char_boundary(cut) {
             cut -= 1;
         }
-        format!("{}...", &s[..cut])
-    } else {
-        s
+        out.truncate(cut);
+        out.push_str("...");
     }
+    out
+}
+
+fn render_frame(frame: &Frame, out: &mut String) {
+    use std::fmt::Write;
+    if out.len() > 200 {
+        return;
+    }
+    let text = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(64)]).into_owned();
+    let _ = match frame {
+        Frame::Simple(b) => write!(out, "+{}", text(b)),
+        Frame::Error(b) => write!(out, "-{}", text(b)),
+        Frame::Integer(n) => write!(out, ":{n}"),
+        Frame::Bulk(b) => write!(out, "{:?}", text(b)),
+        Frame::Null => write!(out, "nil"),
+        Frame::Double(d) => write!(out, ",{d}"),
+        Frame::Boolean(b) => write!(out, "#{b}"),
+        Frame::BigNumber(b) => write!(out, "({}", text(b)),
+        Frame::Verbatim { data, .. } => write!(out, "={:?}", text(data)),
+        Frame::Array(items) | Frame::Set(items) | Frame::Push(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                if out.len() > 200 {
+                    let _ = write!(out, "...({} items)", items.len());
+                    break;
+                }
+                render_frame(item, out);
+            }
+            write!(out, "]")
+        }
+        Frame::Map(pairs) => {
+            out.push('{');
+            for (k, v) in pairs {
+                if out.len() > 200 {
+                    break;
+                }
+                render_frame(k, out);
+                out.push_str(": ");
+                render_frame(v, out);
+                out.push_str(", ");
+            }
+            write!(out, "}}")
+        }
+    };
 }
