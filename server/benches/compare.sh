@@ -6,7 +6,7 @@
 # failure.
 #
 # Usage: server/benches/compare.sh [requests] [clients]
-# Env:   TESTS (default set,get,incr,mset), PIPELINES (default "1 16").
+# Env:   SEEDKV_BIN (a prebuilt seedkv-server), TESTS (default set,get,incr,mset), PIPELINES (default "1 16").
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -19,9 +19,14 @@ for tool in redis-server redis-benchmark redis-cli; do
     command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install redis-server redis-tools)" >&2; exit 1; }
 done
 
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-cargo build --release -q -p seedkv-server
-SEEDKV="$CARGO_TARGET_DIR/release/seedkv-server"
+# SEEDKV_BIN names a prebuilt binary; otherwise build the release one.
+if [ -n "${SEEDKV_BIN:-}" ]; then
+    SEEDKV=$SEEDKV_BIN
+else
+    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
+    cargo build --release -q -p seedkv-server
+    SEEDKV="$CARGO_TARGET_DIR/release/seedkv-server"
+fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 1 300); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "server on $1 did not start" >&2; exit 1; }

@@ -35,6 +35,10 @@ pub const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// that one client streaming a deep pipeline cannot starve the rest.
 pub const READS_PER_TURN_MAX: usize = 16;
 
+/// How long a closing connection may take to flush its last reply (QUIT's
+/// `+OK`, a protocol error) to a peer that does not read, before it is cut.
+pub const CLOSE_FLUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How far ahead the timer sleeps when the engine wants no deadline.
 const IDLE_TIMER_NS: u64 = 3_600_000_000_000;
 
@@ -212,7 +216,8 @@ async fn run_connection<S: Stream>(host: Rc<Host>, id: ClientId, slot: Rc<Slot>,
         if reason.flush_first() {
             // The reply explaining the close (QUIT's +OK, a protocol error)
             // goes out before the socket shuts; a dead peer ends it early.
-            let _ = poll_fn(|cx| poll_flush_all(&host, id, &mut stream, cx)).await;
+            let flush = poll_fn(|cx| poll_flush_all(&host, id, &mut stream, cx));
+            let _ = tokio::time::timeout(CLOSE_FLUSH_TIMEOUT, flush).await;
         }
         let _ = poll_fn(|cx| Pin::new(&mut stream).poll_shutdown(cx)).await;
     }
