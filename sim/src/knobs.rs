@@ -83,6 +83,8 @@ pub struct Overrides {
     pub clients: Option<u32>,
     pub ops: Option<u64>,
     pub no_faults: bool,
+    /// Run only these workloads (clients dealt round-robin over them).
+    pub workloads: Option<Vec<WorkloadKind>>,
 }
 
 impl Overrides {
@@ -97,6 +99,10 @@ impl Overrides {
         }
         if self.no_faults {
             s.push_str(" --no-faults");
+        }
+        if let Some(w) = &self.workloads {
+            let names: Vec<&str> = w.iter().map(|k| k.name()).collect();
+            s.push_str(&format!(" --workloads {}", names.join(",")));
         }
         s
     }
@@ -150,6 +156,10 @@ impl Knobs {
         }
         if overrides.no_faults {
             knobs.faults = FaultKnobs::none();
+        }
+        if let Some(w) = &overrides.workloads {
+            assert!(!w.is_empty(), "at least one workload");
+            knobs.workloads = w.clone();
         }
         knobs
     }

@@ -41,6 +41,18 @@ pub fn shrink(report: RunReport) -> Shrunk {
             best = r;
         }
     }
+    // Then drop workloads one at a time.
+    let mut i = 0;
+    while best.knobs.workloads.len() > 1 && i < best.knobs.workloads.len() {
+        let mut fewer = best.knobs.workloads.clone();
+        fewer.remove(i);
+        let mut c = best.config.clone();
+        c.overrides.workloads = Some(fewer);
+        match still_fails(&c, &mut runs_count) {
+            Some(r) => best = r,
+            None => i += 1,
+        }
+    }
     // Then halve clients and requests alternately until neither halves.
     loop {
         let mut progressed = false;

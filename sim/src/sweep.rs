@@ -28,6 +28,8 @@ pub struct SweepConfig {
     pub overrides: Overrides,
     /// Stop at the first failure (used by tests that hunt planted bugs).
     pub stop_at_first_failure: bool,
+    /// Skip the checkers (to measure the simulator alone).
+    pub skip_checks: bool,
 }
 
 /// Totals over a sweep.
@@ -42,6 +44,8 @@ pub struct SweepSummary {
     pub wall: Duration,
     /// Summed wall time of the runs (CPU time of workers, roughly).
     pub run_wall: Duration,
+    /// Of `run_wall`, the part spent simulating (the rest went to checkers).
+    pub sim_wall: Duration,
     pub failures_count: u64,
     /// Failing runs, lowest seed first.
     pub failures: Vec<RunReport>,
@@ -61,6 +65,14 @@ impl SweepSummary {
         row("events", self.events_count.to_string());
         row("simulated time", format!("{sim_s:.1} s"));
         row("wall time", format!("{wall_s:.2} s ({jobs} jobs)"));
+        row(
+            "wall time per core: sim / checks",
+            format!(
+                "{:.2} s / {:.2} s",
+                self.sim_wall.as_secs_f64(),
+                (self.run_wall - self.sim_wall).as_secs_f64()
+            ),
+        );
         row("failures", self.failures_count.to_string());
         row("commands per wall second", format!("{:.0}", self.commands_count as f64 / wall_s));
         row(
@@ -69,6 +81,12 @@ impl SweepSummary {
         );
         row("seeds per wall second", format!("{:.1}", self.seeds_count as f64 / wall_s));
         row("simulated / wall time (per core)", format!("{:.0}x", sim_s / run_s));
+        let sim_only_s = self.sim_wall.as_secs_f64().max(1e-9);
+        row(
+            "without checkers: commands/s/core",
+            format!("{:.0}", self.commands_count as f64 / sim_only_s),
+        );
+        row("without checkers: simulated / wall", format!("{:.0}x", sim_s / sim_only_s));
         t
     }
 }
@@ -100,7 +118,13 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                     bug: config.bug,
                     overrides: config.overrides.clone(),
                 };
-                let report = run(&rc, RunOptions::default());
+                let report = run(
+                    &rc,
+                    RunOptions {
+                        skip_checks: config.skip_checks,
+                        ..RunOptions::default()
+                    },
+                );
                 on_done(&report);
                 let mut sum = summary.lock().expect("summary lock");
                 sum.seeds_count += 1;
@@ -110,6 +134,7 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.events_count += report.stats.events_count;
                 sum.sim_ns += report.sim_ns;
                 sum.run_wall += report.wall;
+                sum.sim_wall += report.run_wall;
                 if report.failed() {
                     sum.failures_count += 1;
                     if config.stop_at_first_failure {

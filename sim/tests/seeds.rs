@@ -162,6 +162,7 @@ fn every_planted_bug_is_found_and_its_repro_reproduces_it() {
                 bug: Some(bug),
                 overrides: Default::default(),
                 stop_at_first_failure: true,
+                skip_checks: false,
             },
             &|_| {},
         );

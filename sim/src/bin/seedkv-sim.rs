@@ -11,6 +11,7 @@ use seedkv_sim::knobs::Overrides;
 use seedkv_sim::run::{check_determinism, run, RunConfig, RunOptions, RunReport};
 use seedkv_sim::shrink::shrink;
 use seedkv_sim::sweep::{sweep, SweepConfig};
+use seedkv_sim::workload::WorkloadKind;
 
 #[derive(Parser)]
 #[command(name = "seedkv-sim", about = "Deterministic simulation testing for seedkv")]
@@ -53,6 +54,9 @@ enum Command {
         /// Do not minimise the first failure.
         #[arg(long)]
         no_shrink: bool,
+        /// Skip the checkers (measures the simulator alone; finds nothing).
+        #[arg(long)]
+        no_checks: bool,
     },
     /// Re-run one seed exactly, optionally printing its event trace.
     Replay {
@@ -79,6 +83,10 @@ struct KnobArgs {
     /// Inject no faults.
     #[arg(long)]
     no_faults: bool,
+    /// Run only these workloads, comma-separated (kv, counter, pipeline,
+    /// scan, ttl, big, ping).
+    #[arg(long, value_delimiter = ',')]
+    workloads: Option<Vec<String>>,
 }
 
 impl KnobArgs {
@@ -92,19 +100,34 @@ impl KnobArgs {
         }
     }
 
-    fn overrides(&self) -> Overrides {
-        Overrides {
+    fn overrides(&self) -> Result<Overrides, String> {
+        let workloads = match &self.workloads {
+            None => None,
+            Some(names) => Some(
+                names
+                    .iter()
+                    .map(|n| {
+                        WorkloadKind::from_name(n).ok_or_else(|| format!("unknown workload {n:?}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        if workloads.as_ref().is_some_and(|w| w.is_empty()) {
+            return Err("--workloads needs at least one".into());
+        }
+        Ok(Overrides {
             clients: self.clients,
             ops: self.ops,
             no_faults: self.no_faults,
-        }
+            workloads,
+        })
     }
 
     fn config(&self, seed: u64) -> Result<RunConfig, String> {
         Ok(RunConfig {
             seed,
             bug: self.bug()?,
-            overrides: self.overrides(),
+            overrides: self.overrides()?,
         })
     }
 }
@@ -126,6 +149,7 @@ fn main() -> ExitCode {
             shard,
             knobs,
             no_shrink,
+            no_checks,
         } => parse_shard(shard.as_deref()).and_then(|(shard_index, shard_count)| {
             Ok(cmd_sweep(
                 SweepConfig {
@@ -137,8 +161,9 @@ fn main() -> ExitCode {
                     shard_index,
                     shard_count,
                     bug: knobs.bug()?,
-                    overrides: knobs.overrides(),
+                    overrides: knobs.overrides()?,
                     stop_at_first_failure: false,
+                    skip_checks: no_checks,
                 },
                 no_shrink,
             ))

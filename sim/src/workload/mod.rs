@@ -87,6 +87,10 @@ impl WorkloadKind {
         }
     }
 
+    pub fn from_name(name: &str) -> Option<WorkloadKind> {
+        WorkloadKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
     /// A fresh workload for client `client`.
     pub fn build(self, client: u32, rng: &mut ChaCha8Rng) -> Box<dyn Workload> {
         match self {
