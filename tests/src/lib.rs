@@ -315,3 +315,40 @@ pub fn cli(port: u16, args: &[&str]) -> String {
     let (_, out, _) = run_tool(&bin, &all, b"");
     out
 }
+
+/// A minimal blocking RESP client: sends one command, reads one reply.
+pub struct RespClient {
+    stream: TcpStream,
+    buffer: Vec<u8>,
+}
+
+impl RespClient {
+    pub fn connect(port: u16) -> RespClient {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream
+            .set_read_timeout(Some(TOOL_TIMEOUT))
+            .expect("set a read timeout");
+        stream.set_nodelay(true).expect("set nodelay");
+        RespClient {
+            stream,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Sends `args` as one multibulk request and returns the decoded reply.
+    pub fn command(&mut self, args: &[&[u8]]) -> render::Reply {
+        self.stream
+            .write_all(&script::encode_request(args))
+            .expect("send a request");
+        loop {
+            if let Some((reply, used)) = render::decode(&self.buffer).expect("valid RESP") {
+                self.buffer.drain(..used);
+                return reply;
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            let n = self.stream.read(&mut chunk).expect("read a reply");
+            assert!(n > 0, "the server closed the connection");
+            self.buffer.extend_from_slice(&chunk[..n]);
+        }
+    }
+}

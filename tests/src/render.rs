@@ -162,6 +162,53 @@ pub fn repr(bytes: &[u8]) -> String {
     s
 }
 
+/// The reply to `args` as `redis-cli --no-raw` prints it: a few commands
+/// whose replies are text for humans (INFO, CLIENT LIST/INFO, LATENCY
+/// DOCTOR, ...) are always printed raw, as redis-cli's `cliSendCommand`
+/// decides; everything else as on a terminal.
+pub fn render_reply_to(args: &[Vec<u8>], reply: &Reply) -> String {
+    if prints_raw(args) {
+        let mut out = render_raw(reply);
+        out.push('\n');
+        out
+    } else {
+        render(reply)
+    }
+}
+
+fn prints_raw(args: &[Vec<u8>]) -> bool {
+    let arg = |i: usize| {
+        args.get(i)
+            .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    let (cmd, sub) = (arg(0), arg(1));
+    let argc = args.len();
+    matches!(cmd.as_str(), "info" | "lolwut")
+        || (cmd == "debug" && matches!(sub.as_str(), "htstats" | "htstats-key" | "client-eviction"))
+        || (cmd == "memory" && matches!(sub.as_str(), "malloc-stats" | "doctor"))
+        || (argc == 2 && cmd == "cluster" && matches!(sub.as_str(), "nodes" | "info"))
+        || (cmd == "client" && matches!(sub.as_str(), "list" | "info"))
+        || (argc == 3 && cmd == "latency" && sub == "graph")
+        || (argc == 2 && cmd == "latency" && sub == "doctor")
+}
+
+/// `cliFormatReplyRaw`, without the final newline.
+pub fn render_raw(reply: &Reply) -> String {
+    match reply {
+        Reply::Status(b) | Reply::Error(b) | Reply::Bulk(b) | Reply::Verbatim(b) => {
+            String::from_utf8_lossy(b).into_owned()
+        }
+        Reply::Nil => String::new(),
+        Reply::Integer(n) => n.to_string(),
+        Reply::Double(d) | Reply::BigNumber(d) => d.clone(),
+        Reply::Boolean(b) => if *b { "(true)" } else { "(false)" }.into(),
+        Reply::Array(e) | Reply::Set(e) | Reply::Push(e) | Reply::Map(e) => {
+            e.iter().map(render_raw).collect::<Vec<_>>().join("\n")
+        }
+    }
+}
+
 /// The reply as redis-cli prints it on a terminal (`cliFormatReplyTTY`),
 /// ending with a newline.
 pub fn render(reply: &Reply) -> String {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use seedkv_engine::testing::TestEngine;
 
-use crate::render::{decode_all, render};
+use crate::render::{decode_all, render_reply_to};
 
 /// How a line's output is compared against redis-server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +99,9 @@ pub fn split(command: &str) -> Vec<Vec<u8>> {
 
 /// Runs `lines` on one connection of a fresh engine and renders a
 /// transcript: each command after `> `, then its replies as redis-cli
-/// prints them.
+/// prints them. Masked (`~`) lines run but show `(masked)`: their output
+/// is volatile (memory estimates, ids, clocks), and a snapshot must change
+/// only when behaviour does.
 pub fn transcript(lines: &[Line]) -> String {
     let mut engine = TestEngine::new();
     let client = engine.connect();
@@ -113,7 +115,10 @@ pub fn transcript(lines: &[Line]) -> String {
         let bytes = engine.raw(client, &encode_request(&refs));
         match decode_all(&bytes) {
             Ok(replies) if replies.is_empty() => out.push_str("(no reply)\n"),
-            Ok(replies) => replies.iter().for_each(|r| out.push_str(&render(r))),
+            Ok(_) if line.compare == Compare::Masked => out.push_str("(masked)\n"),
+            Ok(replies) => replies
+                .iter()
+                .for_each(|r| out.push_str(&render_reply_to(&args, r))),
             Err(e) => out.push_str(&format!("(undecodable reply: {e})\n")),
         }
     }

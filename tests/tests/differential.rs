@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use seedkv_tests::script::{self, normalize, Compare, Line};
-use seedkv_tests::{cli, find_in_path, redis_cli, run_tool, ServerProcess};
+use seedkv_tests::render::render_reply_to;
+use seedkv_tests::{cli, find_in_path, redis_cli, run_tool, RespClient, ServerProcess};
 
 /// Runs `lines` on one redis-cli connection to `port`, returning each
 /// line's raw output keyed by line number. Each command is preceded by an
@@ -108,4 +109,42 @@ fn scripts_match_redis_server() {
         );
     }
     eprintln!("{compared} commands compared, all equal");
+}
+
+/// The snapshot tests render replies with our own renderer; this checks it
+/// prints exactly what redis-cli prints, on every script line, against
+/// redis-server.
+#[test]
+fn renderer_matches_redis_cli() {
+    let Some(cli_bin) = redis_cli() else { return };
+    let Some(redis) = ServerProcess::redis() else {
+        eprintln!("SKIPPED: redis-server is not installed (apt-get install redis-server; .ci/run installs it)");
+        return;
+    };
+    let mut report = String::new();
+    let mut compared = 0;
+    for path in script::all_scripts() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let lines = script::parse(&std::fs::read_to_string(&path).unwrap());
+        let by_cli = run_script(&cli_bin, redis.port, &lines);
+        let mut client = RespClient::connect(redis.port);
+        for line in &lines {
+            let args = script::split(&line.command);
+            let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+            let ours = render_reply_to(&args, &client.command(&refs));
+            if line.compare == Compare::Masked {
+                continue;
+            }
+            compared += 1;
+            let theirs = by_cli.get(&line.number).map(String::as_str).unwrap_or("");
+            if normalize(&ours, Compare::Exact) != normalize(theirs, Compare::Exact) {
+                report.push_str(&format!(
+                    "--- {name}:{} > {}\n  redis-cli:\n{theirs}  ours:\n{ours}",
+                    line.number, line.command
+                ));
+            }
+        }
+    }
+    assert!(compared > 0);
+    assert!(report.is_empty(), "rendering differs from redis-cli:\n{report}");
 }
