@@ -64,6 +64,8 @@ pub struct RunReport {
     pub knobs: Knobs,
     pub trace_hash: u64,
     pub event_hashes: Vec<u64>,
+    /// (virtual time, tag) per logged event, parallel to `event_hashes`.
+    pub event_names: Vec<(u64, u64)>,
     pub violations: Vec<Violation>,
     /// Requests the engine executed.
     pub commands_count: u64,
@@ -135,6 +137,9 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         config: config.clone(),
         knobs,
         trace_hash: world.trace.value(),
+        event_names: (0..world.trace.events_count() as usize)
+            .map_while(|i| world.trace.logged_event(i))
+            .collect(),
         event_hashes: world.trace.take_log(),
         violations,
         commands_count: history.executions.len() as u64,
@@ -166,16 +171,29 @@ pub fn check_determinism(config: &RunConfig) -> Result<RunReport, Violation> {
         return Ok(a);
     }
     let at = first_divergence(&a.event_hashes, &b.event_hashes);
+    let name = |r: &RunReport, i: usize| {
+        r.event_names.get(i).map_or("(not logged)".to_string(), |&(t, tag)| {
+            format!("{} at {} ns", crate::world::describe_tag(tag), t)
+        })
+    };
     Err(Violation {
         checker: "determinism",
-        message: format!(
-            "seed {}: trace hashes differ ({:016x} vs {:016x}); first diverging event: #{} \
-             (replay with --trace and compare the line numbered {})",
-            config.seed,
-            a.trace_hash,
-            b.trace_hash,
-            at.map_or("?".into(), |i| (i + 1).to_string()),
-            at.map_or("?".into(), |i| (i + 1).to_string()),
-        ),
+        message: match at {
+            Some(i) => format!(
+                "seed {}: trace hashes differ ({:016x} vs {:016x}); first diverging event: #{} — \
+                 first run: {}, second run: {} (replay with --trace; it is line {} there)",
+                config.seed,
+                a.trace_hash,
+                b.trace_hash,
+                i + 1,
+                name(&a, i),
+                name(&b, i),
+                i + 1
+            ),
+            None => format!(
+                "seed {}: trace hashes differ ({:016x} vs {:016x}) after the logged events",
+                config.seed, a.trace_hash, b.trace_hash
+            ),
+        },
     })
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 
 /// Per-event hashes kept for divergence reports. Past this, only the rolling
 /// hash is kept (a divergence is then reported as "after event N").
-pub const EVENT_HASH_LOG_MAX: usize = 1 << 22;
+pub const EVENT_HASH_LOG_MAX: usize = 1 << 21;
 
 /// Lines of text trace printed at most, so that a runaway replay cannot
 /// fill a disk.
@@ -25,6 +25,9 @@ pub struct TraceHash {
     events_count: u64,
     /// The rolling hash after each event (when recording).
     log: Option<Vec<u64>>,
+    /// (virtual time, event tag) of each logged event, to name it.
+    log_events: Vec<(u64, u64)>,
+    current_event: (u64, u64),
     text: Option<TextTrace>,
 }
 
@@ -39,6 +42,8 @@ impl TraceHash {
             hash: FNV_OFFSET,
             events_count: 0,
             log: record_log.then(Vec::new),
+            log_events: Vec::new(),
+            current_event: (0, 0),
             text: print_text.then_some(TextTrace { lines_count: 0 }),
         }
     }
@@ -61,14 +66,28 @@ impl TraceHash {
         self.word(bytes.len() as u64);
     }
 
+    /// Marks the start of one event: its time and a tag naming it.
+    #[inline]
+    pub fn begin_event(&mut self, at_ns: u64, tag: u64) {
+        self.word(at_ns);
+        self.word(tag);
+        self.current_event = (at_ns, tag);
+    }
+
     /// Marks the end of one event: logs the rolling hash.
     pub fn end_event(&mut self) {
         self.events_count += 1;
         if let Some(log) = &mut self.log {
             if log.len() < EVENT_HASH_LOG_MAX {
                 log.push(self.hash);
+                self.log_events.push(self.current_event);
             }
         }
+    }
+
+    /// (virtual time, tag) of logged event `index`.
+    pub fn logged_event(&self, index: usize) -> Option<(u64, u64)> {
+        self.log_events.get(index).copied()
     }
 
     pub fn value(&self) -> u64 {
@@ -112,4 +131,30 @@ pub fn first_divergence(a: &[u64], b: &[u64]) -> Option<usize> {
     (0..n)
         .find(|&i| a[i] != b[i])
         .or((a.len() != b.len()).then_some(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn divergence_is_the_first_differing_event() {
+        assert_eq!(first_divergence(&[1, 2, 3], &[1, 2, 3]), None);
+        assert_eq!(first_divergence(&[1, 2, 3], &[1, 9, 3]), Some(1));
+        assert_eq!(first_divergence(&[1, 2], &[1, 2, 3]), Some(2));
+    }
+
+    #[test]
+    fn the_hash_depends_on_every_byte_and_on_event_boundaries() {
+        let mut a = TraceHash::new(true, false);
+        let mut b = TraceHash::new(true, false);
+        a.begin_event(5, 1);
+        a.bytes(b"hello world, this is a reply");
+        a.end_event();
+        b.begin_event(5, 1);
+        b.bytes(b"hello world, this is a replY");
+        b.end_event();
+        assert_ne!(a.value(), b.value());
+        assert_eq!(a.take_log().len(), 1);
+    }
 }

@@ -64,6 +64,20 @@ enum SimEvent {
     Reset { slot: u32 },
 }
 
+/// A readable name for an event tag (as logged by the trace).
+pub fn describe_tag(tag: u64) -> String {
+    let id = (tag >> 8) & 0xff_ffff;
+    match tag & 0xff {
+        1 => format!("ClientWake {{ client: {id} }}"),
+        2 => format!("ClientRead {{ client: {id} }}"),
+        3 => format!("UpArrive {{ slot: {id} }}"),
+        4 => format!("DownArrive {{ slot: {id} }}"),
+        5 => "CpuDone".into(),
+        7 => format!("Reset {{ slot: {id} }}"),
+        _ => "Cron".into(),
+    }
+}
+
 impl SimEvent {
     fn tag(self) -> u64 {
         match self {
@@ -72,7 +86,7 @@ impl SimEvent {
             SimEvent::UpArrive { slot } => 3 | (slot as u64) << 8,
             SimEvent::DownArrive { slot } => 4 | (slot as u64) << 8,
             SimEvent::CpuDone => 5,
-            SimEvent::Cron { deadline_ns } => 6 ^ deadline_ns << 8,
+            SimEvent::Cron { deadline_ns } => 6 | deadline_ns << 8,
             SimEvent::Reset { slot } => 7 | (slot as u64) << 8,
         }
     }
@@ -278,8 +292,7 @@ impl World {
                 self.last_progress_ns = at;
             }
             self.stats.events_count += 1;
-            self.trace.word(at);
-            self.trace.word(event.tag());
+            self.trace.begin_event(at, event.tag());
             if self.trace.printing() {
                 self.trace.line(at, format_args!("{:?}", event));
             }

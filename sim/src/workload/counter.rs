@@ -14,11 +14,15 @@ pub const COUNTER_BATCH_MAX: usize = 4;
 /// Longest pause between batches.
 pub const COUNTER_THINK_NS_MAX: u64 = 100_000;
 
-pub struct Counter;
+pub struct Counter {
+    keys: Vec<Vec<u8>>,
+}
 
 impl Counter {
     pub fn new() -> Counter {
-        Counter
+        Counter {
+            keys: (0..COUNTER_KEYS_COUNT).map(|i| format!("ctr:{i}").into_bytes()).collect(),
+        }
     }
 }
 
@@ -40,11 +44,11 @@ impl Workload for Counter {
 
     fn next_batch(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
         for _ in 0..rng.gen_range(1..=COUNTER_BATCH_MAX) {
-            let key = format!("ctr:{}", rng.gen_range(0..COUNTER_KEYS_COUNT)).into_bytes();
+            let key = &self.keys[rng.gen_range(0..COUNTER_KEYS_COUNT)];
             if rng.gen_range(0..10) == 0 {
-                batch.push(request(&[b"GET", &key]));
+                batch.push(request(&[b"GET", key]));
             } else {
-                batch.push(request(&[b"INCR", &key]));
+                batch.push(request(&[b"INCR", key]));
             }
         }
     }

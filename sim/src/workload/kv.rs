@@ -17,15 +17,20 @@ pub const KV_THINK_NS_MAX: u64 = 200_000;
 pub struct Kv {
     client: u32,
     written_count: u64,
+    keys: Vec<Vec<u8>>,
 }
 
 impl Kv {
     pub fn new(client: u32) -> Kv {
-        Kv { client, written_count: 0 }
+        Kv {
+            client,
+            written_count: 0,
+            keys: (0..KV_KEYS_COUNT).map(|i| format!("kv:{i}").into_bytes()).collect(),
+        }
     }
 
-    fn key(rng: &mut ChaCha8Rng) -> Vec<u8> {
-        format!("kv:{}", rng.gen_range(0..KV_KEYS_COUNT)).into_bytes()
+    fn key(&self, rng: &mut ChaCha8Rng) -> Vec<u8> {
+        self.keys[rng.gen_range(0..KV_KEYS_COUNT)].clone()
     }
 
     fn value(&mut self, key: &[u8], what: char) -> Vec<u8> {
@@ -34,7 +39,7 @@ impl Kv {
     }
 
     fn one(&mut self, rng: &mut ChaCha8Rng) -> Request {
-        let key = Kv::key(rng);
+        let key = self.key(rng);
         match rng.gen_range(0..100) {
             0..=29 => request(&[b"GET", &key]),
             30..=49 => {
@@ -46,11 +51,11 @@ impl Kv {
                 request(&[b"SET", &key, &v, b"NX"])
             }
             55..=62 => {
-                let k2 = Kv::key(rng);
+                let k2 = self.key(rng);
                 request(&[b"DEL", &key, &k2])
             }
             63..=70 => {
-                let k2 = Kv::key(rng);
+                let k2 = self.key(rng);
                 request(&[b"EXISTS", &key, &k2])
             }
             71..=78 => {
@@ -60,7 +65,7 @@ impl Kv {
             79..=88 => {
                 let mut r = vec![b"MSET".to_vec()];
                 for _ in 0..rng.gen_range(1..=3) {
-                    let k = Kv::key(rng);
+                    let k = self.key(rng);
                     let v = self.value(&k, 'm');
                     r.push(k);
                     r.push(v);
@@ -70,7 +75,7 @@ impl Kv {
             _ => {
                 let mut r = vec![b"MGET".to_vec()];
                 for _ in 0..rng.gen_range(1..=4) {
-                    r.push(Kv::key(rng));
+                    r.push(self.key(rng));
                 }
                 r
             }

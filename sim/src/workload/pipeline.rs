@@ -16,11 +16,20 @@ pub const PIPE_THINK_NS_MAX: u64 = 1_000_000;
 pub struct Pipeline {
     client: u32,
     token_next: u64,
+    keys: Vec<Vec<u8>>,
+    counter_key: Vec<u8>,
 }
 
 impl Pipeline {
     pub fn new(client: u32) -> Pipeline {
-        Pipeline { client, token_next: 0 }
+        Pipeline {
+            client,
+            token_next: 0,
+            keys: (0..PIPE_KEYS_COUNT)
+                .map(|i| format!("pipe:{client}:{i}").into_bytes())
+                .collect(),
+            counter_key: format!("pipe:{client}:ctr").into_bytes(),
+        }
     }
 }
 
@@ -35,8 +44,7 @@ impl Workload for Pipeline {
         let depth = (exp.exp() as usize).clamp(1, BATCH_REQUESTS_MAX);
         for _ in 0..depth {
             self.token_next += 1;
-            let key = format!("pipe:{}:{}", self.client, rng.gen_range(0..PIPE_KEYS_COUNT));
-            let key = key.as_bytes();
+            let key = &self.keys[rng.gen_range(0..PIPE_KEYS_COUNT)][..];
             match rng.gen_range(0..4) {
                 0 => {
                     let token = format!("p{}.{}", self.client, self.token_next);
@@ -47,10 +55,7 @@ impl Workload for Pipeline {
                     batch.push(request(&[b"SET", key, &v]));
                 }
                 2 => batch.push(request(&[b"GET", key])),
-                _ => {
-                    let ctr = format!("pipe:{}:ctr", self.client);
-                    batch.push(request(&[b"INCR", ctr.as_bytes()]));
-                }
+                _ => batch.push(request(&[b"INCR", &self.counter_key])),
             }
         }
     }
