@@ -6,6 +6,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use seedkv_engine::Now;
 use tokio::time::Instant;
 
+/// Where the event loop gets `now`. The binary uses [`OsClock`]; a simulated
+/// network (turmoil) can supply its own virtual clock.
+pub trait Clock: 'static {
+    /// Both clocks, now.
+    fn now(&self) -> Now;
+    /// The tokio instant at which the engine's monotonic clock reads `mono_ns`.
+    fn instant_at(&self, mono_ns: u64) -> Instant;
+}
+
 /// Reads the monotonic clock (relative to the server's start) and the wall
 /// clock. The monotonic clock is tokio's, so a simulated runtime (turmoil,
 /// paused time) controls it too.
@@ -25,9 +34,10 @@ impl OsClock {
     pub fn start(&self) -> Instant {
         self.start
     }
+}
 
-    /// Both clocks, now.
-    pub fn now(&self) -> Now {
+impl Clock for OsClock {
+    fn now(&self) -> Now {
         let mono_ns = self.start.elapsed().as_nanos() as u64;
         // A wall clock set before 1970 reads as the epoch rather than panicking.
         let unix_us = SystemTime::now()
@@ -37,8 +47,7 @@ impl OsClock {
         Now { mono_ns, unix_us }
     }
 
-    /// The tokio instant at which the engine's monotonic clock reads `mono_ns`.
-    pub fn instant_at(&self, mono_ns: u64) -> Instant {
+    fn instant_at(&self, mono_ns: u64) -> Instant {
         // Deadlines centuries away (or "never") saturate instead of overflowing.
         let far = std::time::Duration::from_secs(100 * 365 * 86_400);
         let after = std::time::Duration::from_nanos(mono_ns).min(far);

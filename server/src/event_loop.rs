@@ -22,7 +22,7 @@ use std::task::{Context, Poll, Waker};
 use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Garbage};
 use tokio::io::{AsyncWrite, ReadBuf};
 
-use crate::clock::OsClock;
+use crate::clock::Clock;
 use crate::net::{Listener, Stream};
 
 /// Size of the read buffer: Redis reads 16 KB per call; bigger reads make
@@ -69,7 +69,7 @@ impl Slot {
 /// Everything the tasks share. Lives on the one command thread.
 pub struct Host {
     engine: RefCell<Engine>,
-    clock: OsClock,
+    clock: Box<dyn Clock>,
     slots: RefCell<HashMap<ClientId, Rc<Slot>>>,
     read_buffer: RefCell<Box<[u8]>>,
     garbage: mpsc::Sender<Garbage>,
@@ -80,7 +80,7 @@ pub struct Host {
 
 impl Host {
     /// A host for a new engine, with its background free thread started.
-    pub fn new(config: Config, clock: OsClock) -> Rc<Host> {
+    pub fn new(config: Config, clock: impl Clock) -> Rc<Host> {
         let engine = Engine::new(config, clock.now());
         let (garbage, rx) = mpsc::channel::<Garbage>();
         std::thread::Builder::new()
@@ -96,7 +96,7 @@ impl Host {
         let deadline = engine.poll_timeout().unwrap_or(IDLE_TIMER_NS);
         Rc::new(Host {
             engine: RefCell::new(engine),
-            clock,
+            clock: Box::new(clock),
             slots: RefCell::new(HashMap::new()),
             read_buffer: RefCell::new(vec![0u8; READ_BUFFER_BYTES].into_boxed_slice()),
             garbage,

@@ -17,7 +17,7 @@ pub mod logging;
 pub mod net;
 pub mod options;
 
-pub use clock::OsClock;
+pub use clock::{Clock, OsClock};
 pub use event_loop::{serve, Host};
 pub use options::{Args, Options, OptionsError};
 

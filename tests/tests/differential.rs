@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use seedkv_tests::script::{self, normalize, Compare, Line};
 use seedkv_tests::render::render_reply_to;
+use seedkv_tests::script::{self, normalize, Compare, Line};
 use seedkv_tests::{cli, find_in_path, redis_cli, run_tool, RespClient, ServerProcess};
 
 /// Runs `lines` on one redis-cli connection to `port`, returning each
@@ -146,5 +146,8 @@ fn renderer_matches_redis_cli() {
         }
     }
     assert!(compared > 0);
-    assert!(report.is_empty(), "rendering differs from redis-cli:\n{report}");
+    assert!(
+        report.is_empty(),
+        "rendering differs from redis-cli:\n{report}"
+    );
 }
