@@ -75,6 +75,9 @@ pub struct Client {
     pub lib_ver: Option<Vec<u8>>,
     /// CLIENT NO-EVICT: excluded from client eviction (CLIENT LIST flag `e`).
     pub no_evict: bool,
+    /// Where the last reply begins in `output`; kept only while
+    /// [`crate::PlantedBug::PartialWriteDropsReply`] is planted.
+    pub planted_last_reply_start: usize,
 }
 
 impl Client {
@@ -97,6 +100,7 @@ impl Client {
             lib_name: None,
             lib_ver: None,
             no_evict: false,
+            planted_last_reply_start: 0,
         }
     }
 

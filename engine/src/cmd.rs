@@ -326,6 +326,17 @@ impl<'a> Ctx<'a> {
         }
         let i = self.db_index();
         let v = self.server.keyspace.dbs[i].remove(key).expect("looked up");
+        if lazy
+            && self.server.config.planted_bug == Some(crate::PlantedBug::LazyFreeStillReachable)
+            && v.free_cost_units() > crate::engine::LAZYFREE_THRESHOLD_UNITS
+        {
+            // Planted bug (PlantedBug::LazyFreeStillReachable): the value
+            // handed to the background free is also left where lookups still
+            // find it, until the cron's next tick forgets it.
+            self.server.keyspace.dbs[i]
+                .planted_freed
+                .insert(key.into(), v.clone());
+        }
         self.free(v, lazy);
         self.server.dirty += 1;
         true

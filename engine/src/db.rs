@@ -1,6 +1,8 @@
 //! The keyspace: 16 databases, each a [`Dict`] of values plus a dict of
 //! expiry times, with lazy expiry on access and a counted active-expire cycle.
 
+use std::collections::BTreeMap;
+
 use rand::RngCore;
 
 use crate::dict::Dict;
@@ -27,6 +29,12 @@ pub struct Db {
     pub expires: Dict<u64>,
     /// Bumped on every change to a key's value or TTL (WATCH uses this later).
     pub id: usize,
+    /// Set only when [`crate::PlantedBug::ExpiryOffByOneMs`] is planted.
+    pub planted_expiry_late: bool,
+    /// Values unlinked while [`crate::PlantedBug::LazyFreeStillReachable`]
+    /// is planted, still visible to lookups until the next cron tick.
+    /// Always empty on a clean engine.
+    pub planted_freed: BTreeMap<Box<[u8]>, Value>,
 }
 
 impl Db {
@@ -35,6 +43,8 @@ impl Db {
             keys: Dict::new(seed ^ (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             expires: Dict::new(seed.rotate_left(17) ^ id as u64),
             id,
+            planted_expiry_late: false,
+            planted_freed: BTreeMap::new(),
         }
     }
 
@@ -48,7 +58,18 @@ impl Db {
 
     /// Whether `key` exists and is logically expired at `now_ms`.
     pub fn is_expired(&self, key: &[u8], now_ms: u64) -> bool {
-        matches!(self.expires.get(key), Some(&when) if when <= now_ms)
+        matches!(self.expires.get(key), Some(&when) if self.expired_at(when, now_ms))
+    }
+
+    /// Whether a key expiring at `when_ms` is expired at `now_ms`: from its
+    /// expiry millisecond on, as in Redis.
+    fn expired_at(&self, when_ms: u64, now_ms: u64) -> bool {
+        if self.planted_expiry_late {
+            // Planted bug (PlantedBug::ExpiryOffByOneMs): `<` for `<=`, so a
+            // key still lives through the millisecond it expires at.
+            return when_ms < now_ms;
+        }
+        when_ms <= now_ms
     }
 
     /// Deletes `key` if it is expired. Returns the value removed, which the
@@ -68,7 +89,17 @@ impl Db {
     }
 
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
-        self.keys.get_mut(key)
+        if self.planted_freed.is_empty() {
+            return self.keys.get_mut(key);
+        }
+        // Planted bug (PlantedBug::LazyFreeStillReachable): a key that is
+        // gone from the dict is looked up among the values handed to the
+        // background free as well, and found there.
+        if self.keys.contains_key(key) {
+            self.keys.get_mut(key)
+        } else {
+            self.planted_freed.get_mut(key)
+        }
     }
 
     pub fn contains(&self, key: &[u8]) -> bool {
@@ -89,6 +120,11 @@ impl Db {
 
     /// Removes `key` and its TTL.
     pub fn remove(&mut self, key: &[u8]) -> Option<Value> {
+        if !self.planted_freed.is_empty() && !self.keys.contains_key(key) {
+            // Planted bug (PlantedBug::LazyFreeStillReachable): deleting a
+            // key found only among the values being freed "deletes" it again.
+            return self.planted_freed.remove(key);
+        }
         let (_, v) = self.keys.remove(key)?;
         self.expires.remove(key);
         Some(v)
@@ -140,7 +176,7 @@ impl Db {
                     break;
                 };
                 let when = *self.expires.get(key).expect("sampled key exists");
-                if when <= now_ms {
+                if self.expired_at(when, now_ms) {
                     let key = key.to_vec();
                     if let Some(v) = self.remove(&key) {
                         freed.push(v);

@@ -360,7 +360,19 @@ impl<V> Dict<V> {
     /// The cost of one call is one bucket of the smaller table plus its
     /// expansions in the larger one; callers that want COUNT semantics call
     /// it repeatedly until they have enough entries.
-    pub fn scan(&self, cursor: u64, mut visit: impl FnMut(&[u8], &V)) -> u64 {
+    pub fn scan(&self, cursor: u64, visit: impl FnMut(&[u8], &V)) -> u64 {
+        self.scan_with(cursor, false, visit)
+    }
+
+    /// [`Dict::scan`], or with `planted_skip_expansions` the defect of
+    /// [`crate::PlantedBug::ScanSkipsRehashBuckets`]. Only the SCAN command
+    /// calls this directly, passing whether that bug is planted.
+    pub fn scan_with(
+        &self,
+        cursor: u64,
+        planted_skip_expansions: bool,
+        mut visit: impl FnMut(&[u8], &V),
+    ) -> u64 {
         if self.is_empty() {
             return 0;
         }
@@ -380,8 +392,17 @@ impl<V> Dict<V> {
             self.visit_bucket(small, (cursor & mask_small) as usize, &mut visit);
             // Runs (large size / small size) times: the bits of the larger
             // mask that the smaller one lacks count up until they wrap.
+            let mut first = true;
             loop {
-                self.visit_bucket(large, (cursor & mask_large) as usize, &mut visit);
+                // Planted bug (PlantedBug::ScanSkipsRehashBuckets): only the
+                // first expansion of the small bucket is visited in the large
+                // table, yet the cursor still steps over all of them, so keys
+                // that the rehash already moved into the other expansions are
+                // never returned.
+                if first || !planted_skip_expansions {
+                    self.visit_bucket(large, (cursor & mask_large) as usize, &mut visit);
+                }
+                first = false;
                 cursor = next_cursor(cursor, mask_large);
                 if cursor & (mask_small ^ mask_large) == 0 {
                     break;

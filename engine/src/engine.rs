@@ -48,6 +48,7 @@ use crate::cmd::{lookup_subcommand, CommandSpec, CommandTable, Ctx};
 use crate::config::Config;
 use crate::db::{Keyspace, ACTIVE_EXPIRE_BUDGET_KEYS};
 use crate::dict::Dict;
+use crate::planted::{PlantedBug, PlantedState, MISROUTED_REPLY_EVERY};
 use crate::resp::{ParserLimits, ReplyWriter};
 use crate::stats::Stats;
 use crate::time::Now;
@@ -129,6 +130,8 @@ pub struct Server {
     pub next_client_id: u64,
     /// Next time the cron wants to run.
     pub cron_deadline_ns: u64,
+    /// State of the planted bug, if any (see [`crate::planted`]).
+    pub planted: PlantedState,
 }
 
 /// The engine. See the module docs for the drive/drain contract.
@@ -145,7 +148,12 @@ impl Engine {
     /// A fresh engine whose clock starts at `now`.
     pub fn new(config: Config, now: Now) -> Engine {
         let rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let keyspace = Keyspace::new(config.seed);
+        let mut keyspace = Keyspace::new(config.seed);
+        if config.planted_bug == Some(PlantedBug::ExpiryOffByOneMs) {
+            for db in keyspace.dbs.iter_mut() {
+                db.planted_expiry_late = true;
+            }
+        }
         let interval = cron_interval_ns(config.hz);
         Engine {
             server: Server {
@@ -158,6 +166,7 @@ impl Engine {
                 started: now,
                 next_client_id: 1,
                 cron_deadline_ns: now.mono_ns + interval,
+                planted: PlantedState::default(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -216,6 +225,10 @@ impl Engine {
         }
         c.parser.feed(bytes);
         c.last_interaction = now;
+        // Planted bug (PlantedBug::IncrNotAtomic): INCRs of the previous input
+        // are written back only after this input's commands ran, so they read
+        // the stale value; see `apply_deferred_incr_writes`.
+        let deferred_incr_writes = std::mem::take(&mut self.server.planted.incr_writes);
         self.server.stats.net_input_bytes += bytes.len() as u64;
         let limits = ParserLimits {
             proto_max_bulk_len_bytes: self.server.config.proto_max_bulk_len_bytes,
@@ -252,6 +265,25 @@ impl Engine {
                 self.transmit.push_back(client);
             }
         }
+        if !deferred_incr_writes.is_empty() {
+            self.apply_deferred_incr_writes(deferred_incr_writes);
+        }
+    }
+
+    /// Planted bug (PlantedBug::IncrNotAtomic): INCR replied with `old + 1`
+    /// but left the write-back for later, as if read and write were two
+    /// steps of an event loop. Writing back now overwrites whatever other
+    /// INCRs of the same counter did in between: their updates are lost.
+    fn apply_deferred_incr_writes(&mut self, writes: Vec<(usize, Vec<u8>, Vec<u8>)>) {
+        debug_assert_eq!(
+            self.server.config.planted_bug,
+            Some(PlantedBug::IncrNotAtomic)
+        );
+        for (db, key, text) in writes {
+            let value = Value::Str(crate::value::RString::new(text));
+            drop(self.server.keyspace.dbs[db].set(&key, value, true));
+            self.server.dirty += 1;
+        }
     }
 
     /// Runs timers: active expiry and incremental rehashing, with counted
@@ -261,7 +293,11 @@ impl Engine {
             return;
         }
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
+        let deferred_incr_writes = std::mem::take(&mut self.server.planted.incr_writes);
         self.cron(now);
+        if !deferred_incr_writes.is_empty() {
+            self.apply_deferred_incr_writes(deferred_incr_writes);
+        }
     }
 
     /// The next time `handle_timeout` wants to run (monotonic nanoseconds).
@@ -307,11 +343,25 @@ impl Engine {
         let n = n.min(c.output.len() - c.output_sent);
         c.output_sent += n;
         self.server.stats.net_output_bytes += n as u64;
+        if self.server.config.planted_bug == Some(PlantedBug::PartialWriteDropsReply)
+            && c.output_sent < c.output.len()
+        {
+            // Planted bug (PlantedBug::PartialWriteDropsReply): after a
+            // short write the buffer is cut back to where the last reply
+            // began (or to the write position, if the write stopped inside
+            // it), so the last pipelined reply, or its unsent tail, is lost
+            // and its client waits for it forever.
+            let keep = c
+                .planted_last_reply_start
+                .clamp(c.output_sent, c.output.len());
+            c.output.truncate(keep);
+        }
         if c.output_sent == c.output.len() {
             c.output.clear();
             c.output_sent = 0;
         } else if c.output_sent > 64 * 1024 && c.output_sent * 2 > c.output.len() {
             c.output.drain(..c.output_sent);
+            c.planted_last_reply_start = c.planted_last_reply_start.saturating_sub(c.output_sent);
             c.output_sent = 0;
         }
     }
@@ -363,6 +413,9 @@ impl Engine {
         }
         let reply_bytes = reply.len() - reply_start;
         work_units += reply_bytes as u64 / REPLY_BYTES_PER_WORK_UNIT;
+        if self.server.config.planted_bug.is_some() {
+            self.planted_after_reply(client, &mut reply, reply_start);
+        }
         // The command may have closed or killed its own client (QUIT, CLIENT KILL).
         match self.clients.get_mut(&client) {
             Some(c) => {
@@ -390,11 +443,52 @@ impl Engine {
         }
     }
 
+    /// The planted bugs that act on a reply just produced by `client`.
+    fn planted_after_reply(&mut self, client: ClientId, reply: &mut Vec<u8>, reply_start: usize) {
+        match self.server.config.planted_bug {
+            Some(PlantedBug::PartialWriteDropsReply) => {
+                if let Some(c) = self.clients.get_mut(&client) {
+                    c.planted_last_reply_start = reply_start;
+                }
+            }
+            Some(PlantedBug::ReplyToWrongConnection) => {
+                self.server.planted.replies_count += 1;
+                if self.server.planted.replies_count < MISROUTED_REPLY_EVERY {
+                    return;
+                }
+                self.server.planted.replies_count = 0;
+                // Planted bug (PlantedBug::ReplyToWrongConnection): every
+                // Nth reply is appended to the output of the next live
+                // connection (by id, wrapping) instead of its own.
+                let other = self
+                    .clients
+                    .range(ClientId(client.0 + 1)..)
+                    .chain(self.clients.range(..client))
+                    .find(|(_, c)| c.closing.is_none())
+                    .map(|(&id, _)| id);
+                let Some(other) = other else { return };
+                let o = self.clients.get_mut(&other).expect("found above");
+                let had_output = !o.pending_output().is_empty();
+                o.output.extend_from_slice(&reply[reply_start..]);
+                reply.truncate(reply_start);
+                if !had_output {
+                    self.transmit.push_back(other);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn cron(&mut self, now: Now) {
         let mut freed = Vec::new();
         let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
         let now_ms = now.unix_ms();
         for db in self.server.keyspace.dbs.iter_mut() {
+            if !db.planted_freed.is_empty() {
+                // Planted bug (PlantedBug::LazyFreeStillReachable): the
+                // background free "finishes" here; see `Ctx::delete`.
+                db.planted_freed.clear();
+            }
             let before = db.len();
             db.active_expire(
                 now_ms,

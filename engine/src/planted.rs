@@ -47,3 +47,139 @@ impl PlantedBug {
         PlantedBug::ALL.iter().copied().find(|b| b.name() == name)
     }
 }
+
+/// Every Nth reply goes to another connection under
+/// [`PlantedBug::ReplyToWrongConnection`].
+pub const MISROUTED_REPLY_EVERY: u64 = 997;
+
+/// State that only planted bugs use; empty and untouched on a clean engine.
+#[derive(Debug, Default)]
+pub struct PlantedState {
+    /// [`PlantedBug::IncrNotAtomic`]: INCR results not yet written back, as
+    /// `(db, key, new value)`, applied at the end of the next input.
+    pub incr_writes: Vec<(usize, Vec<u8>, Vec<u8>)>,
+    /// [`PlantedBug::ReplyToWrongConnection`]: replies since the last
+    /// misrouted one.
+    pub replies_count: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dict::Dict;
+    use crate::resp::encode::encode_request;
+    use crate::testing::{int, simple, TestEngine};
+    use crate::Config;
+
+    fn engine(bug: Option<PlantedBug>) -> TestEngine {
+        TestEngine::with_config(Config {
+            planted_bug: bug,
+            ..Config::default()
+        })
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for &bug in PlantedBug::ALL {
+            assert_eq!(PlantedBug::from_name(bug.name()), Some(bug));
+        }
+        assert_eq!(PlantedBug::from_name("none"), None);
+    }
+
+    /// Keys one full SCAN iteration over a dict caught mid-rehash returns.
+    fn scan_all(dict: &Dict<u32>, skip_expansions: bool) -> std::collections::BTreeSet<Vec<u8>> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut cursor = 0;
+        loop {
+            cursor = dict.scan_with(cursor, skip_expansions, |k, _| {
+                seen.insert(k.to_vec());
+            });
+            if cursor == 0 {
+                return seen;
+            }
+        }
+    }
+
+    #[test]
+    fn scan_skips_rehash_buckets() {
+        let mut dict = Dict::new(7);
+        let mut n = 0u32;
+        while !dict.is_rehashing() || n < 1100 {
+            dict.insert(format!("k{n}").into_bytes().into(), n);
+            n += 1;
+        }
+        assert!(dict.is_rehashing());
+        assert_eq!(scan_all(&dict, false).len(), dict.len());
+        assert!(scan_all(&dict, true).len() < dict.len());
+    }
+
+    #[test]
+    fn incr_not_atomic_loses_a_concurrent_update() {
+        for (bug, second) in [(None, 2), (Some(PlantedBug::IncrNotAtomic), 1)] {
+            let mut t = engine(bug);
+            let (a, b) = (t.connect(), t.connect());
+            assert_eq!(t.cmd(a, &["INCR", "n"]), int(1));
+            assert_eq!(t.cmd(b, &["INCR", "n"]), int(second));
+        }
+    }
+
+    #[test]
+    fn expiry_off_by_one_ms_keeps_a_key_through_its_expiry_millisecond() {
+        for (bug, exists) in [(None, 0), (Some(PlantedBug::ExpiryOffByOneMs), 1)] {
+            let mut t = engine(bug);
+            let c = t.connect();
+            assert_eq!(t.cmd(c, &["SET", "k", "v", "PX", "10"]), simple("OK"));
+            t.advance_ms(10);
+            assert_eq!(t.cmd(c, &["EXISTS", "k"]), int(exists));
+            t.advance_ms(1);
+            assert_eq!(t.cmd(c, &["EXISTS", "k"]), int(0));
+        }
+    }
+
+    #[test]
+    fn lazy_free_still_reachable_until_the_cron_runs() {
+        for (bug, exists) in [(None, 0), (Some(PlantedBug::LazyFreeStillReachable), 1)] {
+            let mut t = engine(bug);
+            let c = t.connect();
+            assert_eq!(
+                t.cmd(c, &["SETRANGE", "big", "4299999", "|"]),
+                int(4_300_000)
+            );
+            assert_eq!(t.cmd(c, &["UNLINK", "big"]), int(1));
+            assert_eq!(t.cmd(c, &["EXISTS", "big"]), int(exists));
+            t.advance_ms(1000);
+            assert_eq!(t.cmd(c, &["EXISTS", "big"]), int(0));
+        }
+    }
+
+    #[test]
+    fn partial_write_drops_the_last_reply() {
+        for (bug, expected) in [
+            (None, &b"+PONG\r\n$1\r\nb\r\n"[..]),
+            (Some(PlantedBug::PartialWriteDropsReply), &b"+PONG\r\n"[..]),
+        ] {
+            let mut t = engine(bug);
+            let c = t.connect();
+            let mut pipeline = encode_request(&[b"PING"]);
+            pipeline.extend(encode_request(&[b"ECHO", b"b"]));
+            t.engine.handle_input(t.now, c, &pipeline);
+            // The host writes 3 bytes, then the rest.
+            let mut written = t.engine.pending_output(c)[..3].to_vec();
+            t.engine.consume_output(c, 3);
+            written.extend_from_slice(t.engine.pending_output(c));
+            assert_eq!(written, expected);
+        }
+    }
+
+    #[test]
+    fn reply_to_wrong_connection_every_nth_reply() {
+        let mut t = engine(Some(PlantedBug::ReplyToWrongConnection));
+        let (a, b) = (t.connect(), t.connect());
+        for _ in 1..MISROUTED_REPLY_EVERY {
+            assert_eq!(t.cmd(a, &["PING"]), simple("PONG"));
+        }
+        t.engine.handle_input(t.now, a, &encode_request(&[b"PING"]));
+        assert_eq!(t.engine.pending_output(a), b"");
+        assert_eq!(t.engine.pending_output(b), b"+PONG\r\n");
+    }
+}

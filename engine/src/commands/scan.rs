@@ -3,6 +3,7 @@
 //! other client) and RANDOMKEY.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::planted::PlantedBug;
 use crate::resp::ReplyWriter;
 use crate::util::{glob_match, parse_i64_strict};
 
@@ -113,12 +114,16 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
 
     let i = ctx.db_index();
+    let planted_skip_expansions =
+        ctx.server.config.planted_bug == Some(PlantedBug::ScanSkipsRehashBuckets);
     let dict = &ctx.server.keyspace.dbs[i].keys;
     let mut batch: Vec<Vec<u8>> = Vec::new();
     let mut buckets_left = count.saturating_mul(SCAN_BUCKETS_PER_COUNT);
     let mut buckets_visited = 0u64;
     loop {
-        cursor = dict.scan(cursor, |key, _| batch.push(key.to_vec()));
+        cursor = dict.scan_with(cursor, planted_skip_expansions, |key, _| {
+            batch.push(key.to_vec())
+        });
         buckets_visited += 1;
         if cursor == 0 || buckets_left == 0 || batch.len() as u64 >= count {
             break;

@@ -4,6 +4,7 @@
 //! (t_string.c), including the order in which errors are detected.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::planted::PlantedBug;
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
 
@@ -741,6 +742,18 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
         return ctx.error(INCR_OVERFLOW);
     };
     let text = next.to_string().into_bytes();
+    if ctx.server.config.planted_bug == Some(PlantedBug::IncrNotAtomic) {
+        // Planted bug (PlantedBug::IncrNotAtomic): the read-modify-write is
+        // split in two: the reply goes out now, the write-back only after
+        // the engine's next input (`Engine::apply_deferred_incr_writes`).
+        // INCRs in between read the stale value and their updates are lost.
+        let db = ctx.db_index();
+        ctx.server
+            .planted
+            .incr_writes
+            .push((db, key.to_vec(), text));
+        return ctx.int(next);
+    }
     ctx.store(key, Value::Str(RString::new(text)), true);
     ctx.int(next);
 }

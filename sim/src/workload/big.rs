@@ -1,8 +1,11 @@
 //! O(N) commands: fill a large key set with MSET, list it with KEYS, delete
 //! it with DEL (or UNLINK) of many keys at once — each of those blocks
 //! every other client for its whole duration, which the PING workload next
-//! to it measures. Only `big:<client>:` keys are touched (never FLUSHDB,
-//! which would wipe the other workloads' keys).
+//! to it measures. After each delete, one big value (grown with SETRANGE
+//! past the lazy-free threshold) is removed with UNLINK or DEL, alternately,
+//! and probed with EXISTS: a freed value must be gone at once, even while
+//! the background free is still running. Only `big:<client>:` keys are
+//! touched (never FLUSHDB, which would wipe the other workloads' keys).
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -19,6 +22,9 @@ pub const BIG_KEYS_MAX: u64 = 20_000;
 /// PINGs sent between two O(N) cycles, so that a big client spends most of
 /// its request budget on cheap requests (and a sweep stays fast).
 pub const BIG_REST_BATCHES: u32 = 300;
+/// Length of the big value: above the engine's lazy-free threshold (64
+/// work units of 64 KiB), so UNLINK hands it to the background free.
+pub const BIG_VALUE_BYTES: u64 = 4_300_000;
 /// Pauses between batches: this range.
 pub const BIG_THINK_NS_MIN: u64 = 1_000_000;
 pub const BIG_THINK_NS_MAX: u64 = 10_000_000;
@@ -27,6 +33,7 @@ enum Phase {
     Fill,
     List,
     Delete,
+    BigValue,
     Rest(u32),
 }
 
@@ -37,6 +44,8 @@ pub struct Big {
     low: u64,
     high: u64,
     phase: Phase,
+    /// Whether the next big value is removed with UNLINK (else DEL).
+    unlink_next: bool,
 }
 
 impl Big {
@@ -47,6 +56,7 @@ impl Big {
             low: 0,
             high: 0,
             phase: Phase::Fill,
+            unlink_next: true,
         }
     }
 
@@ -63,7 +73,9 @@ impl Workload for Big {
     fn next_batch(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
         match self.phase {
             Phase::Fill => {
-                let n = BIG_MSET_KEYS_MAX.min(self.target - (self.high - self.low)).max(1);
+                let n = BIG_MSET_KEYS_MAX
+                    .min(self.target - (self.high - self.low))
+                    .max(1);
                 let mut r = Vec::with_capacity(1 + 2 * n as usize);
                 r.push(b"MSET".to_vec());
                 for _ in 0..n {
@@ -87,7 +99,9 @@ impl Workload for Big {
                 self.phase = Phase::Delete;
             }
             Phase::Delete => {
-                let n = rng.gen_range(1..=BIG_DEL_KEYS_MAX).min(self.high - self.low);
+                let n = rng
+                    .gen_range(1..=BIG_DEL_KEYS_MAX)
+                    .min(self.high - self.low);
                 let name: &[u8] = if rng.gen_bool(0.3) { b"UNLINK" } else { b"DEL" };
                 let mut r = Vec::with_capacity(1 + n as usize);
                 r.push(name.to_vec());
@@ -98,12 +112,31 @@ impl Workload for Big {
                 batch.push(r);
                 if self.low == self.high {
                     self.target = rng.gen_range(BIG_KEYS_MIN..=BIG_KEYS_MAX);
-                    self.phase = Phase::Rest(BIG_REST_BATCHES);
+                    self.phase = Phase::BigValue;
                 }
+            }
+            Phase::BigValue => {
+                let key = format!("big:{}:value", self.client).into_bytes();
+                let offset = (BIG_VALUE_BYTES - 1).to_string().into_bytes();
+                let name: &[u8] = if self.unlink_next { b"UNLINK" } else { b"DEL" };
+                self.unlink_next = !self.unlink_next;
+                batch.push(vec![
+                    b"SETRANGE".to_vec(),
+                    key.clone(),
+                    offset,
+                    b"|".to_vec(),
+                ]);
+                batch.push(vec![name.to_vec(), key.clone()]);
+                batch.push(vec![b"EXISTS".to_vec(), key]);
+                self.phase = Phase::Rest(BIG_REST_BATCHES);
             }
             Phase::Rest(left) => {
                 batch.push(vec![b"PING".to_vec()]);
-                self.phase = if left > 1 { Phase::Rest(left - 1) } else { Phase::Fill };
+                self.phase = if left > 1 {
+                    Phase::Rest(left - 1)
+                } else {
+                    Phase::Fill
+                };
             }
         }
     }
