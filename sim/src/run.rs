@@ -69,6 +69,8 @@ pub struct RunReport {
     pub violations: Vec<Violation>,
     /// Requests the engine executed.
     pub commands_count: u64,
+    /// Work units the engine reported for them (keys visited, bytes, ...).
+    pub work_units: u64,
     pub ops_count: u64,
     pub sim_ns: u64,
     pub wall: Duration,
@@ -143,6 +145,7 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         event_hashes: world.trace.take_log(),
         violations,
         commands_count: history.executions.len() as u64,
+        work_units: history.executions.iter().map(|e| e.work_units).sum(),
         ops_count: history.ops.len() as u64,
         sim_ns: history.end_ns,
         wall: started.elapsed(),

@@ -37,6 +37,7 @@ pub struct SweepConfig {
 pub struct SweepSummary {
     pub seeds_count: u64,
     pub commands_count: u64,
+    pub work_units: u64,
     pub ops_count: u64,
     pub faults_count: u64,
     pub events_count: u64,
@@ -61,6 +62,7 @@ impl SweepSummary {
         row("seeds", self.seeds_count.to_string());
         row("simulated commands", self.commands_count.to_string());
         row("requests sent", self.ops_count.to_string());
+        row("engine work units", self.work_units.to_string());
         row("faults injected", self.faults_count.to_string());
         row("events", self.events_count.to_string());
         row("simulated time", format!("{sim_s:.1} s"));
@@ -87,6 +89,10 @@ impl SweepSummary {
             format!("{:.0}", self.commands_count as f64 / sim_only_s),
         );
         row("without checkers: simulated / wall", format!("{:.0}x", sim_s / sim_only_s));
+        row(
+            "without checkers: work units/s/core",
+            format!("{:.0}", self.work_units as f64 / sim_only_s),
+        );
         t
     }
 }
@@ -129,6 +135,7 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 let mut sum = summary.lock().expect("summary lock");
                 sum.seeds_count += 1;
                 sum.commands_count += report.commands_count;
+                sum.work_units += report.work_units;
                 sum.ops_count += report.ops_count;
                 sum.faults_count += report.stats.faults_count;
                 sum.events_count += report.stats.events_count;
