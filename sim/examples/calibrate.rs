@@ -31,7 +31,10 @@ impl Bench {
             ..Config::default()
         };
         let mut engine = Engine::new(config, Now::from_ns(0, 1_700_000_000_000_000));
-        let client = engine.connect(Now::from_ns(0, 1_700_000_000_000_000), ConnectInfo::default());
+        let client = engine.connect(
+            Now::from_ns(0, 1_700_000_000_000_000),
+            ConnectInfo::default(),
+        );
         Bench {
             engine,
             client,
@@ -74,7 +77,13 @@ fn main() {
     let mut b = Bench::new();
 
     let set = requests(
-        |i| vec![b"SET".to_vec(), format!("key:{}", i % 1000).into_bytes(), b"value".to_vec()],
+        |i| {
+            vec![
+                b"SET".to_vec(),
+                format!("key:{}", i % 1000).into_bytes(),
+                b"value".to_vec(),
+            ]
+        },
         PIPELINE_REQUESTS,
     );
     let get = requests(
@@ -94,7 +103,8 @@ fn main() {
         }
         b.feed(&requests(|_| r.clone(), 1));
     }
-    let (keys_ns, keys_units, _) = b.feed(&requests(|_| vec![b"KEYS".to_vec(), b"k:1*".to_vec()], 1));
+    let (keys_ns, keys_units, _) =
+        b.feed(&requests(|_| vec![b"KEYS".to_vec(), b"k:1*".to_vec()], 1));
     let mut del = vec![b"DEL".to_vec()];
     for i in 0..KEYS_COUNT {
         del.push(format!("k:{i}").into_bytes());
@@ -103,8 +113,14 @@ fn main() {
 
     let per = |ns: u64, n: u64| ns as f64 / n.max(1) as f64;
     println!("seedkv-engine in process on this machine:");
-    println!("  SET   {:>8.1} ns per pipelined command", per(set_ns, set_n));
-    println!("  GET   {:>8.1} ns per pipelined command", per(get_ns, get_n));
+    println!(
+        "  SET   {:>8.1} ns per pipelined command",
+        per(set_ns, set_n)
+    );
+    println!(
+        "  GET   {:>8.1} ns per pipelined command",
+        per(get_ns, get_n)
+    );
     println!(
         "  KEYS  {:>8.1} ns per work unit ({} units over {} keys)",
         per(keys_ns, keys_units),
@@ -119,11 +135,17 @@ fn main() {
     );
     println!("cost model constants (sim/src/cost.rs, calibrated to Redis 7.0 per the seeds):");
     println!("  COMMAND_OVERHEAD_NS = {}", model.command_overhead_ns);
-    println!("  WORK_UNIT_NS        = {}  (KEYS over 2M keys = 0.60 s)", model.ns_per_work_unit);
+    println!(
+        "  WORK_UNIT_NS        = {}  (KEYS over 2M keys = 0.60 s)",
+        model.ns_per_work_unit
+    );
     println!("  READ_OVERHEAD_NS    = {}", model.read_overhead_ns);
     println!("  WRITE_OVERHEAD_NS   = {}", model.write_overhead_ns);
     println!("  BYTE_COST_PS        = {}", model.byte_cost_ps);
-    println!("  FREE_UNIT_NS        = {}  (DEL of a 3M-field hash = 0.54 s)", model.free_ns_per_unit);
+    println!(
+        "  FREE_UNIT_NS        = {}  (DEL of a 3M-field hash = 0.54 s)",
+        model.free_ns_per_unit
+    );
     println!(
         "  engine/Redis ratio: KEYS per unit {:.2}x, GET {:.2}x of COMMAND_OVERHEAD_NS",
         per(keys_ns, keys_units) / model.ns_per_work_unit as f64,

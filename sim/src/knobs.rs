@@ -60,7 +60,13 @@ impl FaultKnobs {
     }
 
     fn draw(rng: &mut ChaCha8Rng) -> FaultKnobs {
-        let mut maybe = |max: u32| if rng.gen_bool(0.6) { rng.gen_range(0..=max) } else { 0 };
+        let mut maybe = |max: u32| {
+            if rng.gen_bool(0.6) {
+                rng.gen_range(0..=max)
+            } else {
+                0
+            }
+        };
         let reset_request_per_mille = maybe(30);
         let reset_reply_per_mille = maybe(30);
         let disconnect_per_mille = maybe(20);
@@ -146,7 +152,11 @@ impl Knobs {
             ops_count,
             workloads,
             net,
-            faults: if faults_on { drawn_faults } else { FaultKnobs::none() },
+            faults: if faults_on {
+                drawn_faults
+            } else {
+                FaultKnobs::none()
+            },
         };
         if let Some(c) = overrides.clients {
             knobs.clients_count = c.clamp(1, CLIENTS_MAX);

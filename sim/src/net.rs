@@ -54,13 +54,29 @@ impl NetKnobs {
         NetKnobs {
             latency_ns,
             jitter_ns_max: rng.gen_range(0..=2 * latency_ns),
-            spike_per_million: if rng.gen_bool(0.5) { rng.gen_range(0..=2000) } else { 0 },
+            spike_per_million: if rng.gen_bool(0.5) {
+                rng.gen_range(0..=2000)
+            } else {
+                0
+            },
             spike_ns_max: rng.gen_range(100_000..=1_000_000),
             bandwidth_bytes_per_ms: rng.gen_range(100_000..=10_000_000),
-            fragment_per_mille: if rng.gen_bool(0.7) { rng.gen_range(0..=600) } else { 0 },
-            coalesce_grid_ns: if rng.gen_bool(0.5) { rng.gen_range(1..=200_000) } else { 0 },
+            fragment_per_mille: if rng.gen_bool(0.7) {
+                rng.gen_range(0..=600)
+            } else {
+                0
+            },
+            coalesce_grid_ns: if rng.gen_bool(0.5) {
+                rng.gen_range(1..=200_000)
+            } else {
+                0
+            },
             socket_buffer_bytes: 1 << rng.gen_range(12..=18),
-            slow_reader_per_mille: if rng.gen_bool(0.5) { rng.gen_range(0..=300) } else { 0 },
+            slow_reader_per_mille: if rng.gen_bool(0.5) {
+                rng.gen_range(0..=300)
+            } else {
+                0
+            },
         }
     }
 
@@ -130,7 +146,8 @@ impl Pipe {
             if knobs.jitter_ns_max > 0 {
                 arrive += rng.gen_range(0..=knobs.jitter_ns_max);
             }
-            if knobs.spike_per_million > 0 && rng.gen_range(0..1_000_000) < knobs.spike_per_million {
+            if knobs.spike_per_million > 0 && rng.gen_range(0..1_000_000) < knobs.spike_per_million
+            {
                 arrive += rng.gen_range(0..=knobs.spike_ns_max);
             }
             if knobs.coalesce_grid_ns > 0 {

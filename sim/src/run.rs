@@ -40,7 +40,10 @@ impl RunConfig {
 
     /// One copy-pasteable line that replays this run with its event trace.
     pub fn repro_line(&self) -> String {
-        format!("cargo run --release -p seedkv-sim -- replay {} --trace", self.flags())
+        format!(
+            "cargo run --release -p seedkv-sim -- replay {} --trace",
+            self.flags()
+        )
     }
 }
 
@@ -175,9 +178,11 @@ pub fn check_determinism(config: &RunConfig) -> Result<RunReport, Violation> {
     }
     let at = first_divergence(&a.event_hashes, &b.event_hashes);
     let name = |r: &RunReport, i: usize| {
-        r.event_names.get(i).map_or("(not logged)".to_string(), |&(t, tag)| {
-            format!("{} at {} ns", crate::world::describe_tag(tag), t)
-        })
+        r.event_names
+            .get(i)
+            .map_or("(not logged)".to_string(), |&(t, tag)| {
+                format!("{} at {} ns", crate::world::describe_tag(tag), t)
+            })
     };
     Err(Violation {
         checker: "determinism",

@@ -20,9 +20,7 @@ pub struct Shrunk {
 /// Shrinks `failing` (whose report is `report`) while the first violated
 /// checker stays the same.
 pub fn shrink(report: RunReport) -> Shrunk {
-    let checker = report
-        .first_checker()
-        .expect("shrink needs a failing run");
+    let checker = report.first_checker().expect("shrink needs a failing run");
     let mut best = report;
     let mut runs_count = 0;
     let still_fails = |config: &RunConfig, runs: &mut u32| -> Option<RunReport> {

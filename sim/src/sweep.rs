@@ -76,19 +76,31 @@ impl SweepSummary {
             ),
         );
         row("failures", self.failures_count.to_string());
-        row("commands per wall second", format!("{:.0}", self.commands_count as f64 / wall_s));
+        row(
+            "commands per wall second",
+            format!("{:.0}", self.commands_count as f64 / wall_s),
+        );
         row(
             "commands per wall second per core",
             format!("{:.0}", self.commands_count as f64 / run_s),
         );
-        row("seeds per wall second", format!("{:.1}", self.seeds_count as f64 / wall_s));
-        row("simulated / wall time (per core)", format!("{:.0}x", sim_s / run_s));
+        row(
+            "seeds per wall second",
+            format!("{:.1}", self.seeds_count as f64 / wall_s),
+        );
+        row(
+            "simulated / wall time (per core)",
+            format!("{:.0}x", sim_s / run_s),
+        );
         let sim_only_s = self.sim_wall.as_secs_f64().max(1e-9);
         row(
             "without checkers: commands/s/core",
             format!("{:.0}", self.commands_count as f64 / sim_only_s),
         );
-        row("without checkers: simulated / wall", format!("{:.0}x", sim_s / sim_only_s));
+        row(
+            "without checkers: simulated / wall",
+            format!("{:.0}x", sim_s / sim_only_s),
+        );
         row(
             "without checkers: work units/s/core",
             format!("{:.0}", self.work_units as f64 / sim_only_s),

@@ -273,8 +273,7 @@ impl World {
             if self.clients_done_count == self.clients.len() {
                 break;
             }
-            if self.pending_non_cron == 0
-                && self.now_ns > self.last_progress_ns + LIVENESS_BOUND_NS
+            if self.pending_non_cron == 0 && self.now_ns > self.last_progress_ns + LIVENESS_BOUND_NS
             {
                 break;
             }
@@ -406,10 +405,16 @@ impl World {
         assert!(cs.up.unread_bytes() + self.scratch.len() <= CLIENT_PIPE_BYTES_MAX);
         let queue = &mut self.queue;
         let pending = &mut self.pending_non_cron;
-        let last = cs.up.write(now, &self.scratch, &self.knobs.net, &mut self.net_rng, |at| {
-            *pending += 1;
-            queue.push(at, SimEvent::UpArrive { slot: slot as u32 });
-        });
+        let last = cs.up.write(
+            now,
+            &self.scratch,
+            &self.knobs.net,
+            &mut self.net_rng,
+            |at| {
+                *pending += 1;
+                queue.push(at, SimEvent::UpArrive { slot: slot as u32 });
+            },
+        );
         self.maybe_faults_after_send(slot, last);
     }
 
@@ -417,7 +422,11 @@ impl World {
     fn connect(&mut self, client: u32) -> u64 {
         assert!(self.conns.len() < CONNS_MAX, "too many connections");
         let info = ConnectInfo {
-            addr: format!("10.0.0.{}:{}", client % 250 + 1, 40000 + self.conns.len() % 20000),
+            addr: format!(
+                "10.0.0.{}:{}",
+                client % 250 + 1,
+                40000 + self.conns.len() % 20000
+            ),
             laddr: "10.0.0.254:6379".into(),
             fd: 8 + self.conns.len() as i64,
         };
@@ -466,7 +475,9 @@ impl World {
         let f = self.knobs.faults.clone();
         if self.fault_rng.gen_range(0..1000) < f.reset_request_per_mille {
             // Somewhere while the request is on the wire or being read.
-            let at = self.fault_rng.gen_range(self.now_ns..=arrival_last_ns.max(self.now_ns));
+            let at = self
+                .fault_rng
+                .gen_range(self.now_ns..=arrival_last_ns.max(self.now_ns));
             self.schedule(at, SimEvent::Reset { slot: slot as u32 });
         }
         if self.fault_rng.gen_range(0..1000) < f.clock_jump_per_mille {
@@ -475,14 +486,18 @@ impl World {
             self.stats.clock_jumps_count += 1;
             self.stats.faults_count += 1;
             self.trace.word(jump_ms);
-            self.trace.line(self.now_ns, format_args!("  fault: wall clock +{jump_ms} ms"));
+            self.trace.line(
+                self.now_ns,
+                format_args!("  fault: wall clock +{jump_ms} ms"),
+            );
         }
         if self.fault_rng.gen_range(0..1000) < f.idle_per_mille {
             let idle_ms = self.fault_rng.gen_range(1..=IDLE_MS_MAX);
             self.idle_until_ns = self.idle_until_ns.max(self.now_ns + idle_ms * 1_000_000);
             self.stats.idles_count += 1;
             self.stats.faults_count += 1;
-            self.trace.line(self.now_ns, format_args!("  fault: idle {idle_ms} ms"));
+            self.trace
+                .line(self.now_ns, format_args!("  fault: idle {idle_ms} ms"));
         }
     }
 
@@ -500,7 +515,10 @@ impl World {
                 if !c.read_scheduled {
                     c.read_scheduled = true;
                     let gen = c.wake_gen;
-                    self.schedule(self.now_ns + s.interval_ns, SimEvent::ClientRead { client, gen });
+                    self.schedule(
+                        self.now_ns + s.interval_ns,
+                        SimEvent::ClientRead { client, gen },
+                    );
                 }
             }
         }
@@ -577,7 +595,10 @@ impl World {
             if more && !c.read_scheduled {
                 c.read_scheduled = true;
                 let gen = c.wake_gen;
-                self.schedule(self.now_ns + s.interval_ns, SimEvent::ClientRead { client, gen });
+                self.schedule(
+                    self.now_ns + s.interval_ns,
+                    SimEvent::ClientRead { client, gen },
+                );
             }
         }
         if had_outstanding && self.clients[ci].outstanding.is_empty() {
@@ -624,8 +645,13 @@ impl World {
             return;
         };
         let slot = conn_slot(conn);
-        self.trace.line(self.now_ns, format_args!("  conn {conn} closed by client: {reason}"));
-        self.history.conns[slot].closed.get_or_insert((self.now_ns, reason));
+        self.trace.line(
+            self.now_ns,
+            format_args!("  conn {conn} closed by client: {reason}"),
+        );
+        self.history.conns[slot]
+            .closed
+            .get_or_insert((self.now_ns, reason));
         let cs = &mut self.conns[slot];
         cs.client_open = false;
         if send_fin && cs.server_open {
@@ -650,7 +676,10 @@ impl World {
             return;
         }
         let gen = self.clients[client as usize].wake_gen;
-        self.schedule(self.now_ns + RECONNECT_NS, SimEvent::ClientWake { client, gen });
+        self.schedule(
+            self.now_ns + RECONNECT_NS,
+            SimEvent::ClientWake { client, gen },
+        );
     }
 
     /// Both ends lose the connection at once; whatever was in flight is lost.
@@ -673,7 +702,8 @@ impl World {
             self.drain_engine(None);
         }
         if was_client_open {
-            self.trace.line(self.now_ns, format_args!("  conn {} {reason}", id.0));
+            self.trace
+                .line(self.now_ns, format_args!("  conn {} {reason}", id.0));
             self.history.conns[slot as usize]
                 .closed
                 .get_or_insert((self.now_ns, reason.to_string()));
@@ -796,7 +826,8 @@ impl World {
                     let ns = self.cost.command_ns(e.work_units, e.reply_bytes as u64);
                     let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
                     cost_ns += ns;
-                    self.trace.word(e.client.0 ^ e.request_seq << 20 ^ e.work_units << 40);
+                    self.trace
+                        .word(e.client.0 ^ e.request_seq << 20 ^ e.work_units << 40);
                     self.history.executions.push(Execution {
                         conn: e.client.0,
                         seq_in_conn: e.request_seq,
@@ -818,7 +849,10 @@ impl World {
                     self.stats.server_closes_count += 1;
                     let slot = conn_slot(client.0);
                     self.trace.word(0xc105e ^ client.0);
-                    self.trace.line(self.now_ns, format_args!("  server closes {}: {:?}", client.0, reason));
+                    self.trace.line(
+                        self.now_ns,
+                        format_args!("  server closes {}: {:?}", client.0, reason),
+                    );
                     if reason.flush_first() {
                         self.pending_flush.push(slot as u32);
                     }
@@ -841,7 +875,12 @@ impl World {
             if self.cron_scheduled_ns != Some(deadline) && !self.cron_due {
                 self.cron_scheduled_ns = Some(deadline);
                 let at = deadline.max(self.now_ns);
-                self.schedule(at, SimEvent::Cron { deadline_ns: deadline });
+                self.schedule(
+                    at,
+                    SimEvent::Cron {
+                        deadline_ns: deadline,
+                    },
+                );
             }
         }
     }
@@ -875,7 +914,11 @@ impl World {
             return;
         }
         let pending = self.engine.pending_output(cs.id);
-        let room = self.knobs.net.socket_buffer_bytes.saturating_sub(cs.down.unread_bytes());
+        let room = self
+            .knobs
+            .net
+            .socket_buffer_bytes
+            .saturating_sub(cs.down.unread_bytes());
         let n = pending.len().min(room);
         cs.write_blocked = n < pending.len();
         if n == 0 {
@@ -886,16 +929,24 @@ impl World {
         self.stats.bytes_down += n as u64;
         let queue = &mut self.queue;
         let counter = &mut self.pending_non_cron;
-        let last = cs.down.write(self.now_ns, bytes, &self.knobs.net, &mut self.net_rng, |at| {
-            *counter += 1;
-            queue.push(at, SimEvent::DownArrive { slot });
-        });
+        let last = cs.down.write(
+            self.now_ns,
+            bytes,
+            &self.knobs.net,
+            &mut self.net_rng,
+            |at| {
+                *counter += 1;
+                queue.push(at, SimEvent::DownArrive { slot });
+            },
+        );
         let id = cs.id;
         self.engine.consume_output(id, n);
         if self.faults_active
             && self.fault_rng.gen_range(0..1000) < self.knobs.faults.reset_reply_per_mille
         {
-            let at = self.fault_rng.gen_range(self.now_ns..=last.max(self.now_ns));
+            let at = self
+                .fault_rng
+                .gen_range(self.now_ns..=last.max(self.now_ns));
             self.schedule(at, SimEvent::Reset { slot });
         }
     }

@@ -1,15 +1,13 @@
 //! The simulator on a fixed set of seeds: every checker passes on the clean
 //! engine, each seed run twice gives the same trace hash, and the checkers
 //! catch a corrupted history (a canary: if these stop failing, the
-//! pipeline is blind).
+//! pipeline is blind). Planted engine bugs are hunted in `planted.rs`.
 
 use seedkv_engine::resp::Frame;
-use seedkv_engine::PlantedBug;
 use seedkv_sim::check::{self, RunFacts};
 use seedkv_sim::history::History;
 use seedkv_sim::knobs::Overrides;
 use seedkv_sim::run::{check_determinism, facts_for, run, RunConfig, RunOptions};
-use seedkv_sim::sweep::{sweep, SweepConfig};
 
 /// Seeds every `cargo test` runs (twice each).
 const SEEDS_COUNT: u64 = 50;
@@ -39,7 +37,12 @@ fn seeds_pass(range: std::ops::Range<u64>) {
                 report.violations,
                 config.repro_line()
             ),
-            Err(v) => panic!("{}: {}\nrepro: {}", v.checker, v.message, config.repro_line()),
+            Err(v) => panic!(
+                "{}: {}\nrepro: {}",
+                v.checker,
+                v.message,
+                config.repro_line()
+            ),
         }
     }
 }
@@ -123,7 +126,10 @@ fn canary_lost_increment_fails_atomicity() {
     // one before it: an update lost.
     let incrs: Vec<usize> = (0..h.ops.len()).filter(|&i| is_incr(&h.ops[i])).collect();
     let key = h.ops[*incrs.last().expect("some")].args[1].clone();
-    let same: Vec<usize> = incrs.into_iter().filter(|&i| h.ops[i].args[1] == key).collect();
+    let same: Vec<usize> = incrs
+        .into_iter()
+        .filter(|&i| h.ops[i].args[1] == key)
+        .collect();
     let (prev, last) = (same[same.len() - 2], same[same.len() - 1]);
     let v = h.ops[prev].complete.clone().expect("answered").1;
     h.ops[last].complete.as_mut().expect("answered").1 = v;
@@ -135,7 +141,12 @@ fn canary_unanswered_request_fails_liveness() {
     let (mut h, facts) = history_with(|h| !h.ops.is_empty());
     // The last request on a connection that stayed open loses its reply,
     // and the run goes on long past the bound.
-    let open: Vec<u64> = h.conns.iter().filter(|c| c.closed.is_none()).map(|c| c.conn).collect();
+    let open: Vec<u64> = h
+        .conns
+        .iter()
+        .filter(|c| c.closed.is_none())
+        .map(|c| c.conn)
+        .collect();
     let i = (0..h.ops.len())
         .rev()
         .find(|&i| open.contains(&h.ops[i].conn))
@@ -143,41 +154,4 @@ fn canary_unanswered_request_fails_liveness() {
     h.ops[i].complete = None;
     h.end_ns = h.ops[i].invoke_ns.max(h.faults_end_ns) + facts.liveness_bound_ns + 1;
     assert!(failing_checkers(&h, &facts).contains(&"liveness"));
-}
-
-/// Seeds a sweep may take to find each planted bug.
-const PLANTED_SEEDS_MAX: u64 = 200;
-
-#[test]
-#[ignore = "planted bugs are not wired into the engine yet"]
-fn every_planted_bug_is_found_and_its_repro_reproduces_it() {
-    for &bug in PlantedBug::ALL {
-        let summary = sweep(
-            &SweepConfig {
-                start: 0,
-                seeds_count: PLANTED_SEEDS_MAX,
-                jobs: 2,
-                shard_index: 0,
-                shard_count: 1,
-                bug: Some(bug),
-                overrides: Default::default(),
-                stop_at_first_failure: true,
-                skip_checks: false,
-            },
-            &|_| {},
-        );
-        let first = summary
-            .failures
-            .first()
-            .unwrap_or_else(|| panic!("{} not found in {PLANTED_SEEDS_MAX} seeds", bug.name()));
-        let again = run(&first.config, RunOptions::default());
-        assert_eq!(again.trace_hash, first.trace_hash, "{} repro differs", bug.name());
-        assert_eq!(again.first_checker(), first.first_checker());
-        println!(
-            "{}: found at seed {} by {}",
-            bug.name(),
-            first.config.seed,
-            first.first_checker().unwrap_or("?")
-        );
-    }
 }

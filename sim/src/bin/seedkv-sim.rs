@@ -14,7 +14,10 @@ use seedkv_sim::sweep::{sweep, SweepConfig};
 use seedkv_sim::workload::WorkloadKind;
 
 #[derive(Parser)]
-#[command(name = "seedkv-sim", about = "Deterministic simulation testing for seedkv")]
+#[command(
+    name = "seedkv-sim",
+    about = "Deterministic simulation testing for seedkv"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -231,7 +234,11 @@ fn report_failure(report: RunReport, no_shrink: bool) {
         shrunk.runs_count,
         shrunk.report.knobs.clients_count,
         shrunk.report.knobs.ops_count,
-        if shrunk.config.overrides.no_faults { "off" } else { "on" },
+        if shrunk.config.overrides.no_faults {
+            "off"
+        } else {
+            "on"
+        },
     );
     println!("repro (shrunk): {}", shrunk.config.repro_line());
 }
@@ -276,12 +283,15 @@ fn cmd_replay(config: &RunConfig, trace: bool) -> bool {
 }
 
 fn cmd_sweep(config: SweepConfig, no_shrink: bool) -> bool {
-    let total = (config.seeds_count + config.shard_count - 1 - config.shard_index.min(config.seeds_count))
-        / config.shard_count;
+    let total =
+        (config.seeds_count + config.shard_count - 1 - config.shard_index.min(config.seeds_count))
+            / config.shard_count;
     let bar = ProgressBar::new(total.max(1));
     bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {elapsed_precise} eta {eta}  {msg}")
-            .expect("template"),
+        ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} seeds  {elapsed_precise} eta {eta}  {msg}",
+        )
+        .expect("template"),
     );
     let failures = std::sync::atomic::AtomicU64::new(0);
     let summary = sweep(&config, &|r: &RunReport| {

@@ -125,7 +125,10 @@ impl Checker for IncrAtomicity {
                     Frame::Bulk(b) => match parse_i64(b) {
                         Some(v) => v,
                         None => {
-                            return fail(format!("{} read a non-integer counter", render_args(&op.args)))
+                            return fail(format!(
+                                "{} read a non-integer counter",
+                                render_args(&op.args)
+                            ))
                         }
                     },
                     _ => continue,
@@ -138,7 +141,11 @@ impl Checker for IncrAtomicity {
                          its reply: {}",
                         op.conn,
                         op.seq_in_conn,
-                        if v < lo { "an update was lost" } else { "an update was invented" }
+                        if v < lo {
+                            "an update was lost"
+                        } else {
+                            "an update was invented"
+                        }
                     ));
                 }
             }
@@ -177,7 +184,11 @@ mod tests {
             op(&["INCR", "ctr:0"], 0, Some((10, Frame::Integer(2)))),
             op(&["INCR", "ctr:0"], 1, Some((9, Frame::Integer(1)))),
             op(&["INCR", "ctr:0"], 2, None),
-            op(&["GET", "ctr:0"], 20, Some((30, Frame::Bulk(b"3".to_vec())))),
+            op(
+                &["GET", "ctr:0"],
+                20,
+                Some((30, Frame::Bulk(b"3".to_vec())))
+            ),
         ])
         .is_ok());
     }
@@ -194,16 +205,22 @@ mod tests {
         assert!(check(vec![
             op(&["INCR", "ctr:0"], 0, Some((10, Frame::Integer(1)))),
             op(&["INCR", "ctr:0"], 11, Some((19, Frame::Integer(2)))),
-            op(&["GET", "ctr:0"], 20, Some((30, Frame::Bulk(b"1".to_vec())))),
+            op(
+                &["GET", "ctr:0"],
+                20,
+                Some((30, Frame::Bulk(b"1".to_vec())))
+            ),
         ])
         .is_err());
     }
 
     #[test]
     fn an_invented_update_fails() {
-        assert!(check(vec![
-            op(&["INCR", "ctr:0"], 0, Some((10, Frame::Integer(2)))),
-        ])
+        assert!(check(vec![op(
+            &["INCR", "ctr:0"],
+            0,
+            Some((10, Frame::Integer(2)))
+        ),])
         .is_err());
     }
 }

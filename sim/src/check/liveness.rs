@@ -45,7 +45,11 @@ impl Checker for Liveness {
                         op.seq_in_conn,
                         super::pipeline::render_args(&op.args),
                         op.invoke_ns,
-                        if op.complete.is_some() { "was answered only" } else { "was still unanswered" },
+                        if op.complete.is_some() {
+                            "was answered only"
+                        } else {
+                            "was still unanswered"
+                        },
                         waited,
                         bound,
                         history.faults_end_ns

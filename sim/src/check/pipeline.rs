@@ -222,7 +222,9 @@ pub fn reply_plausible(args: &[Vec<u8>], reply: &Frame) -> Result<(), String> {
             _ => Err(format!("expected an array of {keys_count}")),
         },
         b"DEL" | b"UNLINK" | b"EXISTS" => integer_in(reply, 0, keys_count),
-        b"INCR" | b"DECR" | b"INCRBY" | b"DECRBY" | b"DBSIZE" => integer_in(reply, i64::MIN, i64::MAX),
+        b"INCR" | b"DECR" | b"INCRBY" | b"DECRBY" | b"DBSIZE" => {
+            integer_in(reply, i64::MIN, i64::MAX)
+        }
         b"APPEND" => integer_in(reply, 1, i64::MAX),
         b"EXPIRE" | b"PEXPIRE" | b"PERSIST" => integer_in(reply, 0, 1),
         b"TTL" | b"PTTL" => integer_in(reply, -2, i64::MAX),
@@ -266,7 +268,9 @@ pub fn reply_plausible(args: &[Vec<u8>], reply: &Frame) -> Result<(), String> {
                         Frame::Bulk(k) => {
                             if let Some(p) = prefix {
                                 if !k.starts_with(p) {
-                                    return Err("SCAN MATCH returned a key outside the pattern".into());
+                                    return Err(
+                                        "SCAN MATCH returned a key outside the pattern".into()
+                                    );
                                 }
                             }
                         }
@@ -340,7 +344,12 @@ mod tests {
             vec![
                 op(1, 0, &["PING", "t1"], Some(Frame::Bulk(b"t1".to_vec()))),
                 op(1, 1, &["INCR", "ctr:0"], Some(Frame::Integer(1))),
-                op(1, 2, &["GET", "kv:1"], Some(Frame::Bulk(b"kv:1|s0.1".to_vec()))),
+                op(
+                    1,
+                    2,
+                    &["GET", "kv:1"],
+                    Some(Frame::Bulk(b"kv:1|s0.1".to_vec())),
+                ),
                 op(1, 3, &["GET", "kv:1"], None),
             ],
             vec![exec(1, 0), exec(1, 1), exec(1, 2)],
@@ -364,7 +373,12 @@ mod tests {
     #[test]
     fn catches_another_keys_value_and_a_wrong_token() {
         let h = history(
-            vec![op(1, 0, &["GET", "kv:1"], Some(Frame::Bulk(b"kv:2|s0.1".to_vec())))],
+            vec![op(
+                1,
+                0,
+                &["GET", "kv:1"],
+                Some(Frame::Bulk(b"kv:2|s0.1".to_vec())),
+            )],
             vec![exec(1, 0)],
         );
         assert!(PipelineOrder.check(&h, &RunFacts::default()).is_err());
@@ -378,7 +392,12 @@ mod tests {
     #[test]
     fn catches_a_reply_for_a_request_never_executed() {
         let h = history(
-            vec![op(1, 0, &["SET", "kv:1", "kv:1|x"], Some(Frame::Simple(b"OK".to_vec())))],
+            vec![op(
+                1,
+                0,
+                &["SET", "kv:1", "kv:1|x"],
+                Some(Frame::Simple(b"OK".to_vec())),
+            )],
             vec![],
         );
         assert!(PipelineOrder.check(&h, &RunFacts::default()).is_err());

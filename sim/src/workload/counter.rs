@@ -21,7 +21,9 @@ pub struct Counter {
 impl Counter {
     pub fn new() -> Counter {
         Counter {
-            keys: (0..COUNTER_KEYS_COUNT).map(|i| format!("ctr:{i}").into_bytes()).collect(),
+            keys: (0..COUNTER_KEYS_COUNT)
+                .map(|i| format!("ctr:{i}").into_bytes())
+                .collect(),
         }
     }
 }

@@ -25,7 +25,9 @@ impl Kv {
         Kv {
             client,
             written_count: 0,
-            keys: (0..KV_KEYS_COUNT).map(|i| format!("kv:{i}").into_bytes()).collect(),
+            keys: (0..KV_KEYS_COUNT)
+                .map(|i| format!("kv:{i}").into_bytes())
+                .collect(),
         }
     }
 
@@ -35,7 +37,10 @@ impl Kv {
 
     fn value(&mut self, key: &[u8], what: char) -> Vec<u8> {
         self.written_count += 1;
-        prefixed_value(key, &format!("{}{}.{}", what, self.client, self.written_count))
+        prefixed_value(
+            key,
+            &format!("{}{}.{}", what, self.client, self.written_count),
+        )
     }
 
     fn one(&mut self, rng: &mut ChaCha8Rng) -> Request {

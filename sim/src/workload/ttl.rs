@@ -23,7 +23,10 @@ pub struct Ttl {
 
 impl Ttl {
     pub fn new(client: u32) -> Ttl {
-        Ttl { client, written_count: 0 }
+        Ttl {
+            client,
+            written_count: 0,
+        }
     }
 }
 
