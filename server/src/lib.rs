@@ -70,7 +70,7 @@ pub fn run(options: Options) -> io::Result<()> {
         ));
         logging::notice("Server initialized");
         let host = Host::new(config, OsClock::new());
-        logging::notice("Ready to accept connections tcp");
+        logging::notice(&format!("Ready to accept connections tcp port={port}"));
         serve(host, listeners).await;
         Ok(())
     })
