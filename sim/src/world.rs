@@ -56,8 +56,8 @@ enum SimEvent {
     UpArrive { slot: u32 },
     /// Server→client bytes arrived at the client.
     DownArrive { slot: u32 },
-    /// The server's CPU finished its turn.
-    CpuDone,
+    /// The server's CPU finished its turn (`cron`: a timer turn).
+    CpuDone { cron: bool },
     /// The engine's timer deadline.
     Cron { deadline_ns: u64 },
     /// A connection reset (both directions lost at once).
@@ -79,13 +79,18 @@ pub fn describe_tag(tag: u64) -> String {
 }
 
 impl SimEvent {
+    /// Timer events: they happen forever, so they are no sign of progress.
+    fn is_timer(self) -> bool {
+        matches!(self, SimEvent::Cron { .. } | SimEvent::CpuDone { cron: true })
+    }
+
     fn tag(self) -> u64 {
         match self {
             SimEvent::ClientWake { client, gen } => 1 | (client as u64) << 8 | gen << 32,
             SimEvent::ClientRead { client, gen } => 2 | (client as u64) << 8 | gen << 32,
             SimEvent::UpArrive { slot } => 3 | (slot as u64) << 8,
             SimEvent::DownArrive { slot } => 4 | (slot as u64) << 8,
-            SimEvent::CpuDone => 5,
+            SimEvent::CpuDone { cron } => 5 | (cron as u64) << 8,
             SimEvent::Cron { deadline_ns } => 6 | deadline_ns << 8,
             SimEvent::Reset { slot } => 7 | (slot as u64) << 8,
         }
@@ -129,7 +134,8 @@ pub struct WorldStats {
 pub struct World {
     now_ns: u64,
     queue: EventQueue<SimEvent>,
-    /// Events other than cron ticks waiting in the queue.
+    /// Events other than timer events (cron ticks and their CPU turns)
+    /// waiting in the queue.
     pending_non_cron: u64,
     last_progress_ns: u64,
 
@@ -260,7 +266,7 @@ impl World {
 
     fn schedule(&mut self, at_ns: u64, event: SimEvent) {
         debug_assert!(at_ns >= self.now_ns);
-        if !matches!(event, SimEvent::Cron { .. }) {
+        if !event.is_timer() {
             self.pending_non_cron += 1;
         }
         self.queue.push(at_ns, event);
@@ -286,7 +292,7 @@ impl World {
             };
             assert!(at >= self.now_ns, "time went back");
             self.now_ns = at;
-            if !matches!(event, SimEvent::Cron { .. }) {
+            if !event.is_timer() {
                 self.pending_non_cron -= 1;
                 self.last_progress_ns = at;
             }
@@ -322,7 +328,7 @@ impl World {
             }
             SimEvent::UpArrive { slot } => self.up_arrive(slot),
             SimEvent::DownArrive { slot } => self.down_arrive(slot),
-            SimEvent::CpuDone => self.cpu_done(),
+            SimEvent::CpuDone { .. } => self.cpu_done(),
             SimEvent::Cron { deadline_ns } => {
                 if self.cron_scheduled_ns == Some(deadline_ns) {
                     self.cron_scheduled_ns = None;
@@ -797,7 +803,8 @@ impl World {
         self.cpu_busy = true;
         self.turn_conn = conn;
         self.stats.cpu_busy_ns += cost_ns;
-        self.schedule(self.now_ns + cost_ns.max(1), SimEvent::CpuDone);
+        let cron = conn.is_none();
+        self.schedule(self.now_ns + cost_ns.max(1), SimEvent::CpuDone { cron });
     }
 
     fn cpu_done(&mut self) {
