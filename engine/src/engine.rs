@@ -84,10 +84,16 @@ pub enum Event {
 #[derive(Debug)]
 pub enum Garbage {
     Value(Value),
-    Db {
-        keys: Dict<Value>,
-        expires: Dict<u64>,
-    },
+    /// A whole database (FLUSHDB/FLUSHALL ASYNC), boxed so that the common
+    /// events stay small.
+    Db(Box<FreedDb>),
+}
+
+/// The contents of a flushed database.
+#[derive(Debug)]
+pub struct FreedDb {
+    pub keys: Dict<Value>,
+    pub expires: Dict<u64>,
 }
 
 impl Garbage {
@@ -95,7 +101,8 @@ impl Garbage {
     pub fn work_units(&self) -> u64 {
         match self {
             Garbage::Value(v) => v.free_cost_units(),
-            Garbage::Db { keys, expires } => {
+            Garbage::Db(db) => {
+                let FreedDb { keys, expires } = &**db;
                 keys.iter().map(|(_, v)| v.free_cost_units()).sum::<u64>() + expires.len() as u64
             }
         }

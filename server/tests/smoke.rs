@@ -24,7 +24,8 @@ fn answers_ping_set_get_over_tcp() {
         }
         log.push_str(&line);
         if let Some(p) = line.split("port=").nth(1) {
-            port = p.split(',').next().and_then(|p| p.parse::<u16>().ok());
+            let digits: String = p.chars().take_while(|c| c.is_ascii_digit()).collect();
+            port = port.or(digits.parse::<u16>().ok());
         }
         if line.contains("Ready to accept connections tcp") {
             break;

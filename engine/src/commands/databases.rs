@@ -245,7 +245,7 @@ fn flush_db(ctx: &mut Ctx, i: usize, lazy: bool) {
     }
     let removed = db.len() as u64;
     let (keys, expires) = db.take();
-    let garbage = Garbage::Db { keys, expires };
+    let garbage = Garbage::Db(Box::new(crate::engine::FreedDb { keys, expires }));
     if lazy {
         ctx.work(1);
         ctx.events.push_back(Event::Free(garbage));
@@ -419,7 +419,7 @@ mod tests {
         assert!(executed_work(&t, "flushdb") < 8);
         assert!(t.events.iter().any(|e| matches!(
             e,
-            Event::Free(Garbage::Db { keys, .. }) if keys.len() == 500
+            Event::Free(Garbage::Db(db)) if db.keys.len() == 500
         )));
         assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
 

@@ -255,6 +255,23 @@ fn trim_zeros(s: &str) -> &str {
     }
 }
 
+/// Encodes a request as a RESP multibulk, as clients send it.
+pub fn encode_request(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
+    let mut buf = itoa_buf();
+    out.push(b'*');
+    out.extend_from_slice(fmt_i64(&mut buf, args.len() as i64));
+    out.extend_from_slice(b"\r\n");
+    for a in args {
+        out.push(b'$');
+        out.extend_from_slice(fmt_i64(&mut buf, a.len() as i64));
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,21 +321,4 @@ mod tests {
             b"-ERR a  b\r\n"
         );
     }
-}
-
-/// Encodes a request as a RESP multibulk, as clients send it.
-pub fn encode_request(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
-    let mut buf = itoa_buf();
-    out.push(b'*');
-    out.extend_from_slice(fmt_i64(&mut buf, args.len() as i64));
-    out.extend_from_slice(b"\r\n");
-    for a in args {
-        out.push(b'$');
-        out.extend_from_slice(fmt_i64(&mut buf, a.len() as i64));
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
 }
