@@ -61,15 +61,13 @@
 //! operation that did complete has been linearized. Reads without a reply
 //! constrain nothing and are dropped.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::hash::BuildHasherDefault;
-
 use seedkv_engine::cmd::{flags, CommandTable};
 use seedkv_engine::resp::Frame;
 
 use super::model::util::{parse_i64_strict, render_args};
 use super::model::{is_harmless, is_single_key_command, modelled_keys, DB_COUNT};
 use crate::check::{Checker, RunFacts, Violation};
+use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{History, Op, TimeNs};
 
 /// Search steps (list entries visited) per key before giving up.
@@ -132,6 +130,7 @@ fn check_bounded(history: &History, steps_max: u64) -> LinearizabilityReport {
         ..Default::default()
     };
     for ((db, key), ops) in &partition.keys {
+        let key: &[u8] = key;
         report.ops_checked += ops.len();
         match search(ops, steps_max) {
             Outcome::Linearizable => report.keys_linearizable += 1,
@@ -244,10 +243,9 @@ impl Action {
 
 /// Recognises a single-key operation. `Err(true)`: a write the register
 /// model cannot follow (TTL options); `Err(false)`: not a single-key form.
-fn recognise(args: &[Vec<u8>]) -> Result<(Vec<u8>, Action), bool> {
+fn recognise(args: &[Vec<u8>]) -> Result<(&[u8], Action), bool> {
     let name = args[0].to_ascii_lowercase();
-    let arg = |i: usize| args.get(i).cloned();
-    let key = arg(1).ok_or(false)?;
+    let key = args.get(1).ok_or(false)?.as_slice();
     let action = match (name.as_slice(), args.len()) {
         (b"get", 2) => Action::Get,
         (b"set", n) if n >= 3 => {
@@ -293,32 +291,32 @@ fn recognise(args: &[Vec<u8>]) -> Result<(Vec<u8>, Action), bool> {
 }
 
 /// What a command the checker does not recognise may write.
-enum Writes {
+enum Writes<'a> {
     Nothing,
-    Keys(Vec<Vec<u8>>),
+    Keys(Vec<&'a [u8]>),
     /// Every key of the connection's database.
     Db,
     /// Every key of every database.
     Everything,
 }
 
-fn writes_of(table: &CommandTable, args: &[Vec<u8>]) -> Writes {
+fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
     if let Some((keys, writes)) = modelled_keys(&name, args) {
         return match (name.as_str(), writes) {
             ("flushdb", _) => Writes::Db,
             ("flushall", _) => Writes::Everything,
-            (_, true) => Writes::Keys(keys.into_iter().map(<[u8]>::to_vec).collect()),
+            (_, true) => Writes::Keys(keys),
             (_, false) => Writes::Nothing,
         };
     }
     match table.lookup(&args[0]) {
         Some(spec) if spec.has(flags::READONLY) => Writes::Nothing,
         Some(spec) if spec.has(flags::WRITE) => {
-            let keys: Vec<Vec<u8>> = spec
+            let keys: Vec<&[u8]> = spec
                 .key_indices(args.len())
                 .into_iter()
-                .map(|i| args[i].clone())
+                .map(|i| args[i].as_slice())
                 .collect();
             match keys.is_empty() || matches!(name.as_str(), "move" | "copy") {
                 true => Writes::Everything,
@@ -326,14 +324,15 @@ fn writes_of(table: &CommandTable, args: &[Vec<u8>]) -> Writes {
             }
         }
         _ if is_harmless(&name) => Writes::Nothing,
-        _ if is_single_key_command(&name) && args.len() >= 2 => Writes::Keys(vec![args[1].clone()]),
+        _ if is_single_key_command(&name) && args.len() >= 2 => Writes::Keys(vec![&args[1]]),
         _ => Writes::Everything,
     }
 }
 
-/// The per-key histories, and what was excluded.
-struct Partition {
-    keys: BTreeMap<(usize, Vec<u8>), Vec<KeyOp>>,
+/// The per-key histories (ordered by database, then key), and what was
+/// excluded.
+struct Partition<'a> {
+    keys: Vec<((usize, &'a [u8]), Vec<KeyOp>)>,
     excluded_count: usize,
 }
 
@@ -346,17 +345,28 @@ struct ConnView {
     opaque: bool,
 }
 
-fn partition(history: &History) -> Partition {
+fn partition<'h>(history: &'h History) -> Partition<'h> {
     let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
-    let mut by_conn: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for (i, op) in history.ops.iter().enumerate() {
-        by_conn.entry(op.conn).or_default().push(i);
-    }
-    let mut keys: BTreeMap<(usize, Vec<u8>), Vec<KeyOp>> = BTreeMap::new();
-    let mut excluded: BTreeSet<(usize, Vec<u8>)> = BTreeSet::new();
+    // Every op in (connection, request index) order: one sort instead of a
+    // map of per-connection lists.
+    let mut order: Vec<usize> = (0..history.ops.len()).collect();
+    order.sort_unstable_by_key(|&i| (history.ops[i].conn, history.ops[i].seq_in_conn, i));
+    let mut keys: FxHashMap<(usize, &'h [u8]), Vec<KeyOp>> = FxHashMap::default();
+    // Only keys that some single-key operation names can ever be searched,
+    // so exclusions are recorded for those alone: the workloads' MSETs and
+    // DELs of thousands of other keys then cost one lookup per key. Keys
+    // are borrowed from the history, never copied.
+    let candidates: FxHashSet<&'h [u8]> = history
+        .ops
+        .iter()
+        .filter_map(|op| match op.args.first() {
+            Some(_) => recognise(&op.args).ok().map(|(key, _)| key),
+            None => None,
+        })
+        .collect();
+    let mut excluded: FxHashSet<(usize, &'h [u8])> = FxHashSet::default();
     let mut excluded_dbs = [false; DB_COUNT];
-    for indices in by_conn.values_mut() {
-        indices.sort_by_key(|&i| history.ops[i].seq_in_conn);
+    for indices in order.chunk_by(|&a, &b| history.ops[a].conn == history.ops[b].conn) {
         let mut conn = ConnView {
             db: Some(0),
             in_multi: false,
@@ -369,14 +379,17 @@ fn partition(history: &History) -> Partition {
             }
             let reply = op.complete.as_ref().map(|(_, frame)| frame);
             let name = op.args[0].to_ascii_lowercase();
-            let mut exclude = |db: Option<usize>, writes: Writes| match (writes, db) {
+            let mut exclude = |db: Option<usize>, writes: Writes<'h>| match (writes, db) {
                 (Writes::Nothing, _) => {}
-                (Writes::Keys(names), Some(db)) => {
-                    excluded.extend(names.into_iter().map(|k| (db, k)))
-                }
+                (Writes::Keys(names), Some(db)) => excluded.extend(
+                    names
+                        .into_iter()
+                        .filter(|k| candidates.contains(k))
+                        .map(|k| (db, k)),
+                ),
                 (Writes::Keys(names), None) => {
-                    for k in names {
-                        excluded.extend((0..DB_COUNT).map(|db| (db, k.clone())));
+                    for k in names.into_iter().filter(|k| candidates.contains(k)) {
+                        excluded.extend((0..DB_COUNT).map(|db| (db, k)));
                     }
                 }
                 (Writes::Db, Some(db)) => excluded_dbs[db] = true,
@@ -450,13 +463,17 @@ fn partition(history: &History) -> Partition {
                         keys.entry((db, key)).or_default().push(key_op);
                     }
                 }
-                Err(true) => exclude(write_db, Writes::Keys(vec![op.args[1].clone()])),
+                Err(true) => exclude(write_db, Writes::Keys(vec![&op.args[1]])),
                 Err(false) => exclude(write_db, writes_of(&table, &op.args)),
             }
         }
     }
     let total = keys.len();
-    keys.retain(|id, _| !excluded_dbs[id.0] && !excluded.contains(id));
+    let mut keys: Vec<((usize, &[u8]), Vec<KeyOp>)> = keys
+        .into_iter()
+        .filter(|(id, _)| !excluded_dbs[id.0] && !excluded.contains(id))
+        .collect();
+    keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Partition {
         excluded_count: total - keys.len(),
         keys,
@@ -499,8 +516,95 @@ struct ListEntry {
     time_ns: TimeNs,
 }
 
-/// Deterministic hashing (no per-process random keys) for the memo table.
-type FixedHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+/// A pseudo-random word per operation (splitmix64 of its index): the memo
+/// hashes a set of linearized operations as the xor of its members' words,
+/// updated in O(1) as operations are lifted and put back.
+fn zobrist(op: usize) -> u64 {
+    let mut z = (op as u64)
+        .wrapping_add(1)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Distinct register states, interned: the search and its memo handle
+/// small integer ids instead of cloning values.
+#[derive(Default)]
+struct States {
+    values: Vec<State>,
+    ids: FxHashMap<State, u32>,
+    /// Bytes held by `values` (counted against the memory bound).
+    bytes: usize,
+}
+
+impl States {
+    fn intern(&mut self, state: State) -> u32 {
+        if let Some(&id) = self.ids.get(&state) {
+            return id;
+        }
+        let id = self.values.len() as u32;
+        self.bytes += 2 * (state.as_ref().map_or(0, Vec::len) + 32);
+        self.ids.insert(state.clone(), id);
+        self.values.push(state);
+        id
+    }
+}
+
+/// Lowe's memo: every (set of linearized operations, state) reached. The
+/// sets live in one arena (`words` u64s each, a bitset over the key's ops);
+/// a map from the combined hash to the newest entry with that hash, chained
+/// through `next`, finds them. Equality is checked on the full bitset, so a
+/// hash collision can never skip a configuration.
+struct Memo {
+    words: usize,
+    arena: Vec<u64>,
+    /// Per entry: its state and the previous entry with the same hash.
+    entries: Vec<(u32, u32)>,
+    heads: FxHashMap<u64, u32>,
+}
+
+impl Memo {
+    const NO_ENTRY: u32 = u32::MAX;
+
+    fn new(words: usize) -> Memo {
+        Memo {
+            words,
+            arena: Vec::new(),
+            entries: Vec::new(),
+            heads: FxHashMap::default(),
+        }
+    }
+
+    fn key_hash(set_hash: u64, state: u32) -> u64 {
+        set_hash ^ (state as u64 + 1).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+    }
+
+    /// Adds (set, state); false if it was already there.
+    fn insert(&mut self, set: &[u64], set_hash: u64, state: u32) -> bool {
+        debug_assert_eq!(set.len(), self.words);
+        let hash = Memo::key_hash(set_hash, state);
+        let head = self.heads.get(&hash).copied().unwrap_or(Memo::NO_ENTRY);
+        let mut at = head;
+        while at != Memo::NO_ENTRY {
+            let (s, next) = self.entries[at as usize];
+            let from = at as usize * self.words;
+            if s == state && self.arena[from..from + self.words] == *set {
+                return false;
+            }
+            at = next;
+        }
+        let id = self.entries.len() as u32;
+        self.entries.push((state, head));
+        self.arena.extend_from_slice(set);
+        self.heads.insert(hash, id);
+        true
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
 
 /// The WGL search with Lowe's memoization on one key's history.
 fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
@@ -559,34 +663,46 @@ fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
 
     let words = ops.len().div_ceil(64).max(1);
     let entry_bytes = words * 8 + 64;
+    let zobrist: Vec<u64> = (0..ops.len()).map(zobrist).collect();
     let mut linearized = vec![0u64; words];
-    let mut cache: HashSet<(Vec<u64>, State), FixedHasher> = HashSet::default();
-    let mut stack: Vec<(usize, State)> = Vec::new();
-    let mut state: State = None;
+    let mut linearized_hash: u64 = 0;
+    let mut memo = Memo::new(words);
+    let mut states = States::default();
+    // (state, op) -> the state after op, if its reply matches the recorded
+    // one. The search tries the same op from the same state many times.
+    let mut transitions: FxHashMap<(u32, u32), Option<u32>> = FxHashMap::default();
+    let mut stack: Vec<(usize, u32)> = Vec::new();
+    let mut state: u32 = states.intern(None);
     let mut entry = next[head];
     let mut steps: u64 = 0;
     while entry != NONE {
         steps += 1;
-        if steps > steps_max || cache.len() * entry_bytes > LINEARIZABILITY_CACHE_BYTES_MAX {
+        let bytes = memo.len() * entry_bytes + transitions.len() * 32 + states.bytes;
+        if steps > steps_max || bytes > LINEARIZABILITY_CACHE_BYTES_MAX {
             return Outcome::Unknown;
         }
         let e = entries[entry];
         if e.is_call {
-            let op = &ops[e.op];
-            let (new_state, reply) = step(&state, &op.action);
-            let matches = op
-                .complete
-                .as_ref()
-                .is_none_or(|(_, recorded)| *recorded == reply);
-            if matches {
+            let new_state = *transitions.entry((state, e.op as u32)).or_insert_with(|| {
+                let op = &ops[e.op];
+                let (new_state, reply) = step(&states.values[state as usize], &op.action);
+                let matches = op
+                    .complete
+                    .as_ref()
+                    .is_none_or(|(_, recorded)| *recorded == reply);
+                matches.then(|| states.intern(new_state))
+            });
+            if let Some(new_state) = new_state {
                 linearized[e.op / 64] |= 1 << (e.op % 64);
-                if cache.insert((linearized.clone(), new_state.clone())) {
+                linearized_hash ^= zobrist[e.op];
+                if memo.insert(&linearized, linearized_hash, new_state) {
                     stack.push((entry, std::mem::replace(&mut state, new_state)));
                     lift(&mut next, &mut prev, entry, return_of[e.op]);
                     entry = next[head];
                     continue;
                 }
                 linearized[e.op / 64] &= !(1 << (e.op % 64));
+                linearized_hash ^= zobrist[e.op];
             }
             entry = next[entry];
         } else {
@@ -600,6 +716,7 @@ fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
             };
             let op = entries[call].op;
             linearized[op / 64] &= !(1 << (op % 64));
+            linearized_hash ^= zobrist[op];
             state = old_state;
             unlift(&mut next, &mut prev, call, return_of[op]);
             entry = next[call];

@@ -11,7 +11,7 @@
 //! in order, and for each one:
 //!
 //! 1. applies the command to its own state, a
-//!    `BTreeMap<(db, key), (value, expire_unix_ms)>` (strings only), using the
+//!    map per database `key -> (value, expire_unix_ms)` (strings only), using the
 //!    execution's wall-clock time ([`Execution::unix_ms`]) for expiry: a key
 //!    whose expiry time is `<= now` is absent;
 //! 2. computes the reply Redis 7.0 would send, and compares it with the reply
@@ -51,12 +51,13 @@
 //!
 //! The model assumes nothing evicts keys (no `maxmemory` eviction).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use seedkv_engine::cmd::{flags, lookup_subcommand, CommandTable};
 use seedkv_engine::resp::Frame;
 
 use crate::check::{Checker, RunFacts, Violation};
+use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{ConnId, Execution, History, Op};
 
 #[path = "model_commands.rs"]
@@ -82,7 +83,7 @@ impl Checker for ReferenceModel {
 
     fn check(&self, history: &History, _facts: &RunFacts) -> Result<(), Violation> {
         let ops = index_ops(history);
-        let mut model = KeyspaceModel::new();
+        let mut model = KeyspaceModel::without_touched_keys();
         for (index, exec) in history.executions.iter().enumerate() {
             let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
             let expected = model.apply(exec, op);
@@ -107,9 +108,11 @@ impl Checker for ReferenceModel {
     }
 }
 
-/// Every op by `(connection, index on the connection)`.
-pub(crate) fn index_ops(history: &History) -> BTreeMap<(ConnId, u64), &Op> {
-    let mut ops = BTreeMap::new();
+/// Every op by `(connection, index on the connection)`, built once per
+/// check so that each execution finds its op in O(1).
+pub(crate) fn index_ops(history: &History) -> FxHashMap<(ConnId, u64), &Op> {
+    let mut ops = FxHashMap::default();
+    ops.reserve(history.ops.len());
     for op in &history.ops {
         let previous = ops.insert((op.conn, op.seq_in_conn), op);
         debug_assert!(
@@ -268,15 +271,24 @@ pub(crate) struct Touched {
 }
 
 /// The simple model of the keyspace, and each connection's state.
+///
+/// Keys live in one hash table per database: every command looks keys up
+/// by name, and nothing needs them in order (KEYS sorts its reply, the
+/// other whole-database users only count or collect).
 pub(crate) struct KeyspaceModel {
-    keys: BTreeMap<(usize, Vec<u8>), Entry>,
-    /// Keys whose state is unknown (they may hold anything, or nothing).
-    unknown_keys: BTreeSet<(usize, Vec<u8>)>,
+    /// Indexed by database.
+    keys: Vec<FxHashMap<Vec<u8>, Entry>>,
+    /// Keys whose state is unknown (they may hold anything, or nothing),
+    /// indexed by database.
+    unknown_keys: Vec<FxHashSet<Vec<u8>>>,
     /// Databases whose every key is unknown.
     unknown_dbs: [bool; DB_COUNT],
-    conns: BTreeMap<ConnId, ConnState>,
+    conns: FxHashMap<ConnId, ConnState>,
     table: CommandTable,
     touched: Touched,
+    /// Record `touched` keys (the SCAN checker reads them; the reference
+    /// model does not, and MSETs of thousands of keys would copy each name).
+    track_touched: bool,
 }
 
 impl Default for KeyspaceModel {
@@ -288,19 +300,36 @@ impl Default for KeyspaceModel {
 impl KeyspaceModel {
     pub(crate) fn new() -> KeyspaceModel {
         KeyspaceModel {
-            keys: BTreeMap::new(),
-            unknown_keys: BTreeSet::new(),
+            keys: (0..DB_COUNT).map(|_| FxHashMap::default()).collect(),
+            unknown_keys: (0..DB_COUNT).map(|_| FxHashSet::default()).collect(),
             unknown_dbs: [false; DB_COUNT],
-            conns: BTreeMap::new(),
+            conns: FxHashMap::default(),
             table: CommandTable::new(seedkv_engine::commands::FAMILIES),
             touched: Touched::default(),
+            track_touched: true,
+        }
+    }
+
+    /// A model that does not record which keys each command touched
+    /// ([`KeyspaceModel::touched`] then lists whole databases only).
+    pub(crate) fn without_touched_keys() -> KeyspaceModel {
+        KeyspaceModel {
+            track_touched: false,
+            ..KeyspaceModel::new()
+        }
+    }
+
+    fn note_touched(&mut self, db: usize, key: &[u8]) {
+        if self.track_touched {
+            self.touched.keys.push((db, key.to_vec()));
         }
     }
 
     /// Applies one execution (and its op, if the client recorded it) and
     /// returns the predicted reply.
     pub(crate) fn apply(&mut self, exec: &Execution, op: Option<&Op>) -> Expected {
-        self.touched = Touched::default();
+        self.touched.keys.clear();
+        self.touched.dbs = [false; DB_COUNT];
         self.conns.entry(exec.conn).or_insert(ConnState {
             db: Some(0),
             mode: ConnMode::Normal,
@@ -380,11 +409,10 @@ impl KeyspaceModel {
     /// The key's state at `now_ms`, without the lazy expiry a command does.
     pub(crate) fn peek(&self, db: usize, key: &[u8], now_ms: u64) -> KeyState {
         debug_assert!(db < DB_COUNT);
-        let id = (db, key.to_vec());
-        if self.unknown_dbs[db] || self.unknown_keys.contains(&id) {
+        if self.unknown_dbs[db] || self.unknown_keys[db].contains(key) {
             return KeyState::Unknown;
         }
-        match self.keys.get(&id) {
+        match self.keys[db].get(key) {
             Some(entry) if entry.live_at(now_ms) => KeyState::Present(entry.clone()),
             _ => KeyState::Absent,
         }
@@ -394,54 +422,51 @@ impl KeyspaceModel {
     pub(crate) fn live_keys(&self, db: usize, now_ms: u64) -> Vec<Vec<u8>> {
         self.keys_in(db)
             .filter(|(_, entry)| entry.live_at(now_ms))
-            .map(|((_, key), _)| key.clone())
+            .map(|(key, _)| key.clone())
             .collect()
     }
 
     /// Keys of `db` whose state is unknown (not counting a wholly unknown db).
     pub(crate) fn unknown_keys_in(&self, db: usize) -> impl Iterator<Item = &Vec<u8>> {
-        self.unknown_keys
-            .range((db, Vec::new())..)
-            .take_while(move |(d, _)| *d == db)
-            .map(|(_, key)| key)
+        self.unknown_keys[db].iter()
     }
 
-    fn keys_in(&self, db: usize) -> impl Iterator<Item = (&(usize, Vec<u8>), &Entry)> {
-        self.keys
-            .range((db, Vec::new())..)
-            .take_while(move |((d, _), _)| *d == db)
+    fn keys_in(&self, db: usize) -> impl Iterator<Item = (&Vec<u8>, &Entry)> {
+        self.keys[db].iter()
     }
 
     /// The key's state, deleting it if it expired (as every Redis lookup does).
     pub(crate) fn lookup(&mut self, db: usize, key: &[u8], now_ms: u64) -> KeyState {
         let state = self.peek(db, key, now_ms);
         if state == KeyState::Absent {
-            self.keys.remove(&(db, key.to_vec()));
+            self.keys[db].remove(key);
         }
         state
     }
 
     pub(crate) fn store(&mut self, db: usize, key: &[u8], entry: Entry) {
-        let id = (db, key.to_vec());
-        self.unknown_keys.remove(&id);
-        self.keys.insert(id, entry);
-        self.touched.keys.push((db, key.to_vec()));
+        self.unknown_keys[db].remove(key);
+        match self.keys[db].get_mut(key) {
+            Some(old) => *old = entry,
+            None => {
+                self.keys[db].insert(key.to_vec(), entry);
+            }
+        }
+        self.note_touched(db, key);
     }
 
     pub(crate) fn remove(&mut self, db: usize, key: &[u8]) {
-        let id = (db, key.to_vec());
-        self.unknown_keys.remove(&id);
-        self.keys.remove(&id);
-        self.touched.keys.push(id);
+        self.unknown_keys[db].remove(key);
+        self.keys[db].remove(key);
+        self.note_touched(db, key);
     }
 
     pub(crate) fn forget_key(&mut self, db: usize, key: &[u8]) {
-        let id = (db, key.to_vec());
-        self.keys.remove(&id);
-        if !self.unknown_dbs[db] {
-            self.unknown_keys.insert(id.clone());
+        self.keys[db].remove(key);
+        if !self.unknown_dbs[db] && !self.unknown_keys[db].contains(key) {
+            self.unknown_keys[db].insert(key.to_vec());
         }
-        self.touched.keys.push(id);
+        self.note_touched(db, key);
     }
 
     /// Forgets `key` in the connection's database, or in every database if
@@ -454,14 +479,8 @@ impl KeyspaceModel {
     }
 
     pub(crate) fn flush_db(&mut self, db: usize) {
-        let doomed: Vec<_> = self.keys_in(db).map(|(id, _)| id.clone()).collect();
-        for id in doomed {
-            self.keys.remove(&id);
-        }
-        let unknown: Vec<_> = self.unknown_keys_in(db).cloned().collect();
-        for key in unknown {
-            self.unknown_keys.remove(&(db, key));
-        }
+        self.keys[db].clear();
+        self.unknown_keys[db].clear();
         self.unknown_dbs[db] = false;
         self.touched.dbs[db] = true;
     }

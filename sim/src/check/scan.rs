@@ -43,6 +43,7 @@ use seedkv_engine::resp::Frame;
 use super::model::util::glob_match;
 use super::model::{index_ops, KeyState, KeyspaceModel};
 use crate::check::{Checker, RunFacts, Violation};
+use crate::fxhash::FxHashSet;
 use crate::history::{ConnId, History, Op};
 
 /// An iteration may take at most this many SCAN calls per distinct argument
@@ -76,11 +77,10 @@ impl Checker for ScanCompleteness {
 /// visits at least one bucket per call, and a table never has more than a
 /// small multiple of the keys that ever existed.
 pub fn scan_calls_max(history: &History) -> u64 {
-    let distinct: BTreeSet<&[u8]> = history
-        .ops
-        .iter()
-        .flat_map(|op| op.args.iter().map(Vec::as_slice))
-        .collect();
+    let mut distinct: FxHashSet<&[u8]> = FxHashSet::default();
+    for op in &history.ops {
+        distinct.extend(op.args.iter().map(Vec::as_slice));
+    }
     distinct.len() as u64 * SCAN_CALLS_PER_KEY_MAX + SCAN_CALLS_SLACK
 }
 
@@ -132,8 +132,10 @@ fn scan_reply(frame: &Frame) -> Option<(&[u8], Vec<&[u8]>)> {
 }
 
 /// Splits the SCAN requests into finished iterations; `Err` if one does not
-/// terminate within `calls_max`.
-fn iterations(history: &History, calls_max: u64) -> Result<Vec<Iteration>, String> {
+/// terminate within `calls_max()` (computed only if an iteration gets long:
+/// it hashes every argument of the history).
+fn iterations(history: &History, calls_max: impl Fn() -> u64) -> Result<Vec<Iteration>, String> {
+    let calls_max_cached = std::cell::OnceCell::new();
     let mut by_conn: BTreeMap<ConnId, Vec<usize>> = BTreeMap::new();
     for (i, op) in history.ops.iter().enumerate() {
         if op
@@ -176,7 +178,13 @@ fn iterations(history: &History, calls_max: u64) -> Result<Vec<Iteration>, Strin
             }
             let (iteration, next) = current.as_mut().expect("set above");
             iteration.calls.push(i);
-            if iteration.calls.len() as u64 > calls_max {
+            let calls_count = iteration.calls.len() as u64;
+            // The bound is never below the slack, so short iterations need
+            // not compute it.
+            if calls_count > SCAN_CALLS_SLACK
+                && calls_count > *calls_max_cached.get_or_init(&calls_max)
+            {
+                let calls_max = calls_max_cached.get().copied().unwrap_or_default();
                 return Err(format!(
                     "a SCAN iteration on conn {conn} did not terminate: {} calls (bound {calls_max}), \
                      last cursor {:?}",
@@ -228,7 +236,7 @@ struct Window {
 }
 
 fn check_scans(history: &History) -> Result<(), String> {
-    let found = iterations(history, scan_calls_max(history))?;
+    let found = iterations(history, || scan_calls_max(history))?;
     if found.is_empty() {
         return Ok(());
     }
