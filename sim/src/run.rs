@@ -10,7 +10,7 @@ use crate::cost::CostModel;
 use crate::history::History;
 use crate::knobs::{Knobs, Overrides};
 use crate::trace::first_divergence;
-use crate::world::{World, WorldStats, LIVENESS_BOUND_NS};
+use crate::world::{slow_reader_of, World, WorldStats, LIVENESS_BOUND_NS};
 
 /// Everything that determines a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -104,6 +104,9 @@ pub fn facts_for(config: &RunConfig, knobs: &Knobs) -> RunFacts {
         fast_latency_bound_ns: 2 * knobs.net.one_way_ns_max()
             + (knobs.clients_count as u64 + 1) * cost.fast_command_ns_max(),
         liveness_bound_ns: LIVENESS_BOUND_NS,
+        slow_readers: (0..knobs.clients_count)
+            .map(|client| slow_reader_of(config.seed, knobs, client))
+            .collect(),
     }
 }
 

@@ -81,7 +81,10 @@ pub fn describe_tag(tag: u64) -> String {
 impl SimEvent {
     /// Timer events: they happen forever, so they are no sign of progress.
     fn is_timer(self) -> bool {
-        matches!(self, SimEvent::Cron { .. } | SimEvent::CpuDone { cron: true })
+        matches!(
+            self,
+            SimEvent::Cron { .. } | SimEvent::CpuDone { cron: true }
+        )
     }
 
     fn tag(self) -> u64 {
@@ -195,8 +198,7 @@ impl World {
             let workload = knobs.workload_of(i).build(i, &mut rng);
             let ops = knobs.ops_count / clients_count as u64
                 + u64::from((i as u64) < knobs.ops_count % clients_count as u64);
-            let mut reader_rng = stream_rng(seed, "slow-reader", i as u64);
-            let slow = SlowReader::draw(&mut reader_rng, &knobs.net);
+            let slow = slow_reader_of(seed, &knobs, i);
             clients.push(SimClient::new(i, workload, rng, ops, slow));
         }
         let faults_active = knobs.faults != crate::knobs::FaultKnobs::none();
@@ -957,6 +959,13 @@ impl World {
             self.schedule(at, SimEvent::Reset { slot });
         }
     }
+}
+
+/// Whether client `client` of a run reads slowly, and how slowly (drawn
+/// from its own stream, so the checkers can know it without the world).
+pub fn slow_reader_of(seed: u64, knobs: &Knobs, client: u32) -> Option<SlowReader> {
+    let mut reader_rng = stream_rng(seed, "slow-reader", client as u64);
+    SlowReader::draw(&mut reader_rng, &knobs.net)
 }
 
 /// Index into `World::conns` of an engine client id (ids are dense from 1).

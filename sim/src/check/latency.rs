@@ -41,6 +41,13 @@
 //! command's cost, the network's worst latency both ways, and one timer
 //! (cron) step. A bound of 0 disables the check.
 //!
+//! A slow-reading client ([`RunFacts::slow_readers`]) reads its socket
+//! only every `interval_ns`, at most `read_bytes_max` bytes at a time, so
+//! its reply may sit in the socket after it arrived: for such a client the
+//! bound grows by one read interval per read the reply needs, plus one for
+//! a read scheduled just before the reply arrived. Other clients get no
+//! allowance, and slow readers are still judged against the larger bound.
+//!
 //! Background work (lazy free) runs on its own virtual CPU and does not
 //! delay the command CPU, so it needs no exemption here.
 //!
@@ -51,8 +58,11 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use seedkv_engine::cmd::flags::O_N;
 
+use seedkv_engine::resp::Frame;
+
 use super::model::util::render_args;
 use crate::check::{Checker, RunFacts, Violation};
+use crate::client::SlowReader;
 use crate::history::{ConnId, Execution, History, Op, TimeNs};
 
 /// An execution doing at least this much work is a stall, whatever its flags.
@@ -87,10 +97,12 @@ impl Checker for TailLatency {
     }
 
     fn check(&self, history: &History, facts: &RunFacts) -> Result<(), Violation> {
-        check_fast_latency(history, facts.fast_latency_bound_ns).map_err(|message| Violation {
-            checker: self.name(),
-            message,
-        })
+        check_fast_latency(history, facts.fast_latency_bound_ns, &facts.slow_readers).map_err(
+            |message| Violation {
+                checker: self.name(),
+                message,
+            },
+        )
     }
 }
 
@@ -296,8 +308,41 @@ fn is_stall(exec: &Execution) -> bool {
     exec.flags & O_N != 0 || exec.work_units >= FAST_WORK_UNITS_MAX
 }
 
+/// An upper bound on a reply's size on the wire (RESP2 or RESP3): its
+/// payload plus a generous header per frame.
+fn reply_bytes_max(frame: &Frame) -> u64 {
+    const HEADER_BYTES_MAX: u64 = 32;
+    HEADER_BYTES_MAX
+        + match frame {
+            Frame::Simple(b) | Frame::Error(b) | Frame::Bulk(b) | Frame::BigNumber(b) => {
+                b.len() as u64
+            }
+            Frame::Verbatim { data, .. } => data.len() as u64,
+            Frame::Integer(_) | Frame::Null | Frame::Double(_) | Frame::Boolean(_) => 0,
+            Frame::Array(items) | Frame::Set(items) | Frame::Push(items) => {
+                items.iter().map(reply_bytes_max).sum()
+            }
+            Frame::Map(pairs) => pairs
+                .iter()
+                .map(|(k, v)| reply_bytes_max(k) + reply_bytes_max(v))
+                .sum(),
+        }
+}
+
+/// How long a slow reader may leave `reply` unread after it arrived: one
+/// interval per read it needs, plus one for a read already scheduled.
+fn slow_read_allowance_ns(reader: Option<&SlowReader>, reply: &Frame) -> u64 {
+    let Some(r) = reader else { return 0 };
+    let reads = reply_bytes_max(reply).div_ceil(r.read_bytes_max.max(1) as u64);
+    (reads + 1) * r.interval_ns
+}
+
 /// The invariant of the module docs.
-fn check_fast_latency(history: &History, bound_ns: u64) -> Result<(), String> {
+fn check_fast_latency(
+    history: &History,
+    bound_ns: u64,
+    slow_readers: &[Option<SlowReader>],
+) -> Result<(), String> {
     if bound_ns == 0 {
         return Ok(());
     }
@@ -314,7 +359,7 @@ fn check_fast_latency(history: &History, bound_ns: u64) -> Result<(), String> {
         let pipelined = *busy_until_ns > op.invoke_ns;
         let reply_ns = op.complete.as_ref().map_or(TimeNs::MAX, |(t, _)| *t);
         *busy_until_ns = (*busy_until_ns).max(reply_ns);
-        let (Some((complete_ns, _)), Some(exec)) =
+        let (Some((complete_ns, reply)), Some(exec)) =
             (&op.complete, execs.get(&(op.conn, op.seq_in_conn)))
         else {
             continue;
@@ -330,6 +375,10 @@ fn check_fast_latency(history: &History, bound_ns: u64) -> Result<(), String> {
         }
         let (from, to) = (op.invoke_ns, *complete_ns);
         let latency_ns = to.saturating_sub(from);
+        let reader = slow_readers
+            .get(op.client as usize)
+            .and_then(Option::as_ref);
+        let bound_ns = bound_ns + slow_read_allowance_ns(reader, reply);
         if latency_ns <= bound_ns || stalls.overlap(from, to) {
             continue;
         }
@@ -340,10 +389,17 @@ fn check_fast_latency(history: &History, bound_ns: u64) -> Result<(), String> {
             return Err(format!(
                 "conn {} request {} `{}` (fast) took {latency_ns} ns from {from} to {to} with no O(N) \
                  command running; {others_ns} ns of it went to other requests, leaving {unexplained_ns} ns \
-                 over the bound of {bound_ns} ns",
+                 over the bound of {bound_ns} ns{}",
                 op.conn,
                 op.seq_in_conn,
-                render_args(&op.args)
+                render_args(&op.args),
+                match reader {
+                    Some(r) => format!(
+                        " (client {} reads slowly: every {} ns, {} bytes at most)",
+                        op.client, r.interval_ns, r.read_bytes_max
+                    ),
+                    None => String::new(),
+                }
             ));
         }
     }
@@ -356,6 +412,7 @@ mod tests {
 
     use super::{check_fast_latency, latency_report, latency_rows, CommandClass};
     use crate::check::model::testkit::{bulk, simple, Builder};
+    use crate::client::SlowReader;
 
     const BOUND_NS: u64 = 1_000;
 
@@ -385,7 +442,7 @@ mod tests {
     #[test]
     fn stalls_behind_o_n_commands_are_allowed() {
         let b = pings_around(1_000_000, true);
-        check_fast_latency(&b.history, BOUND_NS).expect("KEYS is flagged O(N)");
+        check_fast_latency(&b.history, BOUND_NS, &[]).expect("KEYS is flagged O(N)");
     }
 
     #[test]
@@ -394,7 +451,7 @@ mod tests {
         // (Its own reply is lost, so KEYS itself is not judged.)
         let mut b = pings_around(5_000, false);
         b.history.ops[1].complete = None;
-        check_fast_latency(&b.history, BOUND_NS).expect("the PING waited for real work");
+        check_fast_latency(&b.history, BOUND_NS, &[]).expect("the PING waited for real work");
     }
 
     #[test]
@@ -404,9 +461,35 @@ mod tests {
         let get = b.op(1, "GET k", b.now_ns, None);
         b.execute(get, 5_000);
         b.history.ops[get].complete = Some((b.now_ns + 10, bulk("v")));
-        let message = check_fast_latency(&b.history, BOUND_NS).expect_err("GET took 5 us alone");
+        let message =
+            check_fast_latency(&b.history, BOUND_NS, &[]).expect_err("GET took 5 us alone");
         assert!(message.contains("GET k"), "{message}");
-        check_fast_latency(&b.history, 10_000).expect("under a looser bound");
+        check_fast_latency(&b.history, 10_000, &[]).expect("under a looser bound");
+    }
+
+    #[test]
+    fn a_slow_reader_may_leave_a_reply_unread_for_its_read_intervals() {
+        let mut b = Builder::new();
+        let ping = b.op(1, "PING", b.now_ns, None);
+        b.execute(ping, 10);
+        // The reply sat in the socket for 40 us: within two read intervals
+        // of 25 us (one read, plus one scheduled just before it arrived).
+        b.history.ops[ping].complete = Some((b.now_ns + 40_000, simple("PONG")));
+        let client = b.history.ops[ping].client as usize;
+        let mut readers = vec![None; client + 1];
+        readers[client] = Some(SlowReader {
+            read_bytes_max: 512,
+            interval_ns: 25_000,
+        });
+        check_fast_latency(&b.history, BOUND_NS, &readers).expect("a slow reader");
+        assert!(
+            check_fast_latency(&b.history, BOUND_NS, &[]).is_err(),
+            "the same delay for a client that reads at once"
+        );
+        // Longer than the allowance: still a failure for the slow reader.
+        b.history.ops[ping].complete = Some((b.now_ns + 60_000, simple("PONG")));
+        let message = check_fast_latency(&b.history, BOUND_NS, &readers).expect_err("too slow");
+        assert!(message.contains("reads slowly"), "{message}");
     }
 
     #[test]
@@ -416,9 +499,9 @@ mod tests {
         b.execute(ping, 10);
         // The reply arrives long after the CPU finished: e.g. it sat unsent.
         b.history.ops[ping].complete = Some((b.now_ns + 50_000, simple("PONG")));
-        assert!(check_fast_latency(&b.history, BOUND_NS).is_err());
+        assert!(check_fast_latency(&b.history, BOUND_NS, &[]).is_err());
         b.history.faults_end_ns = b.now_ns + 1_000_000;
-        check_fast_latency(&b.history, BOUND_NS).expect("during faults, not judged");
+        check_fast_latency(&b.history, BOUND_NS, &[]).expect("during faults, not judged");
     }
 
     #[test]

@@ -329,10 +329,13 @@ fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
     }
 }
 
+/// A key in a database, borrowed from the history.
+type KeyId<'a> = (usize, &'a [u8]);
+
 /// The per-key histories (ordered by database, then key), and what was
 /// excluded.
 struct Partition<'a> {
-    keys: Vec<((usize, &'a [u8]), Vec<KeyOp>)>,
+    keys: Vec<(KeyId<'a>, Vec<KeyOp>)>,
     excluded_count: usize,
 }
 
@@ -351,7 +354,7 @@ fn partition<'h>(history: &'h History) -> Partition<'h> {
     // map of per-connection lists.
     let mut order: Vec<usize> = (0..history.ops.len()).collect();
     order.sort_unstable_by_key(|&i| (history.ops[i].conn, history.ops[i].seq_in_conn, i));
-    let mut keys: FxHashMap<(usize, &'h [u8]), Vec<KeyOp>> = FxHashMap::default();
+    let mut keys: FxHashMap<KeyId<'h>, Vec<KeyOp>> = FxHashMap::default();
     // Only keys that some single-key operation names can ever be searched,
     // so exclusions are recorded for those alone: the workloads' MSETs and
     // DELs of thousands of other keys then cost one lookup per key. Keys
@@ -364,7 +367,7 @@ fn partition<'h>(history: &'h History) -> Partition<'h> {
             None => None,
         })
         .collect();
-    let mut excluded: FxHashSet<(usize, &'h [u8])> = FxHashSet::default();
+    let mut excluded: FxHashSet<KeyId<'h>> = FxHashSet::default();
     let mut excluded_dbs = [false; DB_COUNT];
     for indices in order.chunk_by(|&a, &b| history.ops[a].conn == history.ops[b].conn) {
         let mut conn = ConnView {
@@ -469,7 +472,7 @@ fn partition<'h>(history: &'h History) -> Partition<'h> {
         }
     }
     let total = keys.len();
-    let mut keys: Vec<((usize, &[u8]), Vec<KeyOp>)> = keys
+    let mut keys: Vec<(KeyId, Vec<KeyOp>)> = keys
         .into_iter()
         .filter(|(id, _)| !excluded_dbs[id.0] && !excluded.contains(id))
         .collect();

@@ -1,6 +1,7 @@
 //! Checkers: each reads a run's [`History`] and says whether a property
 //! held. Adding a checker is a new file here plus one line in [`all`].
 
+use crate::client::SlowReader;
 use crate::history::History;
 
 pub mod atomicity;
@@ -21,6 +22,9 @@ pub struct RunFacts {
     pub fast_latency_bound_ns: u64,
     /// Bound on how long after faults stop every request must be answered.
     pub liveness_bound_ns: u64,
+    /// Per client index: whether it reads its socket slowly (a reply then
+    /// waits up to one read interval per read it needs). Empty: none does.
+    pub slow_readers: Vec<Option<SlowReader>>,
 }
 
 /// A violated property: which checker, and a human-readable account.
@@ -44,5 +48,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(model::ReferenceModel),
         Box::new(linearizability::Linearizability),
         Box::new(scan::ScanCompleteness),
+        Box::new(latency::TailLatency),
     ]
 }
