@@ -79,6 +79,8 @@ pub struct RunReport {
     pub wall: Duration,
     /// Wall time of the simulation alone (the rest went to checkers).
     pub run_wall: Duration,
+    /// Wall time of each checker that ran, in `check::all()` order.
+    pub check_walls: Vec<(&'static str, Duration)>,
     pub stats: WorldStats,
     pub history: Option<History>,
 }
@@ -126,10 +128,13 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
     let facts = facts_for(config, &knobs);
     let history = std::mem::take(&mut world.history);
     let mut violations = Vec::new();
+    let mut check_walls = Vec::new();
     for checker in check::all().into_iter().filter(|_| !options.skip_checks) {
+        let checker_started = Instant::now();
         if let Err(v) = checker.check(&history, &facts) {
             violations.push(v);
         }
+        check_walls.push((checker.name(), checker_started.elapsed()));
     }
     if world.stats.bound_hit {
         violations.push(Violation {
@@ -156,6 +161,7 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         sim_ns: history.end_ns,
         wall: started.elapsed(),
         run_wall,
+        check_walls,
         stats: world.stats.clone(),
         history: options.keep_history.then_some(history),
     }

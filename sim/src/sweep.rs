@@ -47,6 +47,8 @@ pub struct SweepSummary {
     pub run_wall: Duration,
     /// Of `run_wall`, the part spent simulating (the rest went to checkers).
     pub sim_wall: Duration,
+    /// Wall time per checker, summed over runs, in `check::all()` order.
+    pub check_walls: Vec<(&'static str, Duration)>,
     pub failures_count: u64,
     /// Failing runs, lowest seed first.
     pub failures: Vec<RunReport>,
@@ -75,6 +77,12 @@ impl SweepSummary {
                 (self.run_wall - self.sim_wall).as_secs_f64()
             ),
         );
+        for (name, wall) in &self.check_walls {
+            row(
+                &format!("  checker {name}"),
+                format!("{:.2} s", wall.as_secs_f64()),
+            );
+        }
         row("failures", self.failures_count.to_string());
         row(
             "commands per wall second",
@@ -154,6 +162,12 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.sim_ns += report.sim_ns;
                 sum.run_wall += report.wall;
                 sum.sim_wall += report.run_wall;
+                for (i, &(name, wall)) in report.check_walls.iter().enumerate() {
+                    match sum.check_walls.get_mut(i) {
+                        Some(slot) => slot.1 += wall,
+                        None => sum.check_walls.push((name, wall)),
+                    }
+                }
                 if report.failed() {
                     sum.failures_count += 1;
                     if config.stop_at_first_failure {

@@ -477,6 +477,11 @@ fn partition<'h>(history: &'h History) -> Partition<'h> {
         .filter(|(id, _)| !excluded_dbs[id.0] && !excluded.contains(id))
         .collect();
     keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    // Invocation order numbers the search's operations so that the ones
+    // linearized first are nearly a prefix (see `Memo`).
+    for (_, ops) in &mut keys {
+        ops.sort_by_key(|o| o.invoke_ns);
+    }
     Partition {
         excluded_count: total - keys.len(),
         keys,
@@ -554,58 +559,77 @@ impl States {
     }
 }
 
-/// Lowe's memo: every (set of linearized operations, state) reached. The
-/// sets live in one arena (`words` u64s each, a bitset over the key's ops);
-/// a map from the combined hash to the newest entry with that hash, chained
-/// through `next`, finds them. Equality is checked on the full bitset, so a
-/// hash collision can never skip a configuration.
+/// Lowe's memo: every (set of linearized operations, state) reached.
+///
+/// A set is a bitset over the key's operations, numbered in invocation
+/// order, so the linearized ones are nearly a prefix: the memo stores a
+/// set as the count of leading all-ones words plus the words from there
+/// to the last non-zero one. That keeps entries a few words long however
+/// long the key's history (whole bitsets made the memo quadratic in the
+/// number of operations). The words live in one arena; a map from the
+/// combined hash to the newest entry with that hash, chained through
+/// `next`, finds them. Equality is checked on the full (canonical) set, so
+/// a hash collision can never skip a configuration.
+#[derive(Default)]
 struct Memo {
-    words: usize,
     arena: Vec<u64>,
-    /// Per entry: its state and the previous entry with the same hash.
-    entries: Vec<(u32, u32)>,
+    entries: Vec<MemoEntry>,
     heads: FxHashMap<u64, u32>,
+}
+
+struct MemoEntry {
+    state: u32,
+    /// The previous entry with the same hash.
+    next: u32,
+    /// Leading all-ones words of the set.
+    full_words: usize,
+    /// The rest of the set: `arena[from..from + len]`.
+    from: usize,
+    len: usize,
 }
 
 impl Memo {
     const NO_ENTRY: u32 = u32::MAX;
 
-    fn new(words: usize) -> Memo {
-        Memo {
-            words,
-            arena: Vec::new(),
-            entries: Vec::new(),
-            heads: FxHashMap::default(),
-        }
-    }
-
     fn key_hash(set_hash: u64, state: u32) -> u64 {
         set_hash ^ (state as u64 + 1).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
     }
 
-    /// Adds (set, state); false if it was already there.
-    fn insert(&mut self, set: &[u64], set_hash: u64, state: u32) -> bool {
-        debug_assert_eq!(set.len(), self.words);
+    /// Adds (set, state); false if it was already there. `set` is the
+    /// bitset without its `full_words` leading all-ones words and without
+    /// trailing zero words.
+    fn insert(&mut self, full_words: usize, set: &[u64], set_hash: u64, state: u32) -> bool {
+        debug_assert!(set.first().is_none_or(|&w| w != u64::MAX));
+        debug_assert!(set.last().is_none_or(|&w| w != 0));
         let hash = Memo::key_hash(set_hash, state);
         let head = self.heads.get(&hash).copied().unwrap_or(Memo::NO_ENTRY);
         let mut at = head;
         while at != Memo::NO_ENTRY {
-            let (s, next) = self.entries[at as usize];
-            let from = at as usize * self.words;
-            if s == state && self.arena[from..from + self.words] == *set {
+            let e = &self.entries[at as usize];
+            if e.state == state
+                && e.full_words == full_words
+                && self.arena[e.from..e.from + e.len] == *set
+            {
                 return false;
             }
-            at = next;
+            at = e.next;
         }
         let id = self.entries.len() as u32;
-        self.entries.push((state, head));
+        self.entries.push(MemoEntry {
+            state,
+            next: head,
+            full_words,
+            from: self.arena.len(),
+            len: set.len(),
+        });
         self.arena.extend_from_slice(set);
         self.heads.insert(hash, id);
         true
     }
 
-    fn len(&self) -> usize {
-        self.entries.len()
+    /// Memory held, for the effort bound.
+    fn bytes(&self) -> usize {
+        self.arena.len() * 8 + self.entries.len() * (std::mem::size_of::<MemoEntry>() + 16)
     }
 }
 
@@ -665,11 +689,14 @@ fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
     };
 
     let words = ops.len().div_ceil(64).max(1);
-    let entry_bytes = words * 8 + 64;
     let zobrist: Vec<u64> = (0..ops.len()).map(zobrist).collect();
     let mut linearized = vec![0u64; words];
     let mut linearized_hash: u64 = 0;
-    let mut memo = Memo::new(words);
+    // Canonical-form hints: `linearized[..full_words]` are all ones (at
+    // least), `linearized[top..]` are all zeros (at least).
+    let mut full_words: usize = 0;
+    let mut top: usize = 0;
+    let mut memo = Memo::default();
     let mut states = States::default();
     // (state, op) -> the state after op, if its reply matches the recorded
     // one. The search tries the same op from the same state many times.
@@ -680,7 +707,7 @@ fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
     let mut steps: u64 = 0;
     while entry != NONE {
         steps += 1;
-        let bytes = memo.len() * entry_bytes + transitions.len() * 32 + states.bytes;
+        let bytes = memo.bytes() + transitions.len() * 32 + states.bytes;
         if steps > steps_max || bytes > LINEARIZABILITY_CACHE_BYTES_MAX {
             return Outcome::Unknown;
         }
@@ -696,16 +723,26 @@ fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
                 matches.then(|| states.intern(new_state))
             });
             if let Some(new_state) = new_state {
-                linearized[e.op / 64] |= 1 << (e.op % 64);
+                let w = e.op / 64;
+                linearized[w] |= 1 << (e.op % 64);
                 linearized_hash ^= zobrist[e.op];
-                if memo.insert(&linearized, linearized_hash, new_state) {
+                top = top.max(w + 1);
+                while full_words < top && linearized[full_words] == u64::MAX {
+                    full_words += 1;
+                }
+                while top > full_words && linearized[top - 1] == 0 {
+                    top -= 1;
+                }
+                let set = &linearized[full_words..top];
+                if memo.insert(full_words, set, linearized_hash, new_state) {
                     stack.push((entry, std::mem::replace(&mut state, new_state)));
                     lift(&mut next, &mut prev, entry, return_of[e.op]);
                     entry = next[head];
                     continue;
                 }
-                linearized[e.op / 64] &= !(1 << (e.op % 64));
+                linearized[w] &= !(1 << (e.op % 64));
                 linearized_hash ^= zobrist[e.op];
+                full_words = full_words.min(w);
             }
             entry = next[entry];
         } else {
@@ -720,6 +757,7 @@ fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
             let op = entries[call].op;
             linearized[op / 64] &= !(1 << (op % 64));
             linearized_hash ^= zobrist[op];
+            full_words = full_words.min(op / 64);
             state = old_state;
             unlift(&mut next, &mut prev, call, return_of[op]);
             entry = next[call];
