@@ -63,7 +63,10 @@ impl Hasher for FxHasher {
 
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        // A multiply carries entropy only upwards, and hashbrown picks the
+        // bucket from the low bits: bring the well-mixed high bits down
+        // (as rustc-hash 2 does), or small integer keys cluster.
+        self.hash.rotate_left(26)
     }
 }
 

@@ -419,11 +419,10 @@ impl KeyspaceModel {
     }
 
     /// Keys of `db` the model knows to be live at `now_ms`.
-    pub(crate) fn live_keys(&self, db: usize, now_ms: u64) -> Vec<Vec<u8>> {
+    pub(crate) fn live_keys(&self, db: usize, now_ms: u64) -> impl Iterator<Item = &Vec<u8>> {
         self.keys_in(db)
-            .filter(|(_, entry)| entry.live_at(now_ms))
-            .map(|(key, _)| key.clone())
-            .collect()
+            .filter(move |(_, entry)| entry.live_at(now_ms))
+            .map(|(key, _)| key)
     }
 
     /// Keys of `db` whose state is unknown (not counting a wholly unknown db).

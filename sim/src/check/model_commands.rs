@@ -343,8 +343,8 @@ impl KeyspaceModel {
                 }
                 let mut keys: Vec<Vec<u8>> = self
                     .live_keys(db, now)
-                    .into_iter()
                     .filter(|k| glob_match(pattern, k))
+                    .cloned()
                     .collect();
                 keys.sort_unstable();
                 Expected::SortedBulks(keys)

@@ -322,7 +322,7 @@ fn open_window(w: &mut Window, model: &KeyspaceModel, now: u64) {
         .type_filter
         .as_ref()
         .is_none_or(|t| t == b"string");
-    for key in model.live_keys(db, now) {
+    for key in model.live_keys(db, now).cloned() {
         w.existed.insert(key.clone());
         let matches = w
             .iteration
