@@ -14,8 +14,8 @@ use seedkv_engine::resp::Frame;
 pub mod big;
 pub mod counter;
 pub mod kv;
-pub mod pipeline;
 pub mod ping;
+pub mod pipeline;
 pub mod scan;
 pub mod ttl;
 
