@@ -105,8 +105,13 @@ impl Client {
     }
 
     /// Output not yet taken by the host.
+    ///
+    /// While the client's own command runs, the engine has moved `output`
+    /// into the command's reply buffer, so it may be shorter than
+    /// `output_sent` (CLIENT INFO reading its own `obl` after a partial
+    /// write); the pending output then reads as empty instead of panicking.
     pub fn pending_output(&self) -> &[u8] {
-        &self.output[self.output_sent..]
+        self.output.get(self.output_sent..).unwrap_or(&[])
     }
 }
 

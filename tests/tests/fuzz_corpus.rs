@@ -1,0 +1,98 @@
+//! Replays every committed fuzz input through the fuzz targets' logic, on
+//! the stable toolchain and without libFuzzer: the hand-made seeds
+//! (`fuzz/seeds/TARGET/`) and the inputs of every crash found so far
+//! (`fuzz/regressions/TARGET/`). A crash fixed once stays fixed.
+//!
+//! The logic is fuzz/src/lib.rs, included by path: the fuzz crate is its
+//! own workspace (it links libFuzzer), so it cannot be a dependency here.
+
+use std::fs;
+use std::panic;
+use std::path::{Path, PathBuf};
+
+#[path = "../../fuzz/src/lib.rs"]
+#[allow(dead_code)]
+mod seedkv_fuzz;
+
+/// Where committed inputs live, relative to the fuzz crate.
+const INPUT_DIRS: &[&str] = &["seeds", "regressions"];
+
+fn fuzz_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
+}
+
+/// Every file under `fuzz/{seeds,regressions}/target/`, sorted.
+fn inputs_of(target: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in INPUT_DIRS {
+        let Ok(entries) = fs::read_dir(fuzz_dir().join(dir).join(target)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.expect("readable directory entry").path();
+            if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn replay(target: &str) {
+    let (_, check) = seedkv_fuzz::TARGETS
+        .iter()
+        .find(|(name, _)| *name == target)
+        .expect("a known target");
+    let files = inputs_of(target);
+    assert!(!files.is_empty(), "no committed inputs for {target}");
+    let mut failed = Vec::new();
+    for path in &files {
+        let data = fs::read(path).expect("readable input");
+        if panic::catch_unwind(|| check(&data)).is_err() {
+            failed.push(path.display().to_string());
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{target}: {} of {} inputs fail: {failed:#?}",
+        failed.len(),
+        files.len()
+    );
+}
+
+#[test]
+fn resp_parse_inputs_replay() {
+    replay("resp_parse");
+}
+
+#[test]
+fn engine_commands_inputs_replay() {
+    replay("engine_commands");
+}
+
+#[test]
+fn client_stream_inputs_replay() {
+    replay("client_stream");
+}
+
+/// Every input directory names a real target, so a typo cannot hide files.
+#[test]
+fn input_dirs_name_targets() {
+    for dir in INPUT_DIRS {
+        let Ok(entries) = fs::read_dir(fuzz_dir().join(dir)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.expect("readable directory entry").path();
+            if !path.is_dir() {
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                seedkv_fuzz::TARGETS.iter().any(|(t, _)| *t == name),
+                "fuzz/{dir}/{name} is not a target"
+            );
+        }
+    }
+}
