@@ -154,28 +154,68 @@ impl CommandSpec {
 }
 
 /// Name-to-spec lookup for top-level commands.
+///
+/// `by_name` keeps the specs in name order for COMMAND's listings. Lookups,
+/// which run once per request, go through `buckets` instead: the specs are
+/// grouped by name length and first letter, so that a lookup compares the
+/// request's name case-insensitively against the one or two specs that can
+/// match, without copying or lowercasing it.
 pub struct CommandTable {
     by_name: BTreeMap<&'static str, &'static CommandSpec>,
+    buckets: Vec<Vec<&'static CommandSpec>>,
 }
 
 /// Longest command name we look up; longer names are unknown commands.
 const NAME_MAX_BYTES: usize = 64;
 
+/// Lookup buckets per name length: one per value of a name's first byte's
+/// low five bits, which is the same for a letter in either case.
+const BUCKETS_PER_LENGTH: usize = 32;
+
+/// The bucket for a name of this length and first byte (`len >= 1`,
+/// `len <= NAME_MAX_BYTES`). Upper- and lowercase letters share a bucket.
+fn bucket_index(len: usize, first: u8) -> usize {
+    debug_assert!((1..=NAME_MAX_BYTES).contains(&len));
+    (len - 1) * BUCKETS_PER_LENGTH + usize::from(first & 0x1f)
+}
+
 impl CommandTable {
     pub fn new(families: &[&'static [CommandSpec]]) -> CommandTable {
         let mut by_name = BTreeMap::new();
+        let mut buckets = vec![Vec::new(); NAME_MAX_BYTES * BUCKETS_PER_LENGTH];
         for family in families {
             for spec in family.iter() {
                 let previous = by_name.insert(spec.name, spec);
                 assert!(previous.is_none(), "command {} defined twice", spec.name);
+                // The lookup lowercases the request's name and compares it
+                // exactly, so only lowercase names could ever match.
+                let name = spec.name.as_bytes();
+                if !name.is_empty()
+                    && name.len() <= NAME_MAX_BYTES
+                    && !name.iter().any(u8::is_ascii_uppercase)
+                {
+                    buckets[bucket_index(name.len(), name[0])].push(spec);
+                }
             }
         }
-        CommandTable { by_name }
+        CommandTable { by_name, buckets }
     }
 
-    /// Case-insensitive lookup without allocating.
+    /// Case-insensitive lookup without allocating or copying the name.
     pub fn lookup(&self, name: &[u8]) -> Option<&'static CommandSpec> {
-        lookup_in(name, |n| self.by_name.get(n).copied())
+        let first = *name.first()?;
+        if name.len() > NAME_MAX_BYTES {
+            return None;
+        }
+        let found = self.buckets[bucket_index(name.len(), first)]
+            .iter()
+            .find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
+            .copied();
+        debug_assert_eq!(
+            found.map(|s| s.name),
+            lookup_in(name, |n| self.by_name.get(n).copied()).map(|s| s.name)
+        );
+        found
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &'static CommandSpec> + '_ {

@@ -65,6 +65,10 @@ pub const CRON_REHASH_BUCKETS_PER_DB: usize = 100;
 /// Bytes of reply that count as one unit of work.
 pub const REPLY_BYTES_PER_WORK_UNIT: u64 = 64;
 
+/// The reused argument vector is dropped after a request with more
+/// arguments than this, so that one huge request does not pin its memory.
+const ARGS_KEPT_CAPACITY_MAX: usize = 1024;
+
 /// Something for the host to act on.
 #[derive(Debug)]
 pub enum Event {
@@ -149,6 +153,11 @@ pub struct Engine {
     /// Clients that gained output since the last `poll_transmit`, in order,
     /// without duplicates (`queued_transmit` marks membership).
     transmit: VecDeque<ClientId>,
+    /// The arguments of the request being executed, and spare argument
+    /// buffers, reused from request to request so that parsing a request
+    /// does not allocate (see `RequestParser::next_request_into`).
+    args: Vec<Vec<u8>>,
+    spare_args: Vec<Vec<u8>>,
 }
 
 impl Engine {
@@ -178,6 +187,8 @@ impl Engine {
             clients: Clients::new(),
             events: VecDeque::new(),
             transmit: VecDeque::new(),
+            args: Vec::new(),
+            spare_args: Vec::new(),
         }
     }
 
@@ -232,6 +243,7 @@ impl Engine {
         }
         c.parser.feed(bytes);
         c.last_interaction = now;
+        let had_output = !c.pending_output().is_empty();
         // Planted bug (PlantedBug::IncrNotAtomic): INCRs of the previous input
         // are written back only after this input's commands ran, so they read
         // the stale value; see `apply_deferred_incr_writes`.
@@ -241,15 +253,20 @@ impl Engine {
             proto_max_bulk_len_bytes: self.server.config.proto_max_bulk_len_bytes,
             ..ParserLimits::default()
         };
-        let had_output = !self.clients[&client].pending_output().is_empty();
+        let mut args = std::mem::take(&mut self.args);
         loop {
             let c = self.clients.get_mut(&client).expect("client exists");
             if c.closing.is_some() {
                 break;
             }
-            match c.parser.next_request(&limits, c.authenticated) {
-                Ok(Some(mut args)) => self.execute(now, client, &mut args),
-                Ok(None) => {
+            match c.parser.next_request_into(
+                &limits,
+                c.authenticated,
+                &mut args,
+                &mut self.spare_args,
+            ) {
+                Ok(true) => self.execute(now, client, &mut args),
+                Ok(false) => {
                     if c.parser.buffered_bytes()
                         > self.server.config.client_query_buffer_limit_bytes
                     {
@@ -266,6 +283,12 @@ impl Engine {
                     break;
                 }
             }
+        }
+        // The last request's buffers are kept for the next input (with one
+        // request per input, as at pipeline depth 1, that is every reuse).
+        crate::resp::parse::recycle_args(&mut args, &mut self.spare_args);
+        if args.capacity() <= ARGS_KEPT_CAPACITY_MAX {
+            self.args = args;
         }
         if let Some(c) = self.clients.get(&client) {
             if !had_output && !c.pending_output().is_empty() {
@@ -389,13 +412,14 @@ impl Engine {
         c.requests_parsed += 1;
         let mut reply = std::mem::take(&mut c.output);
         let reply_start = reply.len();
-        let protocol = self.clients[&client].protocol;
+        let protocol = c.protocol;
+        let authenticated = c.authenticated;
         let spec = resolve(
             &self.server.commands,
             args,
             &mut reply,
             protocol,
-            &self.clients[&client],
+            authenticated,
         );
         let mut work_units = 1;
         let mut executed = None;
@@ -549,14 +573,14 @@ fn resolve(
     args: &[Vec<u8>],
     reply: &mut Vec<u8>,
     protocol: crate::resp::Protocol,
-    client: &Client,
+    authenticated: bool,
 ) -> Option<&'static CommandSpec> {
     let mut w = ReplyWriter::new(reply, protocol);
     let Some(spec) = table.lookup(&args[0]) else {
         w.error(&unknown_command_message(args));
         return None;
     };
-    if !client.authenticated && !spec.has(crate::cmd::flags::NO_AUTH) {
+    if !authenticated && !spec.has(crate::cmd::flags::NO_AUTH) {
         w.error("NOAUTH Authentication required.");
         return None;
     }

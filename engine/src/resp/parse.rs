@@ -59,6 +59,13 @@ pub const BULK_BIG_ARG_BYTES: usize = 32 * 1024;
 /// count, so that a lying `*` header cannot reserve unbounded memory.
 const ARGV_PREALLOC_MAX: usize = 1024;
 
+/// [`RequestParser::next_request_into`] keeps at most this many spare
+/// argument buffers, each of at most [`SPARE_ARG_MAX_BYTES`].
+pub const SPARE_ARGS_MAX: usize = 16;
+
+/// Argument buffers larger than this are freed rather than kept as spares.
+pub const SPARE_ARG_MAX_BYTES: usize = 1024;
+
 /// The buffer is compacted only once this many bytes are consumed (and at
 /// least half of it), which keeps compaction amortised O(1) per byte.
 const COMPACT_MIN_BYTES: usize = 4 * 1024;
@@ -215,21 +222,61 @@ impl RequestParser {
         limits: &ParserLimits,
         authenticated: bool,
     ) -> Result<Option<Vec<Vec<u8>>>, ProtocolError> {
+        let complete = self.parse_next_checked(limits, authenticated, &mut Vec::new())?;
+        Ok(complete.then(|| std::mem::take(&mut self.args)))
+    }
+
+    /// Like [`RequestParser::next_request`], but the caller owns the buffers:
+    /// the request's arguments are put in `args` (`Ok(true)`), and the
+    /// buffers `args` held on entry (the previous request's arguments) are
+    /// cleared and kept in `spare` for the parser to reuse, so that a host
+    /// that passes the same two vectors every time parses without allocating.
+    ///
+    /// A spare is reused only for an argument of exactly its capacity, so
+    /// every argument has the capacity `next_request` would give it (stored
+    /// strings report their capacity as memory use). On `Ok(false)` and on
+    /// errors `args` is left empty.
+    pub fn next_request_into(
+        &mut self,
+        limits: &ParserLimits,
+        authenticated: bool,
+        args: &mut Vec<Vec<u8>>,
+        spare: &mut Vec<Vec<u8>>,
+    ) -> Result<bool, ProtocolError> {
+        recycle_args(args, spare);
+        let complete = self.parse_next_checked(limits, authenticated, spare)?;
+        if complete {
+            // The emptied `args` becomes the next request's argument vector.
+            std::mem::swap(&mut self.args, args);
+        }
+        Ok(complete)
+    }
+
+    /// Parses the next request into `self.args`, remembering the first error.
+    fn parse_next_checked(
+        &mut self,
+        limits: &ParserLimits,
+        authenticated: bool,
+        spare: &mut Vec<Vec<u8>>,
+    ) -> Result<bool, ProtocolError> {
         if let Some(err) = &self.failed {
             return Err(err.clone());
         }
-        let result = self.parse_next(limits, authenticated);
+        let result = self.parse_next(limits, authenticated, spare);
         if let Err(err) = &result {
             self.failed = Some(err.clone());
         }
         result
     }
 
+    /// Parses the next request into `self.args`. `Ok(false)` means more bytes
+    /// are needed.
     fn parse_next(
         &mut self,
         limits: &ParserLimits,
         authenticated: bool,
-    ) -> Result<Option<Vec<Vec<u8>>>, ProtocolError> {
+        spare: &mut Vec<Vec<u8>>,
+    ) -> Result<bool, ProtocolError> {
         // Every iteration either returns or consumes at least one byte (an
         // empty request is skipped only after its bytes are consumed), so the
         // loop is bounded by the buffered length.
@@ -237,7 +284,7 @@ impl RequestParser {
             match self.state {
                 State::Start => {
                     if self.pos == self.buf.len() {
-                        return Ok(None);
+                        return Ok(false);
                     }
                     self.state = if self.buf[self.pos] == b'*' {
                         State::MultibulkCount
@@ -246,25 +293,26 @@ impl RequestParser {
                     };
                 }
                 State::Inline => match self.parse_inline(limits)? {
-                    None => return Ok(None),
+                    None => return Ok(false),
                     Some(args) if args.is_empty() => self.state = State::Start,
                     Some(args) => {
                         self.state = State::Start;
-                        return Ok(Some(args));
+                        self.args = args;
+                        return Ok(true);
                     }
                 },
                 State::MultibulkCount => {
                     if !self.parse_multibulk_count(limits, authenticated)? {
-                        return Ok(None);
+                        return Ok(false);
                     }
                 }
                 State::MultibulkArgs => {
-                    if !self.parse_multibulk_args(limits, authenticated)? {
-                        return Ok(None);
+                    if !self.parse_multibulk_args(limits, authenticated, spare)? {
+                        return Ok(false);
                     }
                     debug_assert_eq!(self.remaining, 0);
                     self.state = State::Start;
-                    return Ok(Some(std::mem::take(&mut self.args)));
+                    return Ok(true);
                 }
             }
         }
@@ -322,7 +370,10 @@ impl RequestParser {
         let count = count as usize;
         self.remaining = count;
         self.bulk_len = None;
-        self.args = Vec::with_capacity(count.min(ARGV_PREALLOC_MAX));
+        // Between requests `args` is empty; it may keep a capacity from a
+        // vector the host handed back (`next_request_into`).
+        debug_assert!(self.args.is_empty());
+        self.args.reserve(count.min(ARGV_PREALLOC_MAX));
         self.state = State::MultibulkArgs;
         Ok(true)
     }
@@ -333,6 +384,7 @@ impl RequestParser {
         &mut self,
         limits: &ParserLimits,
         authenticated: bool,
+        spare: &mut Vec<Vec<u8>>,
     ) -> Result<bool, ProtocolError> {
         while self.remaining > 0 {
             let len = match self.bulk_len {
@@ -383,7 +435,18 @@ impl RequestParser {
                 self.scanned = 0;
                 arg
             } else {
-                let arg = self.buf[self.pos..self.pos + len].to_vec();
+                let bytes = &self.buf[self.pos..self.pos + len];
+                // A spare of exactly this capacity, or a new buffer: either
+                // way the argument's capacity is its length.
+                let arg = match spare.iter().rposition(|a| a.capacity() == len) {
+                    Some(i) if len > 0 => {
+                        let mut arg = spare.swap_remove(i);
+                        debug_assert!(arg.is_empty());
+                        arg.extend_from_slice(bytes);
+                        arg
+                    }
+                    _ => bytes.to_vec(),
+                };
                 // Redis skips the two bytes after the payload without
                 // checking that they are CRLF.
                 self.advance_to(self.pos + len + 2);
@@ -462,6 +525,21 @@ impl RequestParser {
             self.pos = 0;
         }
     }
+}
+
+/// Empties `args`, keeping its small buffers (cleared) in `spare` for
+/// [`RequestParser::next_request_into`] to reuse, up to [`SPARE_ARGS_MAX`].
+pub fn recycle_args(args: &mut Vec<Vec<u8>>, spare: &mut Vec<Vec<u8>>) {
+    for mut arg in args.drain(..) {
+        if spare.len() == SPARE_ARGS_MAX {
+            break;
+        }
+        if arg.capacity() > 0 && arg.capacity() <= SPARE_ARG_MAX_BYTES {
+            arg.clear();
+            spare.push(arg);
+        }
+    }
+    debug_assert!(args.is_empty());
 }
 
 /// Redis's `string2ll`: a strict decimal i64 (no `+`, no leading zeros, no
