@@ -327,9 +327,13 @@ impl<'a> Ctx<'a> {
     pub fn lookup(&mut self, key: &[u8]) -> Option<&mut Value> {
         let now_ms = self.now_ms();
         let i = self.db_index();
-        if let Some(v) = self.server.keyspace.dbs[i].expire_if_needed(key, now_ms) {
-            self.server.keyspace.expired_keys += 1;
-            self.free(v, self.server.config.lazyfree_lazy_expire);
+        // Without any TTL in the database nothing can be expired, and the
+        // expiry check (a read-only lookup) would only hash the key again.
+        if !self.server.keyspace.dbs[i].expires.is_empty() {
+            if let Some(v) = self.server.keyspace.dbs[i].expire_if_needed(key, now_ms) {
+                self.server.keyspace.expired_keys += 1;
+                self.free(v, self.server.config.lazyfree_lazy_expire);
+            }
         }
         self.server.keyspace.dbs[i].get_mut(key)
     }
