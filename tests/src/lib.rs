@@ -16,6 +16,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use seedkv_engine::resp::reply::encode_request;
+use seedkv_engine::resp::{Frame, FrameDecoder};
+
 /// How long a server may take to start accepting connections.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -319,7 +322,7 @@ pub fn cli(port: u16, args: &[&str]) -> String {
 /// A minimal blocking RESP client: sends one command, reads one reply.
 pub struct RespClient {
     stream: TcpStream,
-    buffer: Vec<u8>,
+    decoder: FrameDecoder,
 }
 
 impl RespClient {
@@ -331,24 +334,23 @@ impl RespClient {
         stream.set_nodelay(true).expect("set nodelay");
         RespClient {
             stream,
-            buffer: Vec::new(),
+            decoder: FrameDecoder::new(),
         }
     }
 
     /// Sends `args` as one multibulk request and returns the decoded reply.
-    pub fn command(&mut self, args: &[&[u8]]) -> render::Reply {
+    pub fn command(&mut self, args: &[&[u8]]) -> Frame {
         self.stream
-            .write_all(&script::encode_request(args))
+            .write_all(&encode_request(args))
             .expect("send a request");
         loop {
-            if let Some((reply, used)) = render::decode(&self.buffer).expect("valid RESP") {
-                self.buffer.drain(..used);
+            if let Some(reply) = self.decoder.next_frame().expect("valid RESP") {
                 return reply;
             }
             let mut chunk = [0u8; 16 * 1024];
             let n = self.stream.read(&mut chunk).expect("read a reply");
             assert!(n > 0, "the server closed the connection");
-            self.buffer.extend_from_slice(&chunk[..n]);
+            self.decoder.feed(&chunk[..n]);
         }
     }
 }

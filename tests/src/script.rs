@@ -16,6 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
+use seedkv_engine::resp::reply::encode_request;
 use seedkv_engine::testing::TestEngine;
 
 use crate::render::{decode_all, render_reply_to};
@@ -121,17 +122,6 @@ pub fn transcript(lines: &[Line]) -> String {
                 .for_each(|r| out.push_str(&render_reply_to(&args, r))),
             Err(e) => out.push_str(&format!("(undecodable reply: {e})\n")),
         }
-    }
-    out
-}
-
-/// A multibulk request.
-pub fn encode_request(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
     }
     out
 }
