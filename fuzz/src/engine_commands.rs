@@ -440,10 +440,19 @@ pub fn run(data: &[u8]) {
 /// Runs `steps` through a fresh engine and checks every reply against the
 /// reference model. Panics with the model's account on a mismatch.
 pub fn check_steps(steps: &[Step]) {
-    let history = execute(steps);
-    if let Err(violation) = ReferenceModel.check(&history, &RunFacts::default()) {
-        panic!("{}: {}", violation.checker, violation.message);
+    if let Some(violation) = model_violation(Config::default(), steps) {
+        panic!("{violation}");
     }
+}
+
+/// The reference model's account of the first wrong reply when `steps` run
+/// on an engine with `config`, if any.
+pub fn model_violation(config: Config, steps: &[Step]) -> Option<String> {
+    let history = execute(config, steps);
+    ReferenceModel
+        .check(&history, &RunFacts::default())
+        .err()
+        .map(|v| format!("{}: {}", v.checker, v.message))
 }
 
 /// Per-client bookkeeping of the driver.
@@ -457,10 +466,10 @@ struct Driver {
 }
 
 /// Executes `steps` and records the history the reference model reads.
-pub fn execute(steps: &[Step]) -> History {
+pub fn execute(config: Config, steps: &[Step]) -> History {
     let config = Config {
         record_executions: true,
-        ..Config::default()
+        ..config
     };
     let mut now = Now::from_ns(0, UNIX_ORIGIN_US);
     let mut engine = Engine::new(config, now);

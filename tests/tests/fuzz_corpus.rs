@@ -96,3 +96,32 @@ fn input_dirs_name_targets() {
         }
     }
 }
+
+/// A canary: engine_commands' comparison with the reference model catches
+/// a bug planted in the engine (keys outliving their expiry by 1 ms).
+#[test]
+fn engine_commands_catches_a_planted_bug() {
+    use seedkv_engine::{Config, PlantedBug};
+    use seedkv_fuzz::engine_commands::{
+        model_violation, Advance, Cmd, Key, Num, SetOpt, Step, Val,
+    };
+
+    let steps = [
+        Step::Send {
+            client: 0,
+            cmd: Cmd::Set(Key::A, Val::One, vec![SetOpt::Px(Num::One)]),
+        },
+        Step::Advance(Advance::Ms1),
+        Step::Send {
+            client: 1,
+            cmd: Cmd::Get(Key::A),
+        },
+    ];
+    assert_eq!(model_violation(Config::default(), &steps), None);
+    let planted = Config {
+        planted_bug: Some(PlantedBug::ExpiryOffByOneMs),
+        ..Config::default()
+    };
+    let violation = model_violation(planted, &steps).expect("the planted bug is caught");
+    assert!(violation.contains("GET a"), "{violation}");
+}
