@@ -11,8 +11,9 @@
 //! driver's reply bookkeeping does not follow.
 
 use arbitrary::{Arbitrary, Unstructured};
+use seedkv_engine::commands::connection::SELECT_OUT_OF_INT_RANGE;
 use seedkv_engine::resp::encode::encode_request;
-use seedkv_engine::resp::FrameDecoder;
+use seedkv_engine::resp::{Frame, FrameDecoder};
 use seedkv_engine::{ClientId, Config, ConnectInfo, Engine, Event, Now};
 use seedkv_sim::check::model::ReferenceModel;
 use seedkv_sim::check::{Checker, RunFacts};
@@ -448,11 +449,49 @@ pub fn check_steps(steps: &[Step]) {
 /// The reference model's account of the first wrong reply when `steps` run
 /// on an engine with `config`, if any.
 pub fn model_violation(config: Config, steps: &[Step]) -> Option<String> {
-    let history = execute(config, steps);
+    let mut history = execute(config, steps);
+    if let Some(wrong) = check_model_gaps(&mut history) {
+        return Some(wrong);
+    }
     ReferenceModel
         .check(&history, &RunFacts::default())
         .err()
         .map(|v| format!("{}: {}", v.checker, v.message))
+}
+
+/// Replies the reference model predicts wrongly today are checked here
+/// instead, against Redis 7.0.15's verified reply, and then hidden from the
+/// model. Remove a case once the model (sim/src/check/model_commands.rs)
+/// learns it.
+///
+/// - SELECT with an integer outside `int`: Redis replies
+///   `ERR value is out of range, value must between ...`; the model
+///   expects `ERR value is not an integer or out of range`.
+fn check_model_gaps(history: &mut History) -> Option<String> {
+    for op in &mut history.ops {
+        let out_of_int = op.args.len() == 2
+            && op.args[0].eq_ignore_ascii_case(b"select")
+            && std::str::from_utf8(&op.args[1])
+                .ok()
+                .and_then(|t| t.parse::<i64>().ok())
+                .is_some_and(|i| {
+                    i32::try_from(i).is_err() && i.to_string().as_bytes() == op.args[1]
+                });
+        if !out_of_int {
+            continue;
+        }
+        let expected = Frame::Error(SELECT_OUT_OF_INT_RANGE.as_bytes().to_vec());
+        if let Some((_, reply)) = &op.complete {
+            if *reply != expected {
+                return Some(format!(
+                    "SELECT {:?}: expected {expected:?}, got {reply:?}",
+                    op.args[1]
+                ));
+            }
+        }
+        op.complete = None;
+    }
+    None
 }
 
 /// Per-client bookkeeping of the driver.

@@ -95,9 +95,17 @@ fn quit(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     close_client(ctx.clients, ctx.events, ctx.client_id, CloseReason::Quit);
 }
 
+/// SELECT's reply to an integer outside `int` (Redis's
+/// getRangeLongFromObjectOrReply with INT_MIN..INT_MAX).
+pub const SELECT_OUT_OF_INT_RANGE: &str =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
+
 fn select(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    // getIntFromObjectOrReply: a long that must also fit an int, with
+    // Redis's own message when it does not (checked against Redis 7.0.15).
     match parse_i64_strict(&args[1]) {
         None => ctx.error("ERR value is not an integer or out of range"),
+        Some(i) if i32::try_from(i).is_err() => ctx.error(SELECT_OUT_OF_INT_RANGE),
         Some(i) if i < 0 || i >= DATABASES_COUNT as i64 => {
             ctx.error("ERR DB index is out of range")
         }
