@@ -362,9 +362,13 @@ impl KeyspaceModel {
     }
 
     fn select(&mut self, exec: &Execution, args: &[Vec<u8>]) -> Expected {
-        // getIntFromObjectOrReply: a long long that fits an int.
-        match parse_i64_strict(&args[1]).filter(|&i| i32::try_from(i).is_ok()) {
+        // getIntFromObjectOrReply: a long long, then a range check to int
+        // with its own message.
+        match parse_i64_strict(&args[1]) {
             None => Expected::error(NOT_AN_INTEGER),
+            Some(i) if i32::try_from(i).is_err() => Expected::error(
+                "ERR value is out of range, value must between -2147483648 and 2147483647",
+            ),
             Some(i) if i < 0 || i >= DB_COUNT as i64 => {
                 Expected::error("ERR DB index is out of range")
             }
