@@ -49,6 +49,27 @@ impl TestEngine {
         }
     }
 
+    /// Work units of the last recorded execution of `name` (needs
+    /// `Config::record_executions`).
+    pub fn executed_work(&self, name: &str) -> u64 {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Executed(x) if x.name == name => Some(x.work_units),
+                _ => None,
+            })
+            .expect("command recorded")
+    }
+
+    /// Values handed out for background freeing so far.
+    pub fn frees(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, Event::Free(_)))
+            .count()
+    }
+
     /// Sends raw bytes and returns every byte of output produced.
     pub fn raw(&mut self, client: ClientId, bytes: &[u8]) -> Vec<u8> {
         self.engine.handle_input(self.now, client, bytes);

@@ -262,23 +262,6 @@ mod tests {
     use crate::testing::{bulk, err, int, simple, TestEngine};
     use crate::Config;
 
-    fn executed_work(t: &TestEngine, name: &str) -> u64 {
-        t.events
-            .iter()
-            .rev()
-            .find_map(|e| match e {
-                Event::Executed(x) if x.name == name => Some(x.work_units),
-                _ => None,
-            })
-            .expect("command recorded")
-    }
-
-    fn frees(t: &TestEngine) -> usize {
-        t.events
-            .iter()
-            .filter(|e| matches!(e, Event::Free(_)))
-            .count()
-    }
 
     #[test]
     fn copy_within_and_across_databases() {
@@ -410,13 +393,13 @@ mod tests {
             t.cmd(c, &["SET", &format!("k{i}"), "v"]);
         }
         assert_eq!(t.cmd(c, &["FLUSHDB", "SYNC"]), simple("OK"));
-        assert!(executed_work(&t, "flushdb") >= 500);
+        assert!(t.executed_work("flushdb") >= 500);
         assert_eq!(t.cmd(c, &["DBSIZE"]), int(0));
         for i in 0..500 {
             t.cmd(c, &["SET", &format!("k{i}"), "v"]);
         }
         assert_eq!(t.cmd(c, &["FLUSHDB", "async"]), simple("OK"));
-        assert!(executed_work(&t, "flushdb") < 8);
+        assert!(t.executed_work("flushdb") < 8);
         assert!(t.events.iter().any(|e| matches!(
             e,
             Event::Free(Garbage::Db(db)) if db.keys.len() == 500
@@ -441,9 +424,9 @@ mod tests {
         let c = t.connect();
         t.cmd(c, &["SET", "a", "1"]);
         assert_eq!(t.cmd(c, &["FLUSHALL"]), simple("OK"));
-        assert_eq!(frees(&t), 1);
+        assert_eq!(t.frees(), 1);
         t.cmd(c, &["SET", "a", "1"]);
         assert_eq!(t.cmd(c, &["FLUSHALL", "SYNC"]), simple("OK"));
-        assert_eq!(frees(&t), 1);
+        assert_eq!(t.frees(), 1);
     }
 }

@@ -206,7 +206,6 @@ fn rename_generic(ctx: &mut Ctx, args: &[Vec<u8>], nx: bool) {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Event;
     use crate::testing::{bulk, err, int, simple, TestEngine};
     use crate::Config;
 
@@ -216,23 +215,6 @@ mod tests {
         vec![b'x'; 65 << 16]
     }
 
-    fn executed_work(t: &TestEngine, name: &str) -> u64 {
-        t.events
-            .iter()
-            .rev()
-            .find_map(|e| match e {
-                Event::Executed(x) if x.name == name => Some(x.work_units),
-                _ => None,
-            })
-            .expect("command recorded")
-    }
-
-    fn frees(t: &TestEngine) -> usize {
-        t.events
-            .iter()
-            .filter(|e| matches!(e, Event::Free(_)))
-            .count()
-    }
 
     #[test]
     fn del_exists_touch_type_dbsize() {
@@ -269,15 +251,15 @@ mod tests {
         t.cmd_bytes(c, &[b"SET", b"big1", &big]);
         t.cmd_bytes(c, &[b"SET", b"big2", &big]);
         assert_eq!(t.cmd(c, &["DEL", "big1"]), int(1));
-        assert!(executed_work(&t, "del") > 64, "DEL pays for the free");
-        assert_eq!(frees(&t), 0);
+        assert!(t.executed_work("del") > 64, "DEL pays for the free");
+        assert_eq!(t.frees(), 0);
         assert_eq!(t.cmd(c, &["UNLINK", "big2"]), int(1));
-        assert!(executed_work(&t, "unlink") < 8, "UNLINK is O(1)");
-        assert_eq!(frees(&t), 1);
+        assert!(t.executed_work("unlink") < 8, "UNLINK is O(1)");
+        assert_eq!(t.frees(), 1);
         // Small values are freed inline even by UNLINK.
         t.cmd(c, &["SET", "small", "v"]);
         assert_eq!(t.cmd(c, &["UNLINK", "small"]), int(1));
-        assert_eq!(frees(&t), 1);
+        assert_eq!(t.frees(), 1);
     }
 
     #[test]
@@ -289,7 +271,7 @@ mod tests {
         let c = t.connect();
         t.cmd_bytes(c, &[b"SET", b"big", &big_value()]);
         assert_eq!(t.cmd(c, &["DEL", "big"]), int(1));
-        assert_eq!(frees(&t), 1);
+        assert_eq!(t.frees(), 1);
     }
 
     #[test]
