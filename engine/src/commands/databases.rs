@@ -262,7 +262,6 @@ mod tests {
     use crate::testing::{bulk, err, int, simple, TestEngine};
     use crate::Config;
 
-
     #[test]
     fn copy_within_and_across_databases() {
         let mut t = TestEngine::new();

@@ -215,7 +215,6 @@ mod tests {
         vec![b'x'; 65 << 16]
     }
 
-
     #[test]
     fn del_exists_touch_type_dbsize() {
         let mut t = TestEngine::new();
