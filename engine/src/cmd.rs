@@ -325,6 +325,13 @@ impl<'a> Ctx<'a> {
     /// Deletes `key` if expired (lazy expiry) in the client's database, then
     /// returns the live value, if any. Every key lookup goes through here.
     pub fn lookup(&mut self, key: &[u8]) -> Option<&mut Value> {
+        let i = self.expire_lazily(key);
+        self.server.keyspace.dbs[i].get_mut(key)
+    }
+
+    /// Lazy expiry of `key` in the client's database; returns that
+    /// database's index.
+    fn expire_lazily(&mut self, key: &[u8]) -> usize {
         let now_ms = self.now_ms();
         let i = self.db_index();
         // Without any TTL in the database nothing can be expired, and the
@@ -335,14 +342,13 @@ impl<'a> Ctx<'a> {
                 self.free(v, self.server.config.lazyfree_lazy_expire);
             }
         }
-        self.server.keyspace.dbs[i].get_mut(key)
+        i
     }
 
     /// Like [`Ctx::lookup`], but also hands out the reply writer, so a
     /// command can encode straight from the stored value without copying it.
     pub fn lookup_and_writer(&mut self, key: &[u8]) -> (Option<&mut Value>, ReplyWriter<'_>) {
-        self.lookup(key);
-        let i = self.db_index();
+        let i = self.expire_lazily(key);
         let value = self.server.keyspace.dbs[i].get_mut(key);
         (value, ReplyWriter::new(&mut self.reply, self.protocol))
     }

@@ -199,19 +199,19 @@ impl<V> Dict<V> {
     }
 
     pub fn get(&self, key: &[u8]) -> Option<&V> {
-        self.find(key, self.hash_key(key))
+        self.find_key(key)
             .map(|index| &self.entries.get(index).value)
     }
 
     pub fn get_key_value(&self, key: &[u8]) -> Option<(&[u8], &V)> {
-        self.find(key, self.hash_key(key)).map(|index| {
+        self.find_key(key).map(|index| {
             let entry = self.entries.get(index);
             (&*entry.key, &entry.value)
         })
     }
 
     pub fn contains_key(&self, key: &[u8]) -> bool {
-        self.find(key, self.hash_key(key)).is_some()
+        self.find_key(key).is_some()
     }
 
     /// Also performs one incremental rehash step.
@@ -220,7 +220,7 @@ impl<V> Dict<V> {
             return None;
         }
         self.rehash_step_if_rehashing();
-        let index = self.find(key, self.hash_key(key))?;
+        let index = self.find_key(key)?;
         Some(&mut self.entries.get_mut(index).value)
     }
 
@@ -593,6 +593,14 @@ impl<V> Dict<V> {
     }
 
     /// The slab index of `key`, searching both tables during a rehash.
+    /// Like `find`, without hashing when the dict is empty.
+    fn find_key(&self, key: &[u8]) -> Option<u32> {
+        if self.is_empty() {
+            return None;
+        }
+        self.find(key, self.hash_key(key))
+    }
+
     fn find(&self, key: &[u8], hash: u64) -> Option<u32> {
         if self.is_empty() {
             return None;
