@@ -270,7 +270,18 @@ pub struct Ctx<'a> {
     pub work_units: u64,
     /// The spec being executed (the subcommand for containers).
     pub spec: &'static CommandSpec,
+    /// False inside MULTI, scripts, and when a blocked command is re-run to
+    /// serve a ready key: the command must reply instead of blocking.
+    pub may_block: bool,
+    /// Set by [`Ctx::block_on_keys`]; the engine parks the client.
+    pub block: Option<crate::blocking::BlockRequest>,
 }
+
+/// A key held a value of another type; the caller replies [`WRONGTYPE`].
+///
+/// [`WRONGTYPE`]: crate::value::WRONGTYPE
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WrongType;
 
 impl<'a> Ctx<'a> {
     /// The reply writer for this command.
@@ -353,6 +364,55 @@ impl<'a> Ctx<'a> {
         (value, ReplyWriter::new(&mut self.reply, self.protocol))
     }
 
+    /// Looks `key` up expecting the variant `pick` selects (for example
+    /// `Value::as_list_mut`): `Ok(None)` when missing, `Err(WrongType)` when
+    /// it holds another type.
+    pub fn lookup_as<T>(
+        &mut self,
+        key: &[u8],
+        pick: fn(&mut Value) -> Option<&mut T>,
+    ) -> Result<Option<&mut T>, WrongType> {
+        match self.lookup(key) {
+            None => Ok(None),
+            Some(v) => pick(v).map(Some).ok_or(WrongType),
+        }
+    }
+
+    /// The collection encoding thresholds in force.
+    pub fn limits(&self) -> crate::types::Limits {
+        self.server.config.limits
+    }
+
+    /// Whether this command may block (see [`Ctx::block_on_keys`]).
+    pub fn may_block(&self) -> bool {
+        self.may_block
+    }
+
+    /// Parks the calling client on `keys` (in its database) instead of
+    /// replying, until a write signals one of them ready or `timeout_ms`
+    /// (0: forever) passes, when it gets `on_timeout`. Only when
+    /// [`Ctx::may_block`]; the handler must not write a reply.
+    pub fn block_on_keys(
+        &mut self,
+        keys: Vec<Vec<u8>>,
+        timeout_ms: u64,
+        on_timeout: crate::blocking::TimeoutReply,
+    ) {
+        debug_assert!(self.may_block, "blocking where the command must reply");
+        self.block = Some(crate::blocking::BlockRequest {
+            keys,
+            timeout_ms,
+            on_timeout,
+        });
+    }
+
+    /// A write made `key` (in the client's database) able to serve clients
+    /// blocked on it: a push into a list, an add to a sorted set, a new key.
+    pub fn signal_key_ready(&mut self, key: &[u8]) {
+        let db = self.db_index();
+        self.server.blocking.signal(db, key);
+    }
+
     /// Whether `key` exists (after lazy expiry) in the client's database.
     pub fn exists(&mut self, key: &[u8]) -> bool {
         self.lookup(key).is_some()
@@ -365,6 +425,7 @@ impl<'a> Ctx<'a> {
         if let Some(old) = self.server.keyspace.dbs[i].set(key, value, keep_ttl) {
             self.free(old, self.server.config.lazyfree_lazy_server_del);
         }
+        self.server.blocking.signal(i, key);
         self.server.dirty += 1;
     }
 

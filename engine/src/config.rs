@@ -47,6 +47,8 @@ pub struct Config {
     pub maxmemory_policy: MaxmemoryPolicy,
     /// `timeout`: close clients idle this long (0: never).
     pub timeout_s: u64,
+    /// The collection encoding thresholds (`hash-max-listpack-entries`...).
+    pub limits: crate::types::Limits,
     /// Other redis.conf keys accepted by CONFIG GET/SET and kept verbatim.
     pub extra: std::collections::BTreeMap<String, String>,
 }
@@ -75,6 +77,7 @@ impl Default for Config {
             maxmemory_bytes: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
             timeout_s: 0,
+            limits: Default::default(),
             extra: Default::default(),
         }
     }

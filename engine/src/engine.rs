@@ -143,6 +143,8 @@ pub struct Server {
     pub cron_deadline_ns: u64,
     /// State of the planted bug, if any (see [`crate::planted`]).
     pub planted: PlantedState,
+    /// Clients blocked on keys (see [`crate::blocking`]).
+    pub blocking: crate::blocking::Blocking,
 }
 
 /// The engine. See the module docs for the drive/drain contract.
@@ -183,6 +185,7 @@ impl Engine {
                 next_client_id: 1,
                 cron_deadline_ns: now.mono_ns + interval,
                 planted: PlantedState::default(),
+                blocking: Default::default(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -434,6 +437,8 @@ impl Engine {
                 protocol,
                 work_units: 1,
                 spec,
+                may_block: true,
+                block: None,
             };
             (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
             reply = ctx.reply;

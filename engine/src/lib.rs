@@ -8,6 +8,7 @@
 //! same outputs, byte for byte. See [`Engine`] for the drive/drain contract.
 #![forbid(unsafe_code)]
 
+pub mod blocking;
 pub mod client;
 pub mod cmd;
 pub mod commands;
@@ -20,6 +21,7 @@ pub mod resp;
 pub mod stats;
 pub mod testing;
 pub mod time;
+pub mod types;
 pub mod util;
 pub mod value;
 

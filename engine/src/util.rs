@@ -61,6 +61,25 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     }
 }
 
+/// A blocking command's timeout argument, in seconds with a fraction
+/// (Redis's `getTimeoutFromObjectOrReply` with `UNIT_SECONDS`). Returns the
+/// timeout in milliseconds, 0 meaning "block forever", or the error reply.
+pub fn parse_timeout_ms(arg: &[u8]) -> Result<u64, &'static str> {
+    let seconds = parse_f64(arg).ok_or("ERR timeout is not a float or out of range")?;
+    // (long long)(ftval * 1000.0): truncation toward zero; infinities and
+    // values past i64 saturate like the C cast does on x86-64 (to i64::MIN).
+    let ms = seconds * 1000.0;
+    let ms = if ms.is_finite() && ms > i64::MIN as f64 && ms < i64::MAX as f64 {
+        ms as i64
+    } else {
+        i64::MIN
+    };
+    if ms < 0 {
+        return Err("ERR timeout is negative");
+    }
+    Ok(ms as u64)
+}
+
 /// Redis's `stringmatchlen`: glob matching with `*`, `?`, `[...]` (ranges,
 /// `^` negation) and `\` escapes, optionally case-insensitive.
 pub fn glob_match(pattern: &[u8], string: &[u8], nocase: bool) -> bool {

@@ -531,39 +531,45 @@ static PARAMS: &[Param] = &[
         },
         "1",
     ),
-    with_alias(
-        extra(
-            "hash-max-listpack-entries",
-            Type::Int {
-                min: 0,
-                max: LLONG_MAX,
-            },
-            "128",
-        ),
-        "hash-max-ziplist-entries",
-    ),
-    with_alias(
-        extra(
-            "hash-max-listpack-value",
-            Type::Int {
-                min: 0,
-                max: LLONG_MAX,
-            },
-            "64",
-        ),
-        "hash-max-ziplist-value",
-    ),
-    with_alias(
-        extra(
-            "list-max-listpack-size",
-            Type::Int {
-                min: i32::MIN as i64,
-                max: INT_MAX,
-            },
-            "-2",
-        ),
-        "list-max-ziplist-size",
-    ),
+    Param {
+        name: "hash-max-listpack-entries",
+        alias: Some("hash-max-ziplist-entries"),
+        ty: Type::Int {
+            min: 0,
+            max: LLONG_MAX,
+        },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.limits.hash_max_listpack_entries.to_string(),
+            set: |c, v| c.limits.hash_max_listpack_entries = v.as_i64() as usize,
+        },
+    },
+    Param {
+        name: "hash-max-listpack-value",
+        alias: Some("hash-max-ziplist-value"),
+        ty: Type::Int {
+            min: 0,
+            max: LLONG_MAX,
+        },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.limits.hash_max_listpack_value_bytes.to_string(),
+            set: |c, v| c.limits.hash_max_listpack_value_bytes = v.as_i64() as usize,
+        },
+    },
+    Param {
+        name: "list-max-listpack-size",
+        alias: Some("list-max-ziplist-size"),
+        ty: Type::Int {
+            min: i32::MIN as i64,
+            max: INT_MAX,
+        },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.limits.list_max_listpack_size.to_string(),
+            set: |c, v| c.limits.list_max_listpack_size = v.as_i64(),
+        },
+    },
     extra(
         "list-compress-depth",
         Type::Int {
@@ -572,36 +578,45 @@ static PARAMS: &[Param] = &[
         },
         "0",
     ),
-    extra(
-        "set-max-intset-entries",
-        Type::Int {
+    Param {
+        name: "set-max-intset-entries",
+        alias: None,
+        ty: Type::Int {
             min: 0,
             max: LLONG_MAX,
         },
-        "512",
-    ),
-    with_alias(
-        extra(
-            "zset-max-listpack-entries",
-            Type::Int {
-                min: 0,
-                max: LLONG_MAX,
-            },
-            "128",
-        ),
-        "zset-max-ziplist-entries",
-    ),
-    with_alias(
-        extra(
-            "zset-max-listpack-value",
-            Type::Int {
-                min: 0,
-                max: LLONG_MAX,
-            },
-            "64",
-        ),
-        "zset-max-ziplist-value",
-    ),
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.limits.set_max_intset_entries.to_string(),
+            set: |c, v| c.limits.set_max_intset_entries = v.as_i64() as usize,
+        },
+    },
+    Param {
+        name: "zset-max-listpack-entries",
+        alias: Some("zset-max-ziplist-entries"),
+        ty: Type::Int {
+            min: 0,
+            max: LLONG_MAX,
+        },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.limits.zset_max_listpack_entries.to_string(),
+            set: |c, v| c.limits.zset_max_listpack_entries = v.as_i64() as usize,
+        },
+    },
+    Param {
+        name: "zset-max-listpack-value",
+        alias: Some("zset-max-ziplist-value"),
+        ty: Type::Int {
+            min: 0,
+            max: LLONG_MAX,
+        },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.limits.zset_max_listpack_value_bytes.to_string(),
+            set: |c, v| c.limits.zset_max_listpack_value_bytes = v.as_i64() as usize,
+        },
+    },
     extra(
         "stream-node-max-bytes",
         Type::Memory {

@@ -7,16 +7,26 @@ pub mod config;
 pub mod connection;
 pub mod databases;
 pub mod expire;
+pub mod hashes;
 pub mod keys;
+pub mod lists;
 pub mod object;
 pub mod scan;
 pub mod server;
+pub mod sets;
+pub mod sort;
 pub mod strings;
+pub mod zsets;
 
 /// Every family's table, gathered by [`crate::cmd::CommandTable`].
 pub const FAMILIES: &[&[CommandSpec]] = &[
     connection::COMMANDS,
     strings::COMMANDS,
+    lists::COMMANDS,
+    hashes::COMMANDS,
+    sets::COMMANDS,
+    zsets::COMMANDS,
+    sort::COMMANDS,
     keys::COMMANDS,
     databases::COMMANDS,
     object::COMMANDS,

@@ -108,6 +108,7 @@ fn object_refcount(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 s.encoding_name() == "int"
                     && parse_i64_strict(&s.bytes).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n))
             }
+            _ => false,
         };
         ctx.int(if shared { SHARED_REFCOUNT } else { 1 });
     }

@@ -1,0 +1,5 @@
+//! The lists command family.
+
+use crate::cmd::CommandSpec;
+
+pub const COMMANDS: &[CommandSpec] = &[];

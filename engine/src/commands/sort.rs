@@ -1,0 +1,5 @@
+//! The sort command family.
+
+use crate::cmd::CommandSpec;
+
+pub const COMMANDS: &[CommandSpec] = &[];

@@ -1,0 +1,5 @@
+//! The zsets command family.
+
+use crate::cmd::CommandSpec;
+
+pub const COMMANDS: &[CommandSpec] = &[];

@@ -1,0 +1,50 @@
+//! The collection types stored under keys: lists, hashes, sets and sorted
+//! sets, each with a compact encoding for small collections and a full one
+//! past the thresholds in [`Limits`] (set by CONFIG).
+//!
+//! Every type exposes the same small surface used by the keyspace code:
+//! `len()`, `encoding_name()` (what OBJECT ENCODING reports),
+//! `free_cost_units()` (the elements a free visits) and `size_bytes()` (an
+//! O(1) running estimate of the heap bytes held, for INFO memory and MEMORY
+//! USAGE).
+
+pub mod hash;
+pub mod list;
+pub mod set;
+pub mod zset;
+
+pub use hash::Hash;
+pub use list::List;
+pub use set::Set;
+pub use zset::ZSet;
+
+/// The encoding thresholds, copied from [`crate::Config`] at each command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// `hash-max-listpack-entries`.
+    pub hash_max_listpack_entries: usize,
+    /// `hash-max-listpack-value`.
+    pub hash_max_listpack_value_bytes: usize,
+    /// `list-max-listpack-size`: positive = entries per node, -1..-5 = 4..64 KB per node.
+    pub list_max_listpack_size: i64,
+    /// `set-max-intset-entries`.
+    pub set_max_intset_entries: usize,
+    /// `zset-max-listpack-entries`.
+    pub zset_max_listpack_entries: usize,
+    /// `zset-max-listpack-value`.
+    pub zset_max_listpack_value_bytes: usize,
+}
+
+impl Default for Limits {
+    /// Redis 7's defaults.
+    fn default() -> Self {
+        Limits {
+            hash_max_listpack_entries: 128,
+            hash_max_listpack_value_bytes: 64,
+            list_max_listpack_size: -2,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value_bytes: 64,
+        }
+    }
+}
