@@ -52,6 +52,36 @@ fn wrongtype() {
     check("wrongtype");
 }
 
+#[test]
+fn lists() {
+    check("lists");
+}
+
+#[test]
+fn hashes() {
+    check("hashes");
+}
+
+#[test]
+fn sets() {
+    check("sets");
+}
+
+#[test]
+fn zsets() {
+    check("zsets");
+}
+
+#[test]
+fn sort() {
+    check("sort");
+}
+
+#[test]
+fn blocking() {
+    check("blocking");
+}
+
 /// Every script has a snapshot test above.
 #[test]
 fn every_script_is_snapshotted() {
@@ -64,6 +94,12 @@ fn every_script_is_snapshotted() {
         "server",
         "errors",
         "wrongtype",
+        "lists",
+        "hashes",
+        "sets",
+        "zsets",
+        "sort",
+        "blocking",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
