@@ -77,6 +77,135 @@ pub fn parse_scan_cursor(arg: &[u8]) -> Option<u64> {
     Some(if negative { v.wrapping_neg() } else { v })
 }
 
+/// The options of SCAN, HSCAN, SSCAN and ZSCAN after the cursor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanArgs<'a> {
+    /// COUNT: a hint of how many elements one call takes (at least 1).
+    pub count: u64,
+    /// MATCH, or None when absent or `*` (which matches everything).
+    pub pattern: Option<&'a [u8]>,
+    /// TYPE (SCAN only).
+    pub type_name: Option<&'a [u8]>,
+}
+
+impl ScanArgs<'_> {
+    /// Whether `element` passes MATCH.
+    pub fn matches(&self, element: &[u8]) -> bool {
+        match self.pattern {
+            None => true,
+            Some(p) => glob_match(p, element, false),
+        }
+    }
+}
+
+/// Parses `[MATCH pattern] [COUNT count] [TYPE type]` from `args[first..]`
+/// as Redis 7.0's `scanGenericCommand` does; `TYPE` is accepted only when
+/// `allow_type` (the keyspace SCAN). The error is the reply text.
+///
+/// HSCAN, SSCAN and ZSCAN follow Redis's order: parse the cursor
+/// ([`parse_scan_cursor`], "ERR invalid cursor"), then look the key up (a
+/// missing key replies [`write_scan_reply`] with cursor 0 and nothing,
+/// whatever the options), then the type (WRONGTYPE), and only then these
+/// options.
+pub fn parse_scan_args(
+    args: &[Vec<u8>],
+    first: usize,
+    allow_type: bool,
+) -> Result<ScanArgs<'_>, &'static str> {
+    let mut parsed = ScanArgs {
+        count: SCAN_COUNT_DEFAULT,
+        pattern: None,
+        type_name: None,
+    };
+    let mut j = first;
+    while j < args.len() {
+        if j + 1 >= args.len() {
+            return Err("ERR syntax error");
+        }
+        let (option, value) = (&args[j], &args[j + 1]);
+        if option.eq_ignore_ascii_case(b"count") {
+            match parse_i64_strict(value) {
+                None => return Err("ERR value is not an integer or out of range"),
+                Some(n) if n < 1 => return Err("ERR syntax error"),
+                Some(n) => parsed.count = n as u64,
+            }
+        } else if option.eq_ignore_ascii_case(b"match") {
+            // "*" matches everything: skip the per-element glob.
+            parsed.pattern = Some(value.as_slice()).filter(|p| *p != b"*");
+        } else if allow_type && option.eq_ignore_ascii_case(b"type") {
+            parsed.type_name = Some(value.as_slice());
+        } else {
+            return Err("ERR syntax error");
+        }
+        j += 2;
+    }
+    Ok(parsed)
+}
+
+/// One call's worth of a collection scan: the next cursor, the reply's
+/// elements (already filtered by MATCH) and the work done.
+#[derive(Debug, Default)]
+pub struct CollectionScan {
+    pub cursor: u64,
+    pub items: Vec<Vec<u8>>,
+    pub work_units: u64,
+}
+
+/// HSCAN/SSCAN/ZSCAN over a `hashtable`/`skiplist` encoding: takes whole
+/// buckets from `dict` until COUNT reply elements were produced (a hash or
+/// zset entry produces two, member and value, exactly as Redis counts), or
+/// the bucket budget runs out, or the iteration ends. `emit` pushes the
+/// reply elements of one entry; MATCH is then applied to the entry's key
+/// and drops everything it pushed when it does not match.
+///
+/// The guarantee is [`Dict::scan`]'s: an element present for the whole
+/// iteration is returned at least once, across any grow or shrink.
+///
+/// [`Dict::scan`]: crate::dict::Dict::scan
+pub fn scan_dict<V>(
+    dict: &crate::dict::Dict<V>,
+    cursor: u64,
+    args: &ScanArgs,
+    mut emit: impl FnMut(&[u8], &V, &mut Vec<Vec<u8>>),
+) -> CollectionScan {
+    let mut out = CollectionScan {
+        cursor,
+        ..CollectionScan::default()
+    };
+    let mut produced = 0u64;
+    let mut buckets_left = args.count.saturating_mul(SCAN_BUCKETS_PER_COUNT);
+    loop {
+        out.cursor = dict.scan(out.cursor, |key, value| {
+            let before = out.items.len();
+            emit(key, value, &mut out.items);
+            produced += (out.items.len() - before) as u64;
+            if !args.matches(key) {
+                out.items.truncate(before);
+            }
+        });
+        out.work_units += 1;
+        if out.cursor == 0 || buckets_left == 0 || produced >= args.count {
+            break;
+        }
+        buckets_left -= 1;
+    }
+    out.work_units += produced;
+    out
+}
+
+/// Writes a scan reply: `[cursor, [items...]]` (the same in RESP2 and
+/// RESP3). Compact encodings (listpack, intset) reply everything at once
+/// with cursor 0, as Redis does.
+pub fn write_scan_reply(ctx: &mut Ctx, cursor: u64, items: &[Vec<u8>]) {
+    let mut w = ctx.w();
+    w.array_len(2);
+    w.bulk(cursor.to_string().as_bytes());
+    w.array_len(items.len());
+    for item in items {
+        w.bulk(item);
+    }
+}
+
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 ///
 /// Takes a batch of whole buckets from the dict (COUNT is only a hint:
@@ -86,32 +215,10 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let Some(mut cursor) = parse_scan_cursor(&args[1]) else {
         return ctx.error("ERR invalid cursor");
     };
-    let mut count = SCAN_COUNT_DEFAULT;
-    let mut pattern: Option<&[u8]> = None;
-    let mut type_name: Option<&[u8]> = None;
-    let mut j = 2;
-    while j < args.len() {
-        let more = args.len() - j - 1;
-        if more == 0 {
-            return ctx.error("ERR syntax error");
-        }
-        let (option, value) = (&args[j], &args[j + 1]);
-        if option.eq_ignore_ascii_case(b"count") {
-            match parse_i64_strict(value) {
-                None => return ctx.error("ERR value is not an integer or out of range"),
-                Some(n) if n < 1 => return ctx.error("ERR syntax error"),
-                Some(n) => count = n as u64,
-            }
-        } else if option.eq_ignore_ascii_case(b"match") {
-            // "*" matches everything: skip the per-key glob.
-            pattern = Some(value.as_slice()).filter(|p| *p != b"*");
-        } else if option.eq_ignore_ascii_case(b"type") {
-            type_name = Some(value.as_slice());
-        } else {
-            return ctx.error("ERR syntax error");
-        }
-        j += 2;
-    }
+    let (count, pattern, type_name) = match parse_scan_args(args, 2, true) {
+        Ok(a) => (a.count, a.pattern, a.type_name),
+        Err(e) => return ctx.error(e),
+    };
 
     let i = ctx.db_index();
     let planted_skip_expansions =
@@ -148,13 +255,7 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
     });
 
-    let mut w = ctx.w();
-    w.array_len(2);
-    w.bulk(cursor.to_string().as_bytes());
-    w.array_len(batch.len());
-    for key in &batch {
-        w.bulk(key);
-    }
+    write_scan_reply(ctx, cursor, &batch);
 }
 
 /// KEYS pattern: tests every key of the database (one work unit each) in
