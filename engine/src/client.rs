@@ -78,6 +78,14 @@ pub struct Client {
     /// Where the last reply begins in `output`; kept only while
     /// [`crate::PlantedBug::PartialWriteDropsReply`] is planted.
     pub planted_last_reply_start: usize,
+    /// Set while the client is parked by a blocking command (see
+    /// [`crate::blocking`]); its query buffer is not processed meanwhile.
+    /// Changed only by `Blocking::park`/`unpark`.
+    pub blocked: Option<Box<crate::blocking::Blocked>>,
+    /// Commands of this client may not block: they reply as if their
+    /// timeout had passed (Redis's CLIENT_DENY_BLOCKING, set inside MULTI
+    /// and scripts).
+    pub deny_blocking: bool,
 }
 
 impl Client {
@@ -101,6 +109,8 @@ impl Client {
             lib_ver: None,
             no_evict: false,
             planted_last_reply_start: 0,
+            blocked: None,
+            deny_blocking: false,
         }
     }
 

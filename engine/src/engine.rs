@@ -43,6 +43,7 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::blocking::Blocked;
 use crate::client::{Client, ClientId, Clients, CloseReason, ConnectInfo};
 use crate::cmd::{lookup_subcommand, CommandSpec, CommandTable, Ctx};
 use crate::config::Config;
@@ -165,6 +166,19 @@ pub struct Engine {
 impl Engine {
     /// A fresh engine whose clock starts at `now`.
     pub fn new(config: Config, now: Now) -> Engine {
+        Engine::with_commands(config, now, &[])
+    }
+
+    /// A fresh engine that also knows the commands of `extra_families`
+    /// (tests use it to drive engine features, such as blocking, through
+    /// commands of their own). Names must not clash with Redis's.
+    pub fn with_commands(
+        config: Config,
+        now: Now,
+        extra_families: &[&'static [CommandSpec]],
+    ) -> Engine {
+        let mut families = crate::commands::FAMILIES.to_vec();
+        families.extend_from_slice(extra_families);
         let rng = ChaCha8Rng::seed_from_u64(config.seed);
         let mut keyspace = Keyspace::new(config.seed);
         if config.planted_bug == Some(PlantedBug::ExpiryOffByOneMs) {
@@ -178,7 +192,7 @@ impl Engine {
                 config,
                 keyspace,
                 rng,
-                commands: CommandTable::new(crate::commands::FAMILIES),
+                commands: CommandTable::new(&families),
                 stats: Stats::default(),
                 dirty: 0,
                 started: now,
@@ -230,9 +244,29 @@ impl Engine {
     }
 
     /// The connection is gone (closed by the peer, or by the host after a
-    /// `Close` event). Unknown ids are ignored.
+    /// `Close` event). Unknown ids are ignored. A blocked client leaves its
+    /// keys' queues without a reply.
     pub fn disconnect(&mut self, _now: Now, client: ClientId) {
-        self.clients.remove(&client);
+        if let Some(mut c) = self.clients.remove(&client) {
+            drop(self.server.blocking.unpark(&mut c));
+        }
+    }
+
+    /// Whether commands of `client` may block (true by default). With
+    /// `false`, a blocking command with nothing to serve replies at once as
+    /// if its timeout had passed, as inside MULTI (Redis's
+    /// CLIENT_DENY_BLOCKING). Unknown ids are ignored.
+    pub fn set_may_block(&mut self, client: ClientId, may_block: bool) {
+        if let Some(c) = self.clients.get_mut(&client) {
+            c.deny_blocking = !may_block;
+        }
+    }
+
+    /// Whether `client` is parked by a blocking command.
+    pub fn is_blocked(&self, client: ClientId) -> bool {
+        self.clients
+            .get(&client)
+            .is_some_and(|c| c.blocked.is_some())
     }
 
     /// Bytes received from `client`. Complete requests execute at once, in
@@ -246,29 +280,54 @@ impl Engine {
         }
         c.parser.feed(bytes);
         c.last_interaction = now;
-        let had_output = !c.pending_output().is_empty();
         // Planted bug (PlantedBug::IncrNotAtomic): INCRs of the previous input
         // are written back only after this input's commands ran, so they read
         // the stale value; see `apply_deferred_incr_writes`.
         let deferred_incr_writes = std::mem::take(&mut self.server.planted.incr_writes);
         self.server.stats.net_input_bytes += bytes.len() as u64;
+        let mut args = std::mem::take(&mut self.args);
+        self.process_input(now, client, &mut args);
+        self.process_unblocked(now, &mut args);
+        // The last request's buffers are kept for the next input (with one
+        // request per input, as at pipeline depth 1, that is every reuse).
+        crate::resp::parse::recycle_args(&mut args, &mut self.spare_args);
+        if args.capacity() <= ARGS_KEPT_CAPACITY_MAX {
+            self.args = args;
+        }
+        if !deferred_incr_writes.is_empty() {
+            self.apply_deferred_incr_writes(deferred_incr_writes);
+        }
+    }
+
+    /// Executes the complete requests in `client`'s query buffer, in order,
+    /// until it runs dry, the client blocks or is closing. `args` is the
+    /// reused argument vector.
+    fn process_input(&mut self, now: Now, client: ClientId, args: &mut Vec<Vec<u8>>) {
+        let Some(c) = self.clients.get(&client) else {
+            return;
+        };
+        let had_output = !c.pending_output().is_empty();
         let limits = ParserLimits {
             proto_max_bulk_len_bytes: self.server.config.proto_max_bulk_len_bytes,
             ..ParserLimits::default()
         };
-        let mut args = std::mem::take(&mut self.args);
-        loop {
-            let c = self.clients.get_mut(&client).expect("client exists");
+        while let Some(c) = self.clients.get_mut(&client) {
             if c.closing.is_some() {
                 break;
             }
-            match c.parser.next_request_into(
-                &limits,
-                c.authenticated,
-                &mut args,
-                &mut self.spare_args,
-            ) {
-                Ok(true) => self.execute(now, client, &mut args),
+            if c.blocked.is_some() {
+                // Redis leaves a blocked client's query buffer alone until
+                // it is unblocked; the buffer limit still applies.
+                if c.parser.buffered_bytes() > self.server.config.client_query_buffer_limit_bytes {
+                    self.close(client, CloseReason::QueryBufferLimit);
+                }
+                break;
+            }
+            match c
+                .parser
+                .next_request_into(&limits, c.authenticated, args, &mut self.spare_args)
+            {
+                Ok(true) => self.execute(now, client, args),
                 Ok(false) => {
                     if c.parser.buffered_bytes()
                         > self.server.config.client_query_buffer_limit_bytes
@@ -287,19 +346,10 @@ impl Engine {
                 }
             }
         }
-        // The last request's buffers are kept for the next input (with one
-        // request per input, as at pipeline depth 1, that is every reuse).
-        crate::resp::parse::recycle_args(&mut args, &mut self.spare_args);
-        if args.capacity() <= ARGS_KEPT_CAPACITY_MAX {
-            self.args = args;
-        }
         if let Some(c) = self.clients.get(&client) {
             if !had_output && !c.pending_output().is_empty() {
                 self.transmit.push_back(client);
             }
-        }
-        if !deferred_incr_writes.is_empty() {
-            self.apply_deferred_incr_writes(deferred_incr_writes);
         }
     }
 
@@ -319,9 +369,14 @@ impl Engine {
         }
     }
 
-    /// Runs timers: active expiry and incremental rehashing, with counted
-    /// budgets. Calling it early is harmless (it does nothing).
+    /// Runs timers: blocked clients whose timeout passed get their timeout
+    /// reply (then their pipelined requests run), and the cron does active
+    /// expiry and incremental rehashing, with counted budgets. Calling it
+    /// early is harmless (it does nothing).
     pub fn handle_timeout(&mut self, now: Now) {
+        if self.server.blocking.first_expired(now.mono_ns).is_some() {
+            self.time_out_blocked(now);
+        }
         if now.mono_ns < self.server.cron_deadline_ns {
             return;
         }
@@ -333,10 +388,82 @@ impl Engine {
         }
     }
 
-    /// The next time `handle_timeout` wants to run (monotonic nanoseconds).
+    /// The next time `handle_timeout` wants to run (monotonic nanoseconds):
+    /// the cron's next tick or a blocked client's deadline, whichever comes
+    /// first. Changed by every input.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<u64> {
-        Some(self.server.cron_deadline_ns)
+        let cron_ns = self.server.cron_deadline_ns;
+        Some(
+            self.server
+                .blocking
+                .next_deadline_ns()
+                .map_or(cron_ns, |ns| ns.min(cron_ns)),
+        )
+    }
+
+    /// Unblocks, with their timeout reply, the blocked clients whose
+    /// deadline is at or before `now`, earliest first, then runs their
+    /// pipelined requests.
+    fn time_out_blocked(&mut self, now: Now) {
+        let expired_max = self.server.blocking.blocked_count();
+        let mut expired = 0;
+        while let Some(id) = self.server.blocking.first_expired(now.mono_ns) {
+            // Each turn removes one client from the timeout table.
+            assert!(
+                expired < expired_max,
+                "timeout table larger than the blocked clients"
+            );
+            expired += 1;
+            let c = self
+                .clients
+                .get_mut(&id)
+                .expect("blocked clients are connected");
+            let blocked = self
+                .server
+                .blocking
+                .unpark(c)
+                .expect("clients in the timeout table are blocked");
+            if c.closing.is_some() {
+                continue;
+            }
+            let reply = blocked.on_timeout.encoded(c.protocol);
+            deliver_unblocked(
+                &mut self.server,
+                &mut self.clients,
+                &mut self.events,
+                id,
+                &blocked,
+                reply,
+                0,
+            );
+        }
+        let mut args = std::mem::take(&mut self.args);
+        self.process_unblocked(now, &mut args);
+        crate::resp::parse::recycle_args(&mut args, &mut self.spare_args);
+        if args.capacity() <= ARGS_KEPT_CAPACITY_MAX {
+            self.args = args;
+        }
+    }
+
+    /// Queues the output of clients unblocked since the last call, and runs
+    /// the requests they pipelined behind their blocking command (Redis
+    /// does this in `processUnblockedClients`, before the next poll).
+    fn process_unblocked(&mut self, now: Now, args: &mut Vec<Vec<u8>>) {
+        // A client enters the queue only when it is unblocked, which
+        // consumed one of its requests; so the loop ends once the
+        // unblocked clients' buffered requests are spent.
+        while let Some(id) = self.server.blocking.pop_unblocked() {
+            let Some(c) = self.clients.get(&id) else {
+                continue;
+            };
+            if !c.pending_output().is_empty() && !self.transmit.contains(&id) {
+                self.transmit.push_back(id);
+            }
+            if c.blocked.is_none() {
+                self.process_input(now, id, args);
+            }
+        }
     }
 
     /// The next event. Changed by every input.
@@ -417,6 +544,7 @@ impl Engine {
         let reply_start = reply.len();
         let protocol = c.protocol;
         let authenticated = c.authenticated;
+        let may_block = !c.deny_blocking;
         let spec = resolve(
             &self.server.commands,
             args,
@@ -426,7 +554,11 @@ impl Engine {
         );
         let mut work_units = 1;
         let mut executed = None;
+        let mut block = None;
         if let Some(spec) = spec {
+            // A handler may take its arguments apart; a command that may
+            // park keeps the originals to run again when it is served.
+            let saved_args = spec.has(crate::cmd::flags::BLOCKING).then(|| args.to_vec());
             let mut ctx = Ctx {
                 server: &mut self.server,
                 clients: &mut self.clients,
@@ -437,13 +569,25 @@ impl Engine {
                 protocol,
                 work_units: 1,
                 spec,
-                may_block: true,
+                may_block,
                 block: None,
             };
             (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
             reply = ctx.reply;
             work_units = ctx.work_units;
             executed = Some(spec);
+            if let Some(request) = ctx.block {
+                debug_assert_eq!(reply.len(), reply_start, "a blocking handler replied");
+                reply.truncate(reply_start);
+                match saved_args {
+                    Some(saved) if may_block && !request.keys.is_empty() => {
+                        block = Some((request, saved));
+                    }
+                    // A handler that blocks where it may not (or on no key)
+                    // gets its timeout reply at once rather than hanging.
+                    _ => reply.extend_from_slice(request.on_timeout.encoded(protocol)),
+                }
+            }
         } else {
             self.server.stats.rejected_calls += 1;
         }
@@ -462,6 +606,20 @@ impl Engine {
             }
             None => return,
         }
+        if let (Some((request, saved_args)), Some(spec)) = (block, executed) {
+            // Stats and the execution record wait for the reply that
+            // unblocks it, so that the command is counted once.
+            self.park(
+                now,
+                client,
+                spec,
+                saved_args,
+                request,
+                request_seq,
+                work_units,
+            );
+            return;
+        }
         if let Some(spec) = executed {
             self.server
                 .stats
@@ -477,6 +635,151 @@ impl Engine {
                 reply_bytes,
             }));
         }
+        if self.server.blocking.has_ready() {
+            self.serve_ready_keys(now);
+        }
+    }
+
+    /// Parks `client` on the keys of `request` (see [`crate::blocking`]).
+    #[allow(clippy::too_many_arguments)]
+    fn park(
+        &mut self,
+        now: Now,
+        client: ClientId,
+        spec: &'static CommandSpec,
+        args: Vec<Vec<u8>>,
+        request: crate::blocking::BlockRequest,
+        request_seq: u64,
+        work_units: u64,
+    ) {
+        let c = self
+            .clients
+            .get_mut(&client)
+            .expect("checked by the caller");
+        // BLPOP k k 0 waits once on k, as Redis's blockForKeys does.
+        let mut keys: Vec<Vec<u8>> = Vec::with_capacity(request.keys.len());
+        for key in request.keys {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let deadline_ns = (request.timeout_ms > 0).then(|| {
+            now.mono_ns
+                .saturating_add(request.timeout_ms.saturating_mul(1_000_000))
+        });
+        let blocked = Blocked {
+            spec,
+            args,
+            db: c.db,
+            keys,
+            deadline_ns,
+            on_timeout: request.on_timeout,
+            request_seq,
+            work_units,
+        };
+        self.server.blocking.park(c, blocked);
+    }
+
+    /// Serves the clients blocked on the keys signalled ready, key by key
+    /// in signal order, each key's waiters first blocked first. Serving can
+    /// signal more keys (BLMOVE's destination); those are served in the
+    /// next round.
+    fn serve_ready_keys(&mut self, now: Now) {
+        // A round that serves nobody changes nothing and signals nothing,
+        // and each serve unblocks a client; so there are at most as many
+        // rounds as blocked clients, plus the last, empty one.
+        let rounds_max = self.server.blocking.blocked_count() + 1;
+        let mut rounds = 0;
+        while self.server.blocking.has_ready() {
+            assert!(
+                rounds < rounds_max,
+                "serving blocked clients did not settle"
+            );
+            rounds += 1;
+            for (db, key) in self.server.blocking.take_ready() {
+                self.serve_key(now, db, &key);
+            }
+        }
+    }
+
+    /// Serves the clients blocked on `key` in database `db` while it holds
+    /// a value (Redis's `serveClientsBlockedOn*Key`).
+    fn serve_key(&mut self, now: Now, db: usize, key: &[u8]) {
+        for id in self.server.blocking.waiters(db, key) {
+            let Some(value_type) = self.server.keyspace.dbs[db].get(key).map(Value::type_name)
+            else {
+                // Emptied (and deleted) by the clients served before.
+                break;
+            };
+            let Some(c) = self.clients.get_mut(&id) else {
+                continue;
+            };
+            let Some(blocked) = c.blocked.as_ref() else {
+                continue;
+            };
+            if c.closing.is_some() {
+                // Killed or over a limit: it will never read a reply, so it
+                // must not consume a value.
+                drop(self.server.blocking.unpark(c));
+                continue;
+            }
+            // Redis 7.0 serves a list waiter from a list only, and so on;
+            // a key of another type leaves it blocked.
+            if blocked.wanted_type().is_some_and(|t| t != value_type) {
+                continue;
+            }
+            self.rerun_blocked(now, id);
+        }
+    }
+
+    /// Runs `client`'s blocked command again, without blocking. A reply
+    /// other than a null unblocks it with that reply; a null (nothing to
+    /// serve after all) leaves it blocked in place.
+    fn rerun_blocked(&mut self, now: Now, client: ClientId) {
+        let c = self.clients.get(&client).expect("checked by the caller");
+        let blocked = c.blocked.as_ref().expect("checked by the caller");
+        debug_assert_eq!(c.db, blocked.db, "a blocked client runs nothing else");
+        let spec = blocked.spec;
+        let mut args = blocked.args.clone();
+        let protocol = c.protocol;
+        let mut ctx = Ctx {
+            server: &mut self.server,
+            clients: &mut self.clients,
+            client_id: client,
+            events: &mut self.events,
+            now,
+            reply: Vec::new(),
+            protocol,
+            work_units: 0,
+            spec,
+            may_block: false,
+            block: None,
+        };
+        (spec.handler.expect("blocked specs have handlers"))(&mut ctx, &mut args);
+        let (reply, work_units, blocked_again) = (ctx.reply, ctx.work_units, ctx.block.is_some());
+        let c = self
+            .clients
+            .get_mut(&client)
+            .expect("a re-run keeps its client");
+        if blocked_again || crate::blocking::is_null_reply(&reply) {
+            let blocked = c.blocked.as_mut().expect("still blocked");
+            blocked.work_units += work_units;
+            return;
+        }
+        let blocked = self
+            .server
+            .blocking
+            .unpark(c)
+            .expect("checked by the caller");
+        deliver_unblocked(
+            &mut self.server,
+            &mut self.clients,
+            &mut self.events,
+            client,
+            &blocked,
+            &reply,
+            work_units,
+        );
     }
 
     /// The planted bugs that act on a reply just produced by `client`.
@@ -545,6 +848,40 @@ impl Engine {
             }
         }
     }
+}
+
+/// Sends `reply` to `client`, just unparked from `blocked` (served, timed
+/// out, or CLIENT UNBLOCK), counts the command (once, here) and records its
+/// execution, and queues the client to run its pipelined requests.
+pub(crate) fn deliver_unblocked(
+    server: &mut Server,
+    clients: &mut Clients,
+    events: &mut VecDeque<Event>,
+    client: ClientId,
+    blocked: &Blocked,
+    reply: &[u8],
+    extra_work_units: u64,
+) {
+    debug_assert!(!reply.is_empty());
+    let Some(c) = clients.get_mut(&client) else {
+        return;
+    };
+    debug_assert!(c.blocked.is_none(), "unparked first");
+    c.output.extend_from_slice(reply);
+    let work_units =
+        blocked.work_units + extra_work_units + reply.len() as u64 / REPLY_BYTES_PER_WORK_UNIT;
+    server.stats.record_call(blocked.spec.name, work_units);
+    if server.config.record_executions {
+        events.push_back(Event::Executed(Executed {
+            client,
+            request_seq: blocked.request_seq,
+            name: blocked.spec.name,
+            flags: blocked.spec.flags,
+            work_units,
+            reply_bytes: reply.len(),
+        }));
+    }
+    server.blocking.push_unblocked(client);
 }
 
 /// Marks `client` as closing and tells the host.

@@ -1,4 +1,4 @@
-//! CLIENT: ID SETNAME GETNAME LIST INFO KILL NO-EVICT SETINFO HELP.
+//! CLIENT: ID SETNAME GETNAME LIST INFO KILL UNBLOCK NO-EVICT SETINFO HELP.
 //!
 //! CLIENT LIST and CLIENT INFO print Redis 7.0.15's fields in its order.
 //! Fields seedkv has no counterpart for are constant (`sub=0`, `multi=-1`,
@@ -13,7 +13,7 @@ use crate::client::{Client, ClientId, CloseReason};
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
 use crate::commands::connection::super_validate_name;
-use crate::engine::close_client;
+use crate::engine::{close_client, deliver_unblocked};
 use crate::time::Now;
 use crate::util::parse_i64_strict;
 
@@ -96,6 +96,15 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
             summary: "Kill the connection of a client",
             complexity: "O(N) where N is the number of client connections",
             handler: Some(client_kill),
+            ..CLIENT_ADMIN
+        },
+        CommandSpec {
+            name: "client|unblock",
+            arity: -3,
+            since: "5.0.0",
+            summary: "Unblock a client blocked in a blocking command from a different connection",
+            complexity: "O(log N) where N is the number of client connections",
+            handler: Some(client_unblock),
             ..CLIENT_ADMIN
         },
         CommandSpec {
@@ -201,6 +210,9 @@ fn info_line(c: &Client, now: Now, current: &Current) -> String {
         now.mono_ns.saturating_sub(c.last_interaction.mono_ns) / 1_000_000_000
     };
     let mut flags = String::new();
+    if c.blocked.is_some() {
+        flags.push('b');
+    }
     if c.no_evict {
         flags.push('e');
     }
@@ -213,7 +225,12 @@ fn info_line(c: &Client, now: Now, current: &Current) -> String {
         flags.push('N');
     }
     let qbuf = c.parser.buffered_bytes();
-    let argv_mem = if is_current { current.argv_bytes } else { 0 };
+    // A blocked client still holds its command's arguments, as in Redis.
+    let argv_mem = match &c.blocked {
+        _ if is_current => current.argv_bytes,
+        Some(blocked) => blocked.args_bytes(),
+        None => 0,
+    };
     let obl = c.pending_output().len();
     let cmd = if is_current {
         current.cmd
@@ -415,6 +432,12 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             kill_self = true;
         } else {
             close_client(ctx.clients, ctx.events, victim, CloseReason::Killed);
+            // Redis frees a killed client at once, taking it off the keys
+            // it was blocked on; here it waits for the host's disconnect,
+            // and must not be served meanwhile.
+            if let Some(c) = ctx.clients.get_mut(&victim) {
+                drop(ctx.server.blocking.unpark(c));
+            }
         }
     }
     if old_form {
@@ -430,6 +453,53 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         // Like Redis's CLIENT_CLOSE_AFTER_REPLY: the reply goes out first.
         close_client(ctx.clients, ctx.events, ctx.client_id, CloseReason::Quit);
     }
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends a client's blocking command
+/// with its timeout reply, or with an `-UNBLOCKED` error. Replies 1 if the
+/// client was blocked, else 0. Redis checks the reason before the id.
+fn client_unblock(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    if args.len() > 4 {
+        return ctx.error(
+            "ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.",
+        );
+    }
+    let mut with_error = false;
+    if let Some(reason) = args.get(3) {
+        if reason.eq_ignore_ascii_case(b"error") {
+            with_error = true;
+        } else if !reason.eq_ignore_ascii_case(b"timeout") {
+            return ctx.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+        }
+    }
+    let Some(id) = parse_i64_strict(&args[2]) else {
+        return ctx.error("ERR value is not an integer or out of range");
+    };
+    let target = ClientId(id.max(0) as u64);
+    let Some(c) = ctx.clients.get_mut(&target) else {
+        return ctx.int(0);
+    };
+    if c.closing.is_some() {
+        return ctx.int(0);
+    }
+    let Some(blocked) = ctx.server.blocking.unpark(c) else {
+        return ctx.int(0);
+    };
+    let reply: &[u8] = if with_error {
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+    } else {
+        blocked.on_timeout.encoded(c.protocol)
+    };
+    deliver_unblocked(
+        ctx.server,
+        ctx.clients,
+        ctx.events,
+        target,
+        &blocked,
+        reply,
+        0,
+    );
+    ctx.int(1);
 }
 
 fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
@@ -463,6 +533,8 @@ fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
             "      Return clients of specified type.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock the specified blocked client.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
         ],

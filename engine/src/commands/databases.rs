@@ -152,6 +152,7 @@ fn copy(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if let Some(when) = expire {
         db.set_expire(dst, when);
     }
+    ctx.server.blocking.signal(dst_db, dst);
     ctx.server.dirty += 1;
     ctx.int(1);
 }
@@ -182,6 +183,7 @@ fn move_(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if let Some(when) = expire {
         db.set_expire(key, when);
     }
+    ctx.server.blocking.signal(dst_db, key);
     ctx.server.dirty += 1;
     ctx.int(1);
 }
@@ -200,6 +202,9 @@ fn swapdb(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return ctx.error("ERR DB index is out of range");
     };
     ctx.server.keyspace.swap_dbs(a, b);
+    // Clients blocked in either database now wait on the other's keys.
+    ctx.server.blocking.signal_db(a);
+    ctx.server.blocking.signal_db(b);
     ctx.server.dirty += 1;
     ctx.ok();
 }

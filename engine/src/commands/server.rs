@@ -664,10 +664,12 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  maxclients:{}\r\n\
                  client_recent_max_input_buffer:{max_in}\r\n\
                  client_recent_max_output_buffer:{max_out}\r\n\
-                 blocked_clients:0\r\n\
+                 blocked_clients:{}\r\n\
                  tracking_clients:0\r\n\
-                 clients_in_timeout_table:0\r\n",
+                 clients_in_timeout_table:{}\r\n",
                 cfg.maxclients,
+                ctx.server.blocking.blocked_count(),
+                ctx.server.blocking.timeouts_count(),
             )
         }
         "memory" => {
