@@ -146,6 +146,10 @@ pub struct Server {
     pub planted: PlantedState,
     /// Clients blocked on keys (see [`crate::blocking`]).
     pub blocking: crate::blocking::Blocking,
+    /// Heap bytes the host's allocator reports (see
+    /// [`Engine::set_allocated_bytes`]); `None` where nobody measures, and
+    /// INFO memory then reports the engine's own estimate.
+    pub allocated_bytes: Option<u64>,
 }
 
 /// The engine. See the module docs for the drive/drain contract.
@@ -200,6 +204,7 @@ impl Engine {
                 cron_deadline_ns: now.mono_ns + interval,
                 planted: PlantedState::default(),
                 blocking: Default::default(),
+                allocated_bytes: None,
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -207,6 +212,14 @@ impl Engine {
             args: Vec::new(),
             spare_args: Vec::new(),
         }
+    }
+
+    /// The process's heap bytes as the host's allocator counts them, for
+    /// INFO memory `used_memory` (Redis reports its allocator's figure too).
+    /// A host that cannot measure never calls this; the simulator does not,
+    /// so that replies stay a function of the seed.
+    pub fn set_allocated_bytes(&mut self, bytes: Option<u64>) {
+        self.server.allocated_bytes = bytes;
     }
 
     pub fn config(&self) -> &Config {

@@ -264,6 +264,7 @@ fn poll_connection<S: Stream>(
                 }
                 reads += 1;
                 let mut engine = host.engine.borrow_mut();
+                engine.set_allocated_bytes(crate::alloc::allocated_bytes());
                 engine.handle_input(host.clock.now(), id, bytes);
                 host.drain(&mut engine, Some(id));
             }

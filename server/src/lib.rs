@@ -11,6 +11,7 @@
 //! so the same event loop can run over tokio's sockets (the binary) or a
 //! simulated network (turmoil) in tests.
 
+pub mod alloc;
 pub mod clock;
 pub mod event_loop;
 pub mod logging;

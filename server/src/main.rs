@@ -3,7 +3,11 @@
 use clap::Parser;
 use seedkv_server::{Args, Options};
 
+#[global_allocator]
+static GLOBAL: seedkv_server::alloc::CountingAlloc = seedkv_server::alloc::CountingAlloc;
+
 fn main() {
+    seedkv_server::alloc::mark_installed();
     let args = Args::parse();
     let options = match Options::from_args(&args) {
         Ok(options) => options,

@@ -10,6 +10,7 @@ pub mod expire;
 pub mod hashes;
 pub mod keys;
 pub mod lists;
+pub mod memory;
 pub mod object;
 pub mod scan;
 pub mod server;
@@ -35,4 +36,5 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     client::COMMANDS,
     config::COMMANDS,
     server::COMMANDS,
+    memory::COMMANDS,
 ];

@@ -27,14 +27,13 @@ use crate::commands::config::{config_get, help_reply};
 use crate::commands::connection::REDIS_VERSION;
 use crate::resp::ReplyWriter;
 use crate::util::glob_match;
-use crate::value::Value;
 
 /// Bytes INFO counts per bucket of a keyspace dict table.
-const BUCKET_BYTES: usize = 8;
+pub const BUCKET_BYTES: usize = 8;
 
 /// Bytes INFO counts per dict entry besides the value itself: the entry,
 /// the key's header and a typical short key (Redis's dictEntry + sds).
-const ENTRY_OVERHEAD_BYTES: usize = 48;
+pub const ENTRY_OVERHEAD_BYTES: usize = 48;
 
 /// Bytes INFO counts for an empty server (Redis 7.0 reports about 860 KB
 /// of `used_memory_startup`).
@@ -571,30 +570,53 @@ fn os_name() -> String {
     format!("{os} {}", std::env::consts::ARCH)
 }
 
-/// The memory estimate INFO reports; see the module docs.
-pub fn used_memory_bytes(ctx: &Ctx) -> (u64, u64) {
-    let dataset: u64 = ctx
+/// What INFO memory reports, in bytes.
+pub struct MemoryReport {
+    /// `used_memory`: the host allocator's count when the host measures
+    /// (the real server), else the engine's estimate.
+    pub used_bytes: u64,
+    /// `used_memory_dataset`: keys, values, expiry entries and dict tables.
+    pub dataset_bytes: u64,
+    /// `mem_clients_normal`: client structs and their buffers.
+    pub clients_bytes: u64,
+    /// Keys visited to compute it (the work INFO memory is charged).
+    pub keys_visited: u64,
+}
+
+/// The engine's estimate of the dataset: every value's `size_bytes` (an
+/// O(1) running figure each type keeps) plus the dicts' own tables, entries
+/// and key bytes. Visits every key: INFO memory is O(keys) here.
+pub fn memory_report(ctx: &Ctx) -> MemoryReport {
+    let mut keys_visited = 0u64;
+    let dataset_bytes: u64 = ctx
         .server
         .keyspace
         .dbs
         .iter()
         .map(|db| {
-            let (t0, t1) = db.keys.table_sizes();
+            let values: usize = db.keys.iter().map(|(_, v)| v.size_bytes()).sum();
+            keys_visited += db.keys.len() as u64;
             let (e0, e1) = db.expires.table_sizes();
-            let buckets = (t0 + t1 + e0 + e1) * BUCKET_BYTES;
-            let entries = db.keys.len() * (std::mem::size_of::<Value>() + ENTRY_OVERHEAD_BYTES)
+            let expires = (e0 + e1) * BUCKET_BYTES
                 + db.expires.len() * (std::mem::size_of::<u64>() + ENTRY_OVERHEAD_BYTES);
-            (buckets + entries) as u64
+            (db.keys.memory_estimate_bytes() + values + expires) as u64
         })
         .sum();
-    let clients: u64 = ctx
+    let clients_bytes: u64 = ctx
         .clients
         .values()
         .map(|c| {
             (std::mem::size_of_val(c) + c.output.capacity() + c.parser.buffered_bytes()) as u64
         })
         .sum();
-    (USED_MEMORY_STARTUP_BYTES + dataset + clients, dataset)
+    let estimate = USED_MEMORY_STARTUP_BYTES + dataset_bytes + clients_bytes;
+    let used_bytes = ctx.server.allocated_bytes.unwrap_or(estimate);
+    MemoryReport {
+        used_bytes,
+        dataset_bytes: dataset_bytes.min(used_bytes),
+        clients_bytes,
+        keys_visited,
+    }
 }
 
 fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
@@ -673,11 +695,13 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
             )
         }
         "memory" => {
-            let (used, dataset) = used_memory_bytes(ctx);
+            let report = memory_report(ctx);
+            let (used, dataset) = (report.used_bytes, report.dataset_bytes);
+            ctx.work(report.keys_visited);
             let peak = ctx.server.stats.used_memory_peak_bytes.max(used);
             ctx.server.stats.used_memory_peak_bytes = peak;
             let cfg = &ctx.server.config;
-            let overhead = used - dataset;
+            let overhead = used.saturating_sub(dataset);
             let dataset_perc = if used > USED_MEMORY_STARTUP_BYTES {
                 dataset as f64 * 100.0 / (used - USED_MEMORY_STARTUP_BYTES) as f64
             } else {
@@ -719,7 +743,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 cfg.maxmemory_bytes,
                 bytes_to_human(cfg.maxmemory_bytes),
                 cfg.maxmemory_policy.name(),
-                overhead - USED_MEMORY_STARTUP_BYTES,
+                report.clients_bytes,
             )
         }
         "persistence" => {
