@@ -1,25 +1,677 @@
-//! Sorted sets. Owned by the sorted-sets work; this is the shared skeleton.
+//! Sorted sets: members with scores, ordered by score then member bytes.
+//!
+//! Two encodings, as in Redis 7.0 (`OBJECT ENCODING` names them):
+//!
+//! - `listpack`: a score-ordered vector of (score, member) while the set has
+//!   at most `zset-max-listpack-entries` members of at most
+//!   `zset-max-listpack-value` bytes. Lookups scan it, which is cheap at
+//!   that size and keeps small sets compact.
+//! - `skiplist`: a [`Dict`] from member to score (O(1) ZSCORE, ZSCAN's
+//!   cursor) plus a [`SkipList`] (O(log N) ranks and ranges). A set converts
+//!   once, when an add crosses a limit, and never back (except the results
+//!   that the store commands build, as Redis does).
+//!
+//! Everything the commands need is expressed in *ranks* (0-based positions
+//! in the order), so the command code never looks at the encoding.
 
-/// A sorted set: `listpack` while small, `skiplist` past the limits.
-#[derive(Clone, Debug, PartialEq, Default)]
+use std::cmp::Ordering;
+
+use rand::{Rng, RngCore};
+
+use crate::dict::Dict;
+use crate::types::Limits;
+
+/// The skiplist of the `skiplist` encoding.
+#[path = "skiplist.rs"]
+pub mod skiplist;
+
+pub use skiplist::{cmp_elements, RangeSpec};
+use skiplist::{NodeId, SkipList, NIL};
+
+/// Bytes of bookkeeping per listpack entry beyond the member itself (the
+/// score and the member's box).
+const LISTPACK_ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+
+/// One element of the listpack encoding.
+#[derive(Clone, Debug, PartialEq)]
+struct Entry {
+    score: f64,
+    member: Box<[u8]>,
+}
+
+#[derive(Clone, Debug)]
+struct Big {
+    dict: Dict<f64>,
+    list: SkipList,
+}
+
+#[derive(Clone, Debug)]
+enum Encoding {
+    Listpack(Vec<Entry>),
+    Skiplist(Box<Big>),
+}
+
+/// A sorted set. See the module docs.
+#[derive(Clone, Debug)]
 pub struct ZSet {
-    members: Vec<(f64, Box<[u8]>)>,
+    encoding: Encoding,
+    /// Keys the dict's hash and the skiplist's levels when converting.
+    seed: u64,
+    /// Member bytes held (listpack encoding; the skiplist counts its own).
+    member_bytes: usize,
+}
+
+impl Default for ZSet {
+    fn default() -> Self {
+        ZSet::new(0, false)
+    }
+}
+
+impl PartialEq for ZSet {
+    /// Same elements in the same order, whatever the encodings.
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .iter_ranks(0, self.len(), false)
+                .zip(other.iter_ranks(0, other.len(), false))
+                .all(|((m1, s1), (m2, s2))| m1 == m2 && s1 == s2)
+    }
+}
+
+/// ZADD's options, as `zsetAdd` takes them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AddFlags {
+    pub nx: bool,
+    pub xx: bool,
+    pub gt: bool,
+    pub lt: bool,
+    pub incr: bool,
+}
+
+/// What one add did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AddResult {
+    pub added: bool,
+    pub updated: bool,
+    /// Skipped because of NX, XX, GT or LT.
+    pub skipped: bool,
+    /// The member's score afterwards (when not skipped).
+    pub score: f64,
+}
+
+/// An increment produced NaN (`+inf` plus `-inf`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotANumber;
+
+/// A score interval; `(` in the command syntax makes an end exclusive.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreRange {
+    pub min: f64,
+    pub max: f64,
+    pub min_exclusive: bool,
+    pub max_exclusive: bool,
+}
+
+impl RangeSpec for ScoreRange {
+    fn is_empty(&self) -> bool {
+        self.min > self.max || (self.min == self.max && (self.min_exclusive || self.max_exclusive))
+    }
+    fn gte_min(&self, score: f64, _member: &[u8]) -> bool {
+        if self.min_exclusive {
+            score > self.min
+        } else {
+            score >= self.min
+        }
+    }
+    fn lte_max(&self, score: f64, _member: &[u8]) -> bool {
+        if self.max_exclusive {
+            score < self.max
+        } else {
+            score <= self.max
+        }
+    }
+}
+
+/// One end of a lex interval: `-`, `+`, `[member` or `(member`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LexBound {
+    /// `-`: before every member.
+    Min,
+    /// `+`: after every member.
+    Max,
+    Inclusive(Vec<u8>),
+    Exclusive(Vec<u8>),
+}
+
+impl LexBound {
+    fn is_exclusive(&self) -> bool {
+        !matches!(self, LexBound::Inclusive(_))
+    }
+
+    /// Redis's `sdscmplex` of two bounds.
+    fn cmp_bound(&self, other: &LexBound) -> Ordering {
+        use LexBound::*;
+        match (self, other) {
+            (Min, Min) | (Max, Max) => Ordering::Equal,
+            (Min, _) | (_, Max) => Ordering::Less,
+            (Max, _) | (_, Min) => Ordering::Greater,
+            (Inclusive(a) | Exclusive(a), Inclusive(b) | Exclusive(b)) => a.cmp(b),
+        }
+    }
+}
+
+/// A lex interval (ZRANGEBYLEX), meaningful when all scores are equal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LexRange {
+    pub min: LexBound,
+    pub max: LexBound,
+}
+
+impl RangeSpec for LexRange {
+    fn is_empty(&self) -> bool {
+        match self.min.cmp_bound(&self.max) {
+            Ordering::Greater => true,
+            Ordering::Equal => self.min.is_exclusive() || self.max.is_exclusive(),
+            Ordering::Less => false,
+        }
+    }
+    fn gte_min(&self, _score: f64, member: &[u8]) -> bool {
+        match &self.min {
+            LexBound::Min => true,
+            LexBound::Max => false,
+            LexBound::Inclusive(b) => member >= b.as_slice(),
+            LexBound::Exclusive(b) => member > b.as_slice(),
+        }
+    }
+    fn lte_max(&self, _score: f64, member: &[u8]) -> bool {
+        match &self.max {
+            LexBound::Min => false,
+            LexBound::Max => true,
+            LexBound::Inclusive(b) => member <= b.as_slice(),
+            LexBound::Exclusive(b) => member < b.as_slice(),
+        }
+    }
+}
+
+/// A listpack stores integral scores as integers (Redis's `double2ll`), so
+/// -0 reads back as 0. Every score entering the listpack goes through here.
+fn listpack_score(score: f64) -> f64 {
+    if score == 0.0 {
+        0.0
+    } else {
+        score
+    }
 }
 
 impl ZSet {
+    /// An empty set; `skiplist` picks the big encoding from the start (ZADD
+    /// does when the limits are 0 or its first member is too long). `seed`
+    /// keys the dict and the skiplist levels.
+    pub fn new(seed: u64, skiplist: bool) -> ZSet {
+        let mut z = ZSet {
+            encoding: Encoding::Listpack(Vec::new()),
+            seed,
+            member_bytes: 0,
+        };
+        if skiplist {
+            z.convert_to_skiplist();
+        }
+        z
+    }
+
+    /// A set of `sorted` (ascending by score then member, members unique),
+    /// in the encoding Redis's `zsetConvertToListpackIfNeeded` picks for a
+    /// store command's result.
+    pub fn from_sorted(sorted: Vec<(Box<[u8]>, f64)>, limits: &Limits, seed: u64) -> ZSet {
+        debug_assert!(sorted
+            .windows(2)
+            .all(|w| cmp_elements(w[0].1, &w[0].0, w[1].1, &w[1].0) == Ordering::Less));
+        let member_len_max = sorted.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+        let small = sorted.len() <= limits.zset_max_listpack_entries
+            && member_len_max <= limits.zset_max_listpack_value_bytes;
+        let mut z = ZSet::new(seed, !small);
+        match &mut z.encoding {
+            Encoding::Listpack(entries) => {
+                z.member_bytes = sorted.iter().map(|(m, _)| m.len()).sum();
+                entries.extend(sorted.into_iter().map(|(member, score)| Entry {
+                    score: listpack_score(score),
+                    member,
+                }));
+            }
+            Encoding::Skiplist(big) => {
+                // Inserting from the highest down makes every insert stop at
+                // the header, as Redis's zsetDup does.
+                for (member, score) in sorted.into_iter().rev() {
+                    big.dict.insert(member.clone(), score);
+                    big.list.insert(score, member);
+                }
+            }
+        }
+        z
+    }
+
     pub fn len(&self) -> usize {
-        self.members.len()
+        match &self.encoding {
+            Encoding::Listpack(entries) => entries.len(),
+            Encoding::Skiplist(big) => big.list.len(),
+        }
     }
+
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty()
+        self.len() == 0
     }
+
     pub fn encoding_name(&self) -> &'static str {
-        "listpack"
+        match &self.encoding {
+            Encoding::Listpack(_) => "listpack",
+            Encoding::Skiplist(_) => "skiplist",
+        }
     }
+
     pub fn free_cost_units(&self) -> u64 {
-        self.members.len() as u64
+        self.len() as u64
     }
+
+    /// O(1) estimate of the heap bytes held: the vector and member bytes of
+    /// a listpack; the dict (which holds a copy of every member) plus the
+    /// skiplist arena otherwise.
     pub fn size_bytes(&self) -> usize {
-        self.members.len() * 24
+        match &self.encoding {
+            Encoding::Listpack(entries) => {
+                entries.capacity() * LISTPACK_ENTRY_BYTES + self.member_bytes
+            }
+            Encoding::Skiplist(big) => big.dict.memory_estimate_bytes() + big.list.size_bytes(),
+        }
+    }
+
+    /// The member's score.
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        match &self.encoding {
+            Encoding::Listpack(entries) => entries
+                .iter()
+                .find(|e| *e.member == *member)
+                .map(|e| e.score),
+            Encoding::Skiplist(big) => big.dict.get(member).copied(),
+        }
+    }
+
+    /// The member's 0-based rank from the lowest.
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        match &self.encoding {
+            Encoding::Listpack(entries) => entries.iter().position(|e| *e.member == *member),
+            Encoding::Skiplist(big) => {
+                let score = *big.dict.get(member)?;
+                let rank = big.list.rank(score, member);
+                debug_assert!(rank >= 1, "a member in the dict is in the list");
+                rank.checked_sub(1)
+            }
+        }
+    }
+
+    /// The element at 0-based `rank` (which must be < len).
+    pub fn at_rank(&self, rank: usize) -> (&[u8], f64) {
+        debug_assert!(rank < self.len());
+        match &self.encoding {
+            Encoding::Listpack(entries) => (&entries[rank].member, entries[rank].score),
+            Encoding::Skiplist(big) => big.list.get(big.list.by_rank(rank + 1)),
+        }
+    }
+
+    /// A uniformly random element (the set must not be empty).
+    pub fn random_element(&self, rng: &mut dyn RngCore) -> (&[u8], f64) {
+        debug_assert!(!self.is_empty());
+        match &self.encoding {
+            Encoding::Listpack(entries) => {
+                let e = &entries[rng.gen_range(0..entries.len() as u64) as usize];
+                (&e.member, e.score)
+            }
+            Encoding::Skiplist(big) => {
+                let member = big.dict.random_key(rng).unwrap_or_default();
+                let score = big.dict.get(member).copied().unwrap_or(0.0);
+                (member, score)
+            }
+        }
+    }
+
+    /// ZADD / ZINCRBY on one member (Redis's `zsetAdd`), converting to the
+    /// skiplist encoding first when the new member would cross `limits`.
+    pub fn add(
+        &mut self,
+        member: &[u8],
+        score: f64,
+        flags: AddFlags,
+        limits: &Limits,
+    ) -> Result<AddResult, NotANumber> {
+        if score.is_nan() {
+            return Err(NotANumber);
+        }
+        let skipped = AddResult {
+            added: false,
+            updated: false,
+            skipped: true,
+            score,
+        };
+        match self.score(member) {
+            Some(current) => {
+                if flags.nx {
+                    return Ok(skipped);
+                }
+                let mut new_score = score;
+                if flags.incr {
+                    new_score += current;
+                    if new_score.is_nan() {
+                        return Err(NotANumber);
+                    }
+                }
+                if (flags.lt && new_score >= current) || (flags.gt && new_score <= current) {
+                    return Ok(skipped);
+                }
+                let updated = new_score != current;
+                if updated {
+                    self.move_member(member, current, new_score);
+                }
+                Ok(AddResult {
+                    added: false,
+                    updated,
+                    skipped: false,
+                    score: self.score(member).unwrap_or(new_score),
+                })
+            }
+            None if flags.xx => Ok(skipped),
+            None => {
+                if let Encoding::Listpack(entries) = &self.encoding {
+                    if entries.len() + 1 > limits.zset_max_listpack_entries
+                        || member.len() > limits.zset_max_listpack_value_bytes
+                    {
+                        self.convert_to_skiplist();
+                    }
+                }
+                self.insert_new(member.into(), score);
+                Ok(AddResult {
+                    added: true,
+                    updated: false,
+                    skipped: false,
+                    score: self.score(member).unwrap_or(score),
+                })
+            }
+        }
+    }
+
+    /// Inserts a member that is not in the set.
+    fn insert_new(&mut self, member: Box<[u8]>, score: f64) {
+        match &mut self.encoding {
+            Encoding::Listpack(entries) => {
+                let score = listpack_score(score);
+                let at = entries.partition_point(|e| {
+                    cmp_elements(e.score, &e.member, score, &member) == Ordering::Less
+                });
+                self.member_bytes += member.len();
+                entries.insert(at, Entry { score, member });
+            }
+            Encoding::Skiplist(big) => {
+                let previous = big.dict.insert(member.clone(), score);
+                debug_assert!(previous.is_none());
+                big.list.insert(score, member);
+            }
+        }
+    }
+
+    /// Changes a present member's score from `current` to `new_score`.
+    fn move_member(&mut self, member: &[u8], current: f64, new_score: f64) {
+        match &mut self.encoding {
+            Encoding::Listpack(entries) => {
+                let Some(at) = entries.iter().position(|e| *e.member == *member) else {
+                    return;
+                };
+                let entry = entries.remove(at);
+                self.member_bytes -= entry.member.len();
+                self.insert_new(entry.member, new_score);
+            }
+            Encoding::Skiplist(big) => {
+                big.list.update_score(current, member, new_score);
+                if let Some(s) = big.dict.get_mut(member) {
+                    *s = new_score;
+                }
+            }
+        }
+    }
+
+    /// Removes a member; returns whether it was there.
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match &mut self.encoding {
+            Encoding::Listpack(entries) => {
+                let Some(at) = entries.iter().position(|e| *e.member == *member) else {
+                    return false;
+                };
+                let entry = entries.remove(at);
+                self.member_bytes -= entry.member.len();
+                true
+            }
+            Encoding::Skiplist(big) => match big.dict.remove(member) {
+                None => false,
+                Some((_, score)) => {
+                    let removed = big.list.delete(score, member);
+                    debug_assert!(removed.is_some());
+                    true
+                }
+            },
+        }
+    }
+
+    /// Moves every element into a dict and a skiplist.
+    fn convert_to_skiplist(&mut self) {
+        let Encoding::Listpack(entries) = &mut self.encoding else {
+            return;
+        };
+        let entries = std::mem::take(entries);
+        let mut big = Box::new(Big {
+            dict: Dict::new(self.seed),
+            list: SkipList::new(self.seed.rotate_left(32) ^ 0x5A5A_5A5A),
+        });
+        for e in entries.into_iter().rev() {
+            big.dict.insert(e.member.clone(), e.score);
+            big.list.insert(e.score, e.member);
+        }
+        self.member_bytes = 0;
+        self.encoding = Encoding::Skiplist(big);
+    }
+
+    /// The ranks `[lo, hi)` that Redis visits for `range`: from the first
+    /// element in range onwards while in range, or (`reverse`) from the last
+    /// one backwards while in range. `None` when nothing is in range.
+    ///
+    /// A listpack is scanned exactly as Redis scans it, so even a lex range
+    /// over mixed scores (where the predicates are not monotone) gives
+    /// Redis's answer; the skiplist uses two O(log N) descents.
+    pub fn range_ranks<R: RangeSpec>(&self, range: &R, reverse: bool) -> Option<(usize, usize)> {
+        match &self.encoding {
+            Encoding::Listpack(entries) => {
+                let (first, last) = (entries.first()?, entries.last()?);
+                if range.is_empty()
+                    || !range.gte_min(last.score, &last.member)
+                    || !range.lte_max(first.score, &first.member)
+                {
+                    return None;
+                }
+                let gte = |e: &Entry| range.gte_min(e.score, &e.member);
+                let lte = |e: &Entry| range.lte_max(e.score, &e.member);
+                if !reverse {
+                    let lo = entries.iter().position(gte)?;
+                    let run = entries[lo..].iter().take_while(|e| lte(e)).count();
+                    (run > 0).then_some((lo, lo + run))
+                } else {
+                    let hi = entries.iter().rposition(lte)? + 1;
+                    let run = entries[..hi].iter().rev().take_while(|e| gte(e)).count();
+                    (run > 0).then_some((hi - run, hi))
+                }
+            }
+            Encoding::Skiplist(big) => {
+                let (_, first) = big.list.first_in_range(range)?;
+                let (_, last) = big.list.last_in_range(range)?;
+                (first <= last).then_some((first - 1, last))
+            }
+        }
+    }
+
+    /// The elements of ranks `lo..hi`, ascending, or descending from `hi-1`
+    /// when `reverse`.
+    pub fn iter_ranks(&self, lo: usize, hi: usize, reverse: bool) -> ZIter<'_> {
+        let hi = hi.min(self.len());
+        let lo = lo.min(hi);
+        let remaining = hi - lo;
+        let cursor = match &self.encoding {
+            Encoding::Listpack(entries) => Cursor::Listpack(entries, if reverse { hi } else { lo }),
+            Encoding::Skiplist(big) => {
+                let start = if remaining == 0 {
+                    NIL
+                } else if reverse {
+                    if hi == big.list.len() {
+                        big.list.last()
+                    } else {
+                        big.list.by_rank(hi)
+                    }
+                } else if lo == 0 {
+                    big.list.first()
+                } else {
+                    big.list.by_rank(lo + 1)
+                };
+                Cursor::Skiplist(&big.list, start)
+            }
+        };
+        ZIter {
+            cursor,
+            remaining,
+            reverse,
+        }
+    }
+
+    /// Removes the elements of ranks `lo..hi`, handing each to `removed` in
+    /// ascending order.
+    pub fn remove_ranks(&mut self, lo: usize, hi: usize, mut removed: impl FnMut(Box<[u8]>, f64)) {
+        let hi = hi.min(self.len());
+        if lo >= hi {
+            return;
+        }
+        match &mut self.encoding {
+            Encoding::Listpack(entries) => {
+                for e in entries.drain(lo..hi) {
+                    self.member_bytes -= e.member.len();
+                    removed(e.member, e.score);
+                }
+            }
+            Encoding::Skiplist(big) => {
+                let dict = &mut big.dict;
+                big.list.delete_rank_range(lo + 1, hi, |member, score| {
+                    dict.remove(&member);
+                    removed(member, score);
+                });
+            }
+        }
+    }
+
+    /// One ZSCAN step: visits (member, score) pairs and returns the next
+    /// cursor. A listpack is returned whole in one call with cursor 0, as
+    /// Redis does; a skiplist is scanned through its dict's cursor.
+    pub fn scan(&self, cursor: u64, mut visit: impl FnMut(&[u8], f64)) -> u64 {
+        match &self.encoding {
+            Encoding::Listpack(entries) => {
+                for e in entries {
+                    visit(&e.member, e.score);
+                }
+                0
+            }
+            Encoding::Skiplist(big) => big.dict.scan(cursor, |m, s| visit(m, *s)),
+        }
+    }
+
+    /// Buckets of the dict (0 for a listpack), to bound ZSCAN's empty visits.
+    pub fn scan_buckets(&self) -> usize {
+        match &self.encoding {
+            Encoding::Listpack(_) => 0,
+            Encoding::Skiplist(big) => big.dict.bucket_count(),
+        }
+    }
+
+    /// Checks the encoding's invariants (for tests).
+    #[cfg(test)]
+    pub fn check(&self) {
+        match &self.encoding {
+            Encoding::Listpack(entries) => {
+                assert!(entries.windows(2).all(|w| cmp_elements(
+                    w[0].score,
+                    &w[0].member,
+                    w[1].score,
+                    &w[1].member
+                ) == Ordering::Less));
+                let bytes: usize = entries.iter().map(|e| e.member.len()).sum();
+                assert_eq!(bytes, self.member_bytes);
+            }
+            Encoding::Skiplist(big) => {
+                big.list.check();
+                assert_eq!(big.dict.len(), big.list.len());
+                for (m, s) in self.iter_ranks(0, self.len(), false) {
+                    assert_eq!(big.dict.get(m), Some(&s));
+                }
+            }
+        }
     }
 }
+
+enum Cursor<'a> {
+    /// The entries and the next index (forward) or one past it (reverse).
+    Listpack(&'a [Entry], usize),
+    Skiplist(&'a SkipList, NodeId),
+}
+
+/// An iterator over a rank interval; see [`ZSet::iter_ranks`].
+pub struct ZIter<'a> {
+    cursor: Cursor<'a>,
+    remaining: usize,
+    reverse: bool,
+}
+
+impl<'a> Iterator for ZIter<'a> {
+    type Item = (&'a [u8], f64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        match &mut self.cursor {
+            Cursor::Listpack(entries, at) => {
+                let entries: &'a [Entry] = entries;
+                let e = if self.reverse {
+                    *at -= 1;
+                    &entries[*at]
+                } else {
+                    *at += 1;
+                    &entries[*at - 1]
+                };
+                Some((&e.member, e.score))
+            }
+            Cursor::Skiplist(list, at) => {
+                let list: &'a SkipList = list;
+                if *at == NIL {
+                    self.remaining = 0;
+                    return None;
+                }
+                let item = list.get(*at);
+                *at = if self.reverse {
+                    list.prev(*at)
+                } else {
+                    list.next(*at)
+                };
+                Some(item)
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+#[cfg(test)]
+#[path = "zset_tests.rs"]
+mod tests;
