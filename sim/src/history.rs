@@ -48,6 +48,20 @@ pub struct Execution {
     pub work_units: u64,
 }
 
+/// The moment the engine was handed the last byte of a request that may
+/// block (BLPOP, BLMOVE, BZPOPMIN...): where it executed, or parked, in the
+/// execution order. A blocked request's [`Execution`] is recorded only when
+/// it is served or times out, so this is the blocking checker's only view
+/// of when the wait began.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub conn: ConnId,
+    pub seq_in_conn: u64,
+    pub at_ns: TimeNs,
+    /// `History::executions.len()` at that moment.
+    pub executions_before: usize,
+}
+
 /// A connection's life.
 #[derive(Clone, Debug)]
 pub struct Conn {
@@ -66,6 +80,8 @@ pub struct History {
     /// In execution order.
     pub executions: Vec<Execution>,
     pub conns: Vec<Conn>,
+    /// Requests that may block, as the engine received them, in order.
+    pub received: Vec<Received>,
     /// Virtual time at which fault injection stopped (liveness is judged after it).
     pub faults_end_ns: TimeNs,
     /// Virtual time at which the run ended.

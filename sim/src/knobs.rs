@@ -131,13 +131,13 @@ impl Knobs {
         let mut rng = stream_rng(seed, stream::KNOBS, 0);
         let clients_count = rng.gen_range(2..=CLIENTS_DRAWN_MAX);
         let ops_count = rng.gen_range(OPS_DRAWN_MIN..=OPS_DRAWN_MAX);
-        let mut workloads: Vec<WorkloadKind> = WorkloadKind::ALL
+        let mut workloads: Vec<WorkloadKind> = WorkloadKind::CORE
             .iter()
             .copied()
             .filter(|_| rng.gen_bool(0.6))
             .collect();
         if workloads.is_empty() {
-            workloads.push(WorkloadKind::ALL[rng.gen_range(0..WorkloadKind::ALL.len())]);
+            workloads.push(WorkloadKind::CORE[rng.gen_range(0..WorkloadKind::CORE.len())]);
         }
         // Shuffle so that which workloads get the extra clients varies.
         for i in (1..workloads.len()).rev() {
@@ -147,8 +147,13 @@ impl Knobs {
         let net = NetKnobs::draw(&mut rng);
         let faults_on = rng.gen_bool(0.85);
         let drawn_faults = FaultKnobs::draw(&mut rng);
+        // Collections first: they take the added clients, and the core
+        // workloads keep the clients (and order) they were drawn.
+        let (mut collections, clients_extra) = draw_collections(seed);
+        collections.append(&mut workloads);
+        let workloads = collections;
         let mut knobs = Knobs {
-            clients_count,
+            clients_count: clients_count + clients_extra,
             ops_count,
             workloads,
             net,
@@ -174,7 +179,35 @@ impl Knobs {
         knobs
     }
 
+    /// The collection workloads of a run, from their own stream: each with
+    /// even odds, blocking twice (it needs two clients to block one
+    /// another), and one more client per entry so that the core workloads
+    /// keep theirs.
+    pub fn collections_of(seed: u64) -> Vec<WorkloadKind> {
+        draw_collections(seed).0
+    }
+
     pub fn workload_of(&self, client: u32) -> WorkloadKind {
         self.workloads[client as usize % self.workloads.len()]
     }
 }
+
+/// See [`Knobs::collections_of`]: the drawn collection workloads and the
+/// clients added for them.
+fn draw_collections(seed: u64) -> (Vec<WorkloadKind>, u32) {
+    let mut rng = stream_rng(seed, COLLECTIONS_STREAM, 0);
+    let mut drawn = Vec::new();
+    for &kind in WorkloadKind::COLLECTIONS {
+        if rng.gen_bool(0.5) {
+            drawn.push(kind);
+            if kind == WorkloadKind::Blocking {
+                drawn.push(kind);
+            }
+        }
+    }
+    let clients_extra = drawn.len() as u32;
+    (drawn, clients_extra)
+}
+
+/// The stream the collection workloads are drawn from.
+const COLLECTIONS_STREAM: &str = "knobs-collections";

@@ -25,7 +25,8 @@ use seedkv_engine::{ClientId, Config, ConnectInfo, Engine, Event, Now, PlantedBu
 
 use crate::client::{encode_request_into, SimClient, SlowReader, RECONNECT_NS};
 use crate::cost::CostModel;
-use crate::history::{Conn, Execution, History, Op};
+use crate::check::blocking::blocking_timeout;
+use crate::history::{Conn, Execution, History, Op, Received};
 use crate::knobs::{Knobs, CLOCK_JUMP_MS_MAX, IDLE_MS_MAX};
 use crate::net::{Pipe, CLIENT_PIPE_BYTES_MAX, SERVER_READ_BYTES_MAX};
 use crate::queue::EventQueue;
@@ -114,6 +115,14 @@ struct ConnState {
     in_ready: bool,
     /// The engine holds output that did not fit the socket buffer.
     write_blocked: bool,
+    /// Bytes the client wrote, and bytes handed to the engine, on this
+    /// connection: where each request ends in the stream.
+    up_sent_bytes: u64,
+    up_read_bytes: u64,
+    /// Requests that may block, not yet wholly handed to the engine: (end
+    /// offset in the stream, index on the connection). Their hand-over is
+    /// recorded in `History::received` for the blocking checker.
+    up_watched: VecDeque<(u64, u64)>,
 }
 
 /// Counters for the summary.
@@ -247,6 +256,13 @@ impl World {
         world
     }
 
+    /// Gives client `client` another workload before the run starts: a
+    /// scripted scenario (the latency report) instead of the knobs' draw.
+    pub fn set_workload(&mut self, client: u32, workload: Box<dyn crate::workload::Workload>) {
+        assert_eq!(self.stats.events_count, 0, "workloads are set before the run");
+        self.clients[client as usize].workload = workload;
+    }
+
     pub fn knobs(&self) -> &Knobs {
         &self.knobs
     }
@@ -347,7 +363,7 @@ impl World {
     fn client_wake(&mut self, client: u32) {
         let ci = client as usize;
         debug_assert!(self.clients[ci].outstanding.is_empty());
-        if self.clients[ci].ops_left == 0 {
+        if self.clients[ci].ops_left == 0 || self.clients[ci].workload.finished() {
             self.mark_done(client);
             return;
         }
@@ -371,11 +387,20 @@ impl World {
         assert!(!batch.is_empty() && batch.len() <= crate::workload::BATCH_REQUESTS_MAX);
         self.scratch.clear();
         let workload = self.clients[ci].workload.kind().name();
+        // A blocked request legitimately waits for its timeout: a reset
+        // drawn for this batch may then land while the client is blocked.
+        let mut blocking_wait_ns = 0;
         for request in batch.drain(..) {
             encode_request_into(&mut self.scratch, &request);
             let c = &mut self.clients[ci];
             let seq_in_conn = c.seq_next;
             c.seq_next += 1;
+            if let Some(timeout) = blocking_timeout(&request) {
+                blocking_wait_ns = blocking_wait_ns.max(timeout.wait_ns_max().unwrap_or(0));
+                let cs = &mut self.conns[slot];
+                let end = cs.up_sent_bytes + self.scratch.len() as u64;
+                cs.up_watched.push_back((end, seq_in_conn));
+            }
             c.outstanding.push_back(self.history.ops.len());
             self.history.ops.push(Op {
                 client,
@@ -411,6 +436,7 @@ impl World {
         let now = self.now_ns;
         let cs = &mut self.conns[slot];
         assert!(cs.up.unread_bytes() + self.scratch.len() <= CLIENT_PIPE_BYTES_MAX);
+        cs.up_sent_bytes += self.scratch.len() as u64;
         let queue = &mut self.queue;
         let pending = &mut self.pending_non_cron;
         let last = cs.up.write(
@@ -423,7 +449,7 @@ impl World {
                 queue.push(at, SimEvent::UpArrive { slot: slot as u32 });
             },
         );
-        self.maybe_faults_after_send(slot, last);
+        self.maybe_faults_after_send(slot, last + blocking_wait_ns);
     }
 
     /// Opens a new connection for `client`; returns its engine id.
@@ -453,6 +479,9 @@ impl World {
             client_open: true,
             in_ready: false,
             write_blocked: false,
+            up_sent_bytes: 0,
+            up_read_bytes: 0,
+            up_watched: VecDeque::new(),
         });
         self.history.conns.push(Conn {
             conn: id.0,
@@ -633,7 +662,7 @@ impl World {
             self.client_close_conn(client, "client closed".into(), true);
             return;
         }
-        if self.clients[ci].ops_left == 0 {
+        if self.clients[ci].ops_left == 0 || self.clients[ci].workload.finished() {
             self.mark_done(client);
             return;
         }
@@ -760,8 +789,9 @@ impl World {
         if self.cron_due {
             self.cron_due = false;
             self.engine.handle_timeout(now);
-            self.drain_engine(None);
-            self.begin_turn(self.cost.cron_overhead_ns, None);
+            // Blocked commands that time out execute in this turn.
+            let cost_ns = self.drain_engine(None);
+            self.begin_turn(self.cost.cron_overhead_ns + cost_ns, None);
             return;
         }
         while let Some(slot) = self.ready.pop_front() {
@@ -775,8 +805,22 @@ impl World {
             if n == 0 {
                 continue;
             }
+            let executions_before = self.history.executions.len();
             self.engine.handle_input(now, cs.id, &readable[..n]);
             cs.up.consume(n);
+            cs.up_read_bytes += n as u64;
+            while let Some(&(end, seq_in_conn)) = cs.up_watched.front() {
+                if end > cs.up_read_bytes {
+                    break;
+                }
+                cs.up_watched.pop_front();
+                self.history.received.push(Received {
+                    conn: cs.id.0,
+                    seq_in_conn,
+                    at_ns: self.now_ns,
+                    executions_before,
+                });
+            }
             if !cs.up.readable().is_empty() {
                 cs.in_ready = true;
                 self.ready.push_back(slot);

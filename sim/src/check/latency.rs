@@ -217,7 +217,7 @@ fn format_ms(ns: u64) -> String {
 }
 
 /// The server CPU's busy intervals, in execution order, with prefix sums.
-struct CpuTimeline {
+pub(crate) struct CpuTimeline {
     starts_ns: Vec<TimeNs>,
     ends_ns: Vec<TimeNs>,
     /// `busy_before_ns[i]`: total duration of executions `0..i`.
@@ -225,7 +225,7 @@ struct CpuTimeline {
 }
 
 impl CpuTimeline {
-    fn new(history: &History) -> CpuTimeline {
+    pub(crate) fn new(history: &History) -> CpuTimeline {
         let mut spans: Vec<(TimeNs, TimeNs)> = history
             .executions
             .iter()
@@ -247,7 +247,7 @@ impl CpuTimeline {
     }
 
     /// CPU time spent on executions within `[from, to]`.
-    fn busy_ns(&self, from: TimeNs, to: TimeNs) -> u64 {
+    pub(crate) fn busy_ns(&self, from: TimeNs, to: TimeNs) -> u64 {
         if to <= from {
             return 0;
         }

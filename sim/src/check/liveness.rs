@@ -84,6 +84,7 @@ mod tests {
                 opened_ns: 0,
                 closed: closed.then(|| (200, "reset".to_string())),
             }],
+            received: vec![],
             faults_end_ns: 50,
             end_ns: 10_000,
         }

@@ -5,12 +5,14 @@ use crate::client::SlowReader;
 use crate::history::History;
 
 pub mod atomicity;
+pub mod blocking;
 pub mod liveness;
 pub mod pipeline;
 
 pub mod latency;
 pub mod linearizability;
 pub mod model;
+pub mod pop_model;
 pub mod scan;
 
 /// What a checker knows about the run besides the history.
@@ -49,5 +51,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(linearizability::Linearizability),
         Box::new(scan::ScanCompleteness),
         Box::new(latency::TailLatency),
+        Box::new(blocking::Blocking),
     ]
 }

@@ -333,6 +333,7 @@ mod tests {
                 opened_ns: 0,
                 closed: None,
             }],
+            received: vec![],
             faults_end_ns: 0,
             end_ns: 1000,
         }

@@ -3,7 +3,8 @@
 //! [`WorkloadKind`] and a line in [`WorkloadKind::build`].
 //!
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
-//! `scan:`, `ttl:`, `big:`), so a checker can reason about one workload's
+//! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
+//! for lists, `blk:` and `bzs:` for blocking), so a checker can reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
 //! checker tell a reply that belongs to another key.
@@ -12,12 +13,18 @@ use rand_chacha::ChaCha8Rng;
 use seedkv_engine::resp::Frame;
 
 pub mod big;
+pub mod blocking;
 pub mod counter;
+pub mod cscan;
+pub mod hashes;
 pub mod kv;
+pub mod lists;
 pub mod ping;
 pub mod pipeline;
 pub mod scan;
+pub mod sets;
 pub mod ttl;
+pub mod zsets;
 
 /// One request: the command name then its arguments.
 pub type Request = Vec<Vec<u8>>;
@@ -42,6 +49,12 @@ pub trait Workload {
 
     /// Virtual time to wait between the end of a batch and the next one.
     fn think_ns(&mut self, rng: &mut ChaCha8Rng) -> u64;
+
+    /// A scripted workload that has sent its whole script: its client stops
+    /// (as when its request budget is spent) once every reply is in.
+    fn finished(&self) -> bool {
+        false
+    }
 }
 
 /// The workloads there are.
@@ -62,6 +75,18 @@ pub enum WorkloadKind {
     Big,
     /// A PING every millisecond or two, to measure head-of-line blocking.
     Ping,
+    /// Hash commands on shared keys crossing the listpack threshold, HSCAN.
+    Hashes,
+    /// Set commands on intset and string sets, SPOP, set algebra, SSCAN.
+    Sets,
+    /// Sorted-set commands (ZADD variants, ranges, pops, ZUNIONSTORE), ZSCAN.
+    ZSets,
+    /// Plain list commands, and a rotation of tagged elements moved by
+    /// LMOVE/RPOPLPUSH/BLMOVE with snapshots of the whole group.
+    Lists,
+    /// Blocking pops with small timeouts against producers of tagged
+    /// elements.
+    Blocking,
 }
 
 impl WorkloadKind {
@@ -73,6 +98,33 @@ impl WorkloadKind {
         WorkloadKind::Ttl,
         WorkloadKind::Big,
         WorkloadKind::Ping,
+        WorkloadKind::Hashes,
+        WorkloadKind::Sets,
+        WorkloadKind::ZSets,
+        WorkloadKind::Lists,
+        WorkloadKind::Blocking,
+    ];
+
+    /// The workloads of the first simulator (drawn from the knobs stream);
+    /// the rest are drawn from their own stream, so that adding them left
+    /// these draws, and every seed's network and fault knobs, as they were.
+    pub const CORE: &'static [WorkloadKind] = &[
+        WorkloadKind::Kv,
+        WorkloadKind::Counter,
+        WorkloadKind::Pipeline,
+        WorkloadKind::Scan,
+        WorkloadKind::Ttl,
+        WorkloadKind::Big,
+        WorkloadKind::Ping,
+    ];
+
+    /// The collection-type workloads (see [`WorkloadKind::CORE`]).
+    pub const COLLECTIONS: &'static [WorkloadKind] = &[
+        WorkloadKind::Hashes,
+        WorkloadKind::Sets,
+        WorkloadKind::ZSets,
+        WorkloadKind::Lists,
+        WorkloadKind::Blocking,
     ];
 
     pub fn name(self) -> &'static str {
@@ -84,6 +136,11 @@ impl WorkloadKind {
             WorkloadKind::Ttl => "ttl",
             WorkloadKind::Big => "big",
             WorkloadKind::Ping => "ping",
+            WorkloadKind::Hashes => "hashes",
+            WorkloadKind::Sets => "sets",
+            WorkloadKind::ZSets => "zsets",
+            WorkloadKind::Lists => "lists",
+            WorkloadKind::Blocking => "blocking",
         }
     }
 
@@ -101,6 +158,11 @@ impl WorkloadKind {
             WorkloadKind::Ttl => Box::new(ttl::Ttl::new(client)),
             WorkloadKind::Big => Box::new(big::Big::new(client, rng)),
             WorkloadKind::Ping => Box::new(ping::Ping::new()),
+            WorkloadKind::Hashes => Box::new(hashes::Hashes::new(rng)),
+            WorkloadKind::Sets => Box::new(sets::Sets::new(rng)),
+            WorkloadKind::ZSets => Box::new(zsets::ZSets::new(rng)),
+            WorkloadKind::Lists => Box::new(lists::Lists::new(client)),
+            WorkloadKind::Blocking => Box::new(blocking::Blocking::new(client)),
         }
     }
 }
