@@ -5,11 +5,18 @@
 //! faults. Requests on connections that were closed or reset are exempt
 //! (their fate is unknown to the client); so are requests answered before
 //! faults stopped.
+//!
+//! A blocking request (BLPOP, BLMOVE...) legitimately waits up to its
+//! timeout, and so does anything pipelined behind it: a request's bound
+//! grows by the timeouts of its connection's blocking requests still
+//! unanswered when it was sent, its own included. A request that may block
+//! forever (timeout 0) is not judged, nor is anything behind it.
 
 use std::collections::BTreeMap;
 
+use super::blocking::blocking_timeout;
 use super::{Checker, RunFacts, Violation};
-use crate::history::History;
+use crate::history::{History, Op};
 
 pub struct Liveness;
 
@@ -26,8 +33,10 @@ impl Checker for Liveness {
             .iter()
             .map(|c| (c.conn, c.closed.is_some()))
             .collect();
-        let bound = facts.liveness_bound_ns;
-        for op in &history.ops {
+        let allowances = blocking_allowances(history);
+        for (op, allowance) in history.ops.iter().zip(allowances) {
+            let Some(allowance) = allowance else { continue };
+            let bound = facts.liveness_bound_ns + allowance;
             let from = op.invoke_ns.max(history.faults_end_ns);
             let waited = match &op.complete {
                 Some((at, _)) => at.saturating_sub(from),
@@ -61,8 +70,44 @@ impl Checker for Liveness {
     }
 }
 
+/// Per op (in `History::ops` order): the extra wait its connection's
+/// blocking requests allow it, `None` if one of them may wait forever.
+fn blocking_allowances(history: &History) -> Vec<Option<u64>> {
+    let mut allowances = vec![Some(0); history.ops.len()];
+    if history.received.is_empty()
+        && !history
+            .ops
+            .iter()
+            .any(|op| blocking_timeout(&op.args).is_some())
+    {
+        return allowances;
+    }
+    let mut by_conn: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for (i, op) in history.ops.iter().enumerate() {
+        by_conn.entry(op.conn).or_default().push(i);
+    }
+    for indices in by_conn.values_mut() {
+        indices.sort_by_key(|&i| history.ops[i].seq_in_conn);
+        // Blocking requests of this connection not yet answered.
+        let mut waiting: Vec<&Op> = Vec::new();
+        for &i in indices.iter() {
+            let op = &history.ops[i];
+            waiting.retain(|w| w.complete.as_ref().is_none_or(|(at, _)| *at > op.invoke_ns));
+            if blocking_timeout(&op.args).is_some() {
+                waiting.push(op);
+            }
+            allowances[i] = waiting.iter().try_fold(0u64, |sum, w| {
+                Some(sum + blocking_timeout(&w.args)?.wait_ns_max()?)
+            });
+        }
+    }
+    allowances
+}
+
 #[cfg(test)]
 mod tests {
+    use seedkv_engine::resp::Frame;
+
     use super::*;
     use crate::history::{Conn, Op};
 
@@ -88,6 +133,22 @@ mod tests {
             faults_end_ns: 50,
             end_ns: 10_000,
         }
+    }
+
+    #[test]
+    fn a_blocked_request_may_wait_for_its_timeout() {
+        let mut h = history(false);
+        h.ops[0].args = vec![b"BLPOP".to_vec(), b"k".to_vec(), b"5".to_vec()];
+        h.ops[0].complete = Some((5_000_000_050, Frame::Null));
+        let facts = RunFacts {
+            liveness_bound_ns: 1000,
+            ..RunFacts::default()
+        };
+        assert!(Liveness.check(&h, &facts).is_ok(), "5 s timeout");
+        h.ops[0].complete = Some((7_000_000_000, Frame::Null));
+        assert!(Liveness.check(&h, &facts).is_err(), "2 s late");
+        h.ops[0].args[2] = b"0".to_vec();
+        assert!(Liveness.check(&h, &facts).is_ok(), "may block forever");
     }
 
     #[test]

@@ -6,6 +6,8 @@ use crate::history::History;
 
 pub mod atomicity;
 pub mod blocking;
+pub mod collection_scan;
+pub mod conservation;
 pub mod liveness;
 pub mod pipeline;
 
@@ -51,6 +53,8 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(linearizability::Linearizability),
         Box::new(scan::ScanCompleteness),
         Box::new(latency::TailLatency),
+        Box::new(collection_scan::CollectionScan),
         Box::new(blocking::Blocking),
+        Box::new(conservation::Conservation),
     ]
 }
