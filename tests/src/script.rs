@@ -17,7 +17,8 @@
 use std::path::{Path, PathBuf};
 
 use seedkv_engine::resp::reply::encode_request;
-use seedkv_engine::testing::TestEngine;
+use seedkv_engine::testing::{TestEngine, UNIX_ORIGIN_US};
+use seedkv_engine::{ClientId, Now};
 
 use crate::render::{decode_all, render_reply_to};
 
@@ -98,11 +99,53 @@ pub fn split(command: &str) -> Vec<Vec<u8>> {
         .unwrap_or_else(|| panic!("unbalanced quotes in script line {command:?}"))
 }
 
+/// Virtual time the snapshot runner waits for the reply of a command that
+/// blocked (`BLPOP k 0.01` replies after 10 ms; `BLPOP k 0` would never).
+pub const BLOCKED_WAIT_NS_MAX: u64 = 60 * 1_000_000_000;
+
+/// Timer steps the runner takes while waiting (each step runs the engine's
+/// next deadline: a blocked client's timeout or a cron tick).
+const BLOCKED_WAIT_STEPS_MAX: usize = 10_000;
+
+/// After a command produced no reply (it blocked), advances the virtual
+/// clock from deadline to deadline, as a host would, until `client` gets
+/// output or [`BLOCKED_WAIT_NS_MAX`] passes. Returns the output.
+fn wait_for_reply(engine: &mut TestEngine, client: ClientId) -> Vec<u8> {
+    let give_up_ns = engine.now.mono_ns + BLOCKED_WAIT_NS_MAX;
+    let mut out = Vec::new();
+    for _ in 0..BLOCKED_WAIT_STEPS_MAX {
+        let Some(deadline_ns) = engine.engine.poll_timeout() else {
+            break;
+        };
+        if deadline_ns > give_up_ns {
+            break;
+        }
+        let mono_ns = deadline_ns.max(engine.now.mono_ns);
+        engine.now = Now::from_ns(mono_ns, UNIX_ORIGIN_US);
+        engine.engine.handle_timeout(engine.now);
+        while let Some(e) = engine.engine.poll_event() {
+            engine.events.push(e);
+        }
+        while let Some(c) = engine.engine.poll_transmit() {
+            let bytes = engine.engine.pending_output(c).to_vec();
+            engine.engine.consume_output(c, bytes.len());
+            if c == client {
+                out.extend_from_slice(&bytes);
+            }
+        }
+        if !out.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
 /// Runs `lines` on one connection of a fresh engine and renders a
 /// transcript: each command after `> `, then its replies as redis-cli
 /// prints them. Masked (`~`) lines run but show `(masked)`: their output
 /// is volatile (memory estimates, ids, clocks), and a snapshot must change
-/// only when behaviour does.
+/// only when behaviour does. A command that blocks is given virtual time
+/// (see [`wait_for_reply`]), as redis-cli waits for its reply.
 pub fn transcript(lines: &[Line]) -> String {
     let mut engine = TestEngine::new();
     let client = engine.connect();
@@ -113,7 +156,10 @@ pub fn transcript(lines: &[Line]) -> String {
         out.push('\n');
         let args = split(&line.command);
         let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        let bytes = engine.raw(client, &encode_request(&refs));
+        let mut bytes = engine.raw(client, &encode_request(&refs));
+        if bytes.is_empty() && engine.engine.is_blocked(client) {
+            bytes = wait_for_reply(&mut engine, client);
+        }
         match decode_all(&bytes) {
             Ok(replies) if replies.is_empty() => out.push_str("(no reply)\n"),
             Ok(_) if line.compare == Compare::Masked => out.push_str("(masked)\n"),

@@ -460,9 +460,10 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// client was blocked, else 0. Redis checks the reason before the id.
 fn client_unblock(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if args.len() > 4 {
-        return ctx.error(
-            "ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.",
-        );
+        return ctx.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            crate::engine::sanitize(&args[1], 128)
+        ));
     }
     let mut with_error = false;
     if let Some(reason) = args.get(3) {

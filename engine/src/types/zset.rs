@@ -458,8 +458,9 @@ impl ZSet {
         }
     }
 
-    /// Moves every element into a dict and a skiplist.
-    fn convert_to_skiplist(&mut self) {
+    /// Moves every element into a dict and a skiplist (also used by SORT,
+    /// which converts a sorted set it sorts, as Redis's `zsetConvert` does).
+    pub fn convert_to_skiplist(&mut self) {
         let Encoding::Listpack(entries) = &mut self.encoding else {
             return;
         };
