@@ -98,6 +98,9 @@ pub struct Blocked {
     /// Work done by the attempts so far (the first one, and re-runs that
     /// found nothing), reported once with the reply that unblocks it.
     pub work_units: u64,
+    /// Stopwatch time of those attempts (see [`crate::stopwatch`]), also
+    /// reported once.
+    pub elapsed_ns: u64,
 }
 
 impl Blocked {
@@ -319,6 +322,7 @@ mod tests {
             on_timeout: TimeoutReply::NullArray,
             request_seq: 0,
             work_units: 1,
+            elapsed_ns: 0,
         }
     }
 

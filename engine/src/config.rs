@@ -31,6 +31,9 @@ pub struct Config {
     pub slowlog_max_len: usize,
     /// `latency-monitor-threshold` in milliseconds (0 disables).
     pub latency_monitor_threshold_ms: u64,
+    /// `latency-tracking`: per-command latency histograms (INFO
+    /// latencystats, LATENCY HISTOGRAM).
+    pub latency_tracking: bool,
     /// `port`, reported by INFO and CONFIG GET (the host owns the socket).
     pub port: u16,
     /// `bind`, reported by CONFIG GET.
@@ -69,6 +72,7 @@ impl Default for Config {
             slowlog_log_slower_than_us: 10_000,
             slowlog_max_len: 128,
             latency_monitor_threshold_ms: 0,
+            latency_tracking: true,
             port: 6379,
             bind: "127.0.0.1".into(),
             process_id: 0,

@@ -51,7 +51,8 @@ use crate::db::{Keyspace, ACTIVE_EXPIRE_BUDGET_KEYS};
 use crate::dict::Dict;
 use crate::planted::{PlantedBug, PlantedState, MISROUTED_REPLY_EVERY};
 use crate::resp::{ParserLimits, ReplyWriter};
-use crate::stats::Stats;
+use crate::stats::{CommandName, Stats};
+use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 use crate::value::Value;
 
@@ -102,6 +103,15 @@ pub struct FreedDb {
 }
 
 impl Garbage {
+    /// Objects this frees, as INFO memory `lazyfreed_objects` counts them:
+    /// one per value, one per key of a flushed database.
+    pub fn objects_count(&self) -> u64 {
+        match self {
+            Garbage::Value(_) => 1,
+            Garbage::Db(db) => db.keys.len() as u64,
+        }
+    }
+
     /// Work the background thread spends freeing this.
     pub fn work_units(&self) -> u64 {
         match self {
@@ -165,6 +175,8 @@ pub struct Engine {
     /// does not allocate (see `RequestParser::next_request_into`).
     args: Vec<Vec<u8>>,
     spare_args: Vec<Vec<u8>>,
+    /// Times each command (see [`crate::stopwatch`]).
+    stopwatch: Box<dyn Stopwatch>,
 }
 
 impl Engine {
@@ -211,7 +223,14 @@ impl Engine {
             transmit: VecDeque::new(),
             args: Vec::new(),
             spare_args: Vec::new(),
+            stopwatch: Box::new(WorkUnitStopwatch),
         }
+    }
+
+    /// Replaces the stopwatch that times commands for SLOWLOG, LATENCY and
+    /// INFO commandstats/latencystats (by default, a [`WorkUnitStopwatch`]).
+    pub fn set_stopwatch(&mut self, stopwatch: Box<dyn Stopwatch>) {
+        self.stopwatch = stopwatch;
     }
 
     /// The process's heap bytes as the host's allocator counts them, for
@@ -387,6 +406,7 @@ impl Engine {
     /// expiry and incremental rehashing, with counted budgets. Calling it
     /// early is harmless (it does nothing).
     pub fn handle_timeout(&mut self, now: Now) {
+        self.server.stats.now = now;
         if self.server.blocking.first_expired(now.mono_ns).is_some() {
             self.time_out_blocked(now);
         }
@@ -482,7 +502,11 @@ impl Engine {
     /// The next event. Changed by every input.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        let event = self.events.pop_front();
+        if let Some(Event::Free(garbage)) = &event {
+            self.server.stats.lazyfreed_objects += garbage.objects_count();
+        }
+        event
     }
 
     /// The next client with output to send. Changed by every input.
@@ -558,7 +582,8 @@ impl Engine {
         let protocol = c.protocol;
         let authenticated = c.authenticated;
         let may_block = !c.deny_blocking;
-        let spec = resolve(
+        self.server.stats.now = now;
+        let resolved = resolve(
             &self.server.commands,
             args,
             &mut reply,
@@ -568,10 +593,16 @@ impl Engine {
         let mut work_units = 1;
         let mut executed = None;
         let mut block = None;
-        if let Some(spec) = spec {
+        let mut name = CommandName::top("");
+        if let Ok((parent, spec)) = resolved {
+            name = CommandName::of(parent, spec);
             // A handler may take its arguments apart; a command that may
             // park keeps the originals to run again when it is served.
             let saved_args = spec.has(crate::cmd::flags::BLOCKING).then(|| args.to_vec());
+            if crate::commands::slowlog::SlowLog::enabled(&self.server.config) {
+                self.server.stats.slowlog.capture(args);
+            }
+            self.stopwatch.start();
             let mut ctx = Ctx {
                 server: &mut self.server,
                 clients: &mut self.clients,
@@ -601,11 +632,16 @@ impl Engine {
                     _ => reply.extend_from_slice(request.on_timeout.encoded(protocol)),
                 }
             }
-        } else {
-            self.server.stats.rejected_calls += 1;
+        } else if let Err(rejected) = resolved {
+            self.server.stats.record_rejected(rejected);
         }
         let reply_bytes = reply.len() - reply_start;
         work_units += reply_bytes as u64 / REPLY_BYTES_PER_WORK_UNIT;
+        let duration_ns = match executed {
+            Some(_) => self.stopwatch.stop(work_units, reply_bytes as u64),
+            None => 0,
+        };
+        let failed = self.server.stats.record_error_reply(&reply[reply_start..]);
         if self.server.config.planted_bug.is_some() {
             self.planted_after_reply(client, &mut reply, reply_start);
         }
@@ -630,13 +666,23 @@ impl Engine {
                 request,
                 request_seq,
                 work_units,
+                duration_ns,
             );
             return;
         }
-        if let Some(spec) = executed {
-            self.server
-                .stats
-                .record_call(full_name(spec, args), work_units);
+        if let (Some(spec), Some(c)) = (executed, self.clients.get(&client)) {
+            crate::stats::command_finished(
+                &mut self.server,
+                c,
+                crate::stats::Finished {
+                    name,
+                    flags: spec.flags,
+                    work_units,
+                    duration_ns,
+                    failed,
+                    args: None,
+                },
+            );
         }
         if self.server.config.record_executions {
             self.events.push_back(Event::Executed(Executed {
@@ -664,6 +710,7 @@ impl Engine {
         request: crate::blocking::BlockRequest,
         request_seq: u64,
         work_units: u64,
+        elapsed_ns: u64,
     ) {
         let c = self
             .clients
@@ -689,6 +736,7 @@ impl Engine {
             on_timeout: request.on_timeout,
             request_seq,
             work_units,
+            elapsed_ns,
         };
         self.server.blocking.park(c, blocked);
     }
@@ -768,8 +816,14 @@ impl Engine {
             may_block: false,
             block: None,
         };
+        self.stopwatch.start();
         (spec.handler.expect("blocked specs have handlers"))(&mut ctx, &mut args);
         let (reply, work_units, blocked_again) = (ctx.reply, ctx.work_units, ctx.block.is_some());
+        let reply_bytes = reply.len() as u64;
+        let elapsed_ns = self.stopwatch.stop(
+            work_units + reply_bytes / REPLY_BYTES_PER_WORK_UNIT,
+            reply_bytes,
+        );
         let c = self
             .clients
             .get_mut(&client)
@@ -777,13 +831,22 @@ impl Engine {
         if blocked_again || crate::blocking::is_null_reply(&reply) {
             let blocked = c.blocked.as_mut().expect("still blocked");
             blocked.work_units += work_units;
+            blocked.elapsed_ns += elapsed_ns;
             return;
         }
-        let blocked = self
+        let mut blocked = self
             .server
             .blocking
             .unpark(c)
             .expect("checked by the caller");
+        blocked.elapsed_ns += elapsed_ns;
+        let stats = &mut self.server.stats;
+        stats.latency.add_if_needed(
+            self.server.config.latency_monitor_threshold_ms,
+            crate::commands::latency::EVENT_COMMAND_UNBLOCKING,
+            now.unix_us / 1_000_000,
+            elapsed_ns / 1_000_000,
+        );
         deliver_unblocked(
             &mut self.server,
             &mut self.clients,
@@ -883,7 +946,19 @@ pub(crate) fn deliver_unblocked(
     c.output.extend_from_slice(reply);
     let work_units =
         blocked.work_units + extra_work_units + reply.len() as u64 / REPLY_BYTES_PER_WORK_UNIT;
-    server.stats.record_call(blocked.spec.name, work_units);
+    let failed = server.stats.record_error_reply(reply);
+    crate::stats::command_finished(
+        server,
+        c,
+        crate::stats::Finished {
+            name: CommandName::top(blocked.spec.name),
+            flags: blocked.spec.flags,
+            work_units,
+            duration_ns: blocked.elapsed_ns,
+            failed,
+            args: Some(&blocked.args),
+        },
+    );
     if server.config.record_executions {
         events.push_back(Event::Executed(Executed {
             client,
@@ -916,28 +991,27 @@ fn cron_interval_ns(hz: u32) -> u64 {
     1_000_000_000 / hz.clamp(1, 500) as u64
 }
 
-/// `client|list` style name for stats.
-fn full_name(spec: &'static CommandSpec, _args: &[Vec<u8>]) -> &'static str {
-    spec.name
-}
+/// A request's command: its container (for a subcommand) and its spec.
+type Resolved = (Option<&'static CommandSpec>, &'static CommandSpec);
 
 /// Finds the spec to run, or writes the rejection (unknown command, wrong
-/// arity, NOAUTH) and returns `None`.
+/// arity, NOAUTH) and returns the command it is charged to (INFO
+/// commandstats `rejected_calls`), if the command exists.
 fn resolve(
     table: &CommandTable,
     args: &[Vec<u8>],
     reply: &mut Vec<u8>,
     protocol: crate::resp::Protocol,
     authenticated: bool,
-) -> Option<&'static CommandSpec> {
+) -> Result<Resolved, Option<CommandName>> {
     let mut w = ReplyWriter::new(reply, protocol);
     let Some(spec) = table.lookup(&args[0]) else {
         w.error(&unknown_command_message(args));
-        return None;
+        return Err(None);
     };
     if !authenticated && !spec.has(crate::cmd::flags::NO_AUTH) {
         w.error("NOAUTH Authentication required.");
-        return None;
+        return Err(Some(CommandName::of(None, spec)));
     }
     // A container dispatches on its subcommand; one with a handler of its
     // own (COMMAND) runs that handler when called without a subcommand.
@@ -947,7 +1021,7 @@ fn resolve(
                 "ERR wrong number of arguments for '{}' command",
                 spec.name
             ));
-            return None;
+            return Err(Some(CommandName::of(None, spec)));
         }
         let Some(sub) = lookup_subcommand(spec, &args[1]) else {
             w.error(&format!(
@@ -955,7 +1029,7 @@ fn resolve(
                 sanitize(&args[1], 128),
                 spec.name.to_ascii_uppercase()
             ));
-            return None;
+            return Err(None);
         };
         if !sub.arity_ok(args.len()) {
             let full = if sub.name.contains('|') {
@@ -966,18 +1040,18 @@ fn resolve(
             w.error(&format!(
                 "ERR wrong number of arguments for '{full}' command"
             ));
-            return None;
+            return Err(Some(CommandName::of(Some(spec), sub)));
         }
-        return Some(sub);
+        return Ok((Some(spec), sub));
     }
     if !spec.arity_ok(args.len()) {
         w.error(&format!(
             "ERR wrong number of arguments for '{}' command",
             spec.name
         ));
-        return None;
+        return Err(Some(CommandName::of(None, spec)));
     }
-    Some(spec)
+    Ok((None, spec))
 }
 
 /// Redis's "unknown command" text: the name and up to 128 bytes of arguments.

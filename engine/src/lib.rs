@@ -19,6 +19,7 @@ pub mod engine;
 pub mod planted;
 pub mod resp;
 pub mod stats;
+pub mod stopwatch;
 pub mod testing;
 pub mod time;
 pub mod types;

@@ -509,7 +509,16 @@ static PARAMS: &[Param] = &[
         Type::Str,
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
     ),
-    extra("latency-tracking", YES_NO, "yes"),
+    Param {
+        name: "latency-tracking",
+        alias: None,
+        ty: YES_NO,
+        flags: 0,
+        store: Store::Field {
+            get: |c| yes_no(c.latency_tracking).into(),
+            set: |c, v| c.latency_tracking = v.as_bool(),
+        },
+    },
     extra(
         "latency-tracking-info-percentiles",
         Type::List,

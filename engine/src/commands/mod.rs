@@ -9,12 +9,15 @@ pub mod databases;
 pub mod expire;
 pub mod hashes;
 pub mod keys;
+pub mod latency;
+pub mod latency_graph;
 pub mod lists;
 pub mod memory;
 pub mod object;
 pub mod scan;
 pub mod server;
 pub mod sets;
+pub mod slowlog;
 pub mod sort;
 pub mod strings;
 pub mod zsets;
@@ -37,4 +40,6 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     config::COMMANDS,
     server::COMMANDS,
     memory::COMMANDS,
+    slowlog::COMMANDS,
+    latency::COMMANDS,
 ];

@@ -8,9 +8,10 @@
 //!
 //! INFO reports virtual quantities where Redis reports measured ones:
 //!
-//! - commandstats `usec` is the command's **work units** (one unit counts as
-//!   one microsecond), the same quantity the simulator's cost model turns
-//!   into virtual time;
+//! - commandstats `usec` and latencystats are durations measured by the
+//!   host's stopwatch (see [`crate::stopwatch`]): wall time on the real
+//!   server, the cost model's virtual time in the simulator, and work units
+//!   (one unit, one microsecond) by default;
 //! - memory figures are estimates: a fixed startup size, the dicts' tables
 //!   and a fixed size per entry, and the clients' buffers; keys and values
 //!   are not walked, so INFO stays O(databases + clients);
@@ -773,11 +774,6 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
         }
         "stats" => {
             let s = &ctx.server.stats;
-            let failed: u64 = s
-                .commands
-                .values()
-                .map(|c| c.failed_calls + c.rejected_calls)
-                .sum();
             write!(
                 out,
                 "# Stats\r\n\
@@ -839,7 +835,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 ctx.server.keyspace.expired_keys,
                 s.keyspace_hits,
                 s.keyspace_misses,
-                s.rejected_calls + failed,
+                s.total_error_replies,
             )
         }
         "replication" => write!(
@@ -872,28 +868,20 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
         ),
         "modules" => write!(out, "# Modules\r\n"),
         "commandstats" => {
-            out.push_str("# Commandstats\r\n");
-            for (name, s) in &ctx.server.stats.commands {
-                if s.calls == 0 && s.rejected_calls == 0 && s.failed_calls == 0 {
-                    continue;
-                }
-                // One work unit is reported as one microsecond.
-                let usec = s.work_units;
-                let per_call = if s.calls == 0 {
-                    0.0
-                } else {
-                    usec as f64 / s.calls as f64
-                };
-                let _ = write!(
-                    out,
-                    "cmdstat_{name}:calls={},usec={usec},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
-                    s.calls, s.rejected_calls, s.failed_calls
-                );
-            }
+            ctx.server.stats.write_commandstats(out);
             Ok(())
         }
-        "errorstats" => write!(out, "# Errorstats\r\n"),
-        "latencystats" => write!(out, "# Latencystats\r\n"),
+        "errorstats" => {
+            ctx.server.stats.write_errorstats(out);
+            Ok(())
+        }
+        "latencystats" => {
+            let percentiles = config_get(cfg, "latency-tracking-info-percentiles")
+                .map(|text| crate::stats::parse_percentiles(&text))
+                .unwrap_or_default();
+            ctx.server.stats.write_latencystats(out, &percentiles);
+            Ok(())
+        }
         "cluster" => write!(out, "# Cluster\r\ncluster_enabled:0\r\n"),
         "keyspace" => {
             out.push_str("# Keyspace\r\n");
