@@ -58,8 +58,12 @@ pub struct Received {
     pub conn: ConnId,
     pub seq_in_conn: u64,
     pub at_ns: TimeNs,
-    /// `History::executions.len()` at that moment.
+    /// `History::executions.len()` at that moment...
     pub executions_before: usize,
+    /// ... and once the engine had handled that input: the request
+    /// executed at once (did not park) if and only if its execution's
+    /// index is below this.
+    pub executions_after: usize,
 }
 
 /// A connection's life.

@@ -806,6 +806,7 @@ impl World {
                 continue;
             }
             let executions_before = self.history.executions.len();
+            let received_before = self.history.received.len();
             self.engine.handle_input(now, cs.id, &readable[..n]);
             cs.up.consume(n);
             cs.up_read_bytes += n as u64;
@@ -819,8 +820,10 @@ impl World {
                     seq_in_conn,
                     at_ns: self.now_ns,
                     executions_before,
+                    executions_after: usize::MAX,
                 });
             }
+            let received_in_turn = received_before..self.history.received.len();
             if !cs.up.readable().is_empty() {
                 cs.in_ready = true;
                 self.ready.push_back(slot);
@@ -828,6 +831,10 @@ impl World {
             let mut cost_ns = self.cost.read_ns(n as u64);
             let executed_before = self.history.executions.len();
             cost_ns += self.drain_engine(Some(self.now_ns + cost_ns));
+            let executions_after = self.history.executions.len();
+            for r in &mut self.history.received[received_in_turn] {
+                r.executions_after = executions_after;
+            }
             if self.trace.printing() {
                 let executed = self.history.executions.len() - executed_before;
                 self.trace.line(

@@ -172,6 +172,12 @@ struct Waiter<'a> {
 }
 
 impl Waiter<'_> {
+    /// Executed in the turn that received it: it never parked.
+    fn immediate(&self) -> bool {
+        self.exec
+            .is_some_and(|e| e < self.received.executions_after)
+    }
+
     fn describe(&self) -> String {
         format!(
             "conn {} request #{} `{}` (received at {} ns after execution #{})",
@@ -288,14 +294,14 @@ impl Walk<'_> {
         if waiter.keys.iter().any(|k| self.model.is_unknown(k)) {
             return Ok(());
         }
+        if waiter.immediate() {
+            return Ok(()); // executed at once, never blocked
+        }
         if let Some(k) = waiter
             .keys
             .iter()
             .find(|k| self.model.len(k, waiter.kind) > 0)
         {
-            if waiter.exec == Some(waiter.park) {
-                return Ok(()); // served at once, never blocked
-            }
             return Err(format!(
                 "{} blocked although {} held {} element(s) it could take",
                 waiter.describe(),
@@ -371,7 +377,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
             exec_of
                 .get(&(r.conn, r.seq_in_conn))
                 .copied()
-                .filter(|&e| e > r.executions_before)
+                .filter(|&e| e >= r.executions_after)
         })
         .collect();
     let mut gone = gone.into_iter().peekable();

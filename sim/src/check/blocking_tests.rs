@@ -20,8 +20,23 @@ fn park(b: &mut Builder, conn: u64, text: &str) -> usize {
         seq_in_conn: op.seq_in_conn,
         at_ns: b.now_ns,
         executions_before: b.history.executions.len(),
+        executions_after: b.history.executions.len(),
     });
     i
+}
+
+/// The engine executes request `i` at once, in the turn that received it.
+fn at_once(b: &mut Builder, i: usize, reply: Frame) {
+    resume(b, i, reply);
+    let op = &b.history.ops[i];
+    let key = (op.conn, op.seq_in_conn);
+    let r = b
+        .history
+        .received
+        .iter_mut()
+        .find(|r| (r.conn, r.seq_in_conn) == key)
+        .expect("received");
+    r.executions_after += 1;
 }
 
 /// The engine executes parked request `i` now (served or timed out).
@@ -114,9 +129,16 @@ fn parking_on_a_non_empty_key_fails() {
     // Served at once (executed where it was received): fine.
     let mut b = Builder::new();
     b.run(3, "RPUSH blk:0 x", Frame::Integer(1));
-    let at_once = park(&mut b, 1, "BLPOP blk:0 0.1");
-    resume(&mut b, at_once, popped("blk:0", "x"));
+    let now = park(&mut b, 1, "BLPOP blk:0 0.1");
+    at_once(&mut b, now, popped("blk:0", "x"));
     check_blocking(&b.history, BOUND_NS).expect("immediate pop");
+    // An error at once (say, an unknown command) whose reply was lost is
+    // no early timeout.
+    let mut b = Builder::new();
+    let now = park(&mut b, 1, "BLPOP blk:0 0.1");
+    at_once(&mut b, now, Frame::Null);
+    b.history.ops[now].complete = None;
+    check_blocking(&b.history, BOUND_NS).expect("not a timeout");
 }
 
 #[test]
