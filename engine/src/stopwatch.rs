@@ -50,6 +50,20 @@ impl Stopwatch for WorkUnitStopwatch {
     }
 }
 
+/// A stopwatch whose elapsed time is a function of the work reported,
+/// `charge(work_units, reply_bytes)` in nanoseconds: how the simulator
+/// installs its cost model, so that a command's recorded duration is
+/// exactly the virtual CPU time the simulator charges for it.
+pub struct CostStopwatch<F>(pub F);
+
+impl<F: FnMut(u64, u64) -> u64 + Send> Stopwatch for CostStopwatch<F> {
+    fn start(&mut self) {}
+
+    fn stop(&mut self, work_units: u64, reply_bytes: u64) -> u64 {
+        (self.0)(work_units, reply_bytes)
+    }
+}
+
 /// A stopwatch that returns durations from a fixed script, for tests that
 /// need a command to be slow (or fast) without doing the work.
 #[derive(Clone, Debug, Default)]
@@ -79,6 +93,13 @@ mod tests {
         assert_eq!(s.stop(3, 1_000_000), 3 * WORK_UNIT_NS);
         s.start();
         assert_eq!(s.stop(u64::MAX, 0), u64::MAX);
+    }
+
+    #[test]
+    fn cost_stopwatch_charges_its_function() {
+        let mut s = CostStopwatch(|w: u64, b: u64| 1_000 + w * 300 + b / 4);
+        s.start();
+        assert_eq!(s.stop(10, 400), 1_000 + 3_000 + 100);
     }
 
     #[test]

@@ -81,7 +81,8 @@ pub struct Host {
 impl Host {
     /// A host for a new engine, with its background free thread started.
     pub fn new(config: Config, clock: impl Clock) -> Rc<Host> {
-        let engine = Engine::new(config, clock.now());
+        let mut engine = Engine::new(config, clock.now());
+        engine.set_stopwatch(Box::new(crate::stopwatch::MonotonicStopwatch::default()));
         let (garbage, rx) = mpsc::channel::<Garbage>();
         std::thread::Builder::new()
             .name("seedkv-lazyfree".into())

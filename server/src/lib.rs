@@ -17,6 +17,7 @@ pub mod event_loop;
 pub mod logging;
 pub mod net;
 pub mod options;
+pub mod stopwatch;
 
 pub use clock::{Clock, OsClock};
 pub use event_loop::{serve, Host};

@@ -199,7 +199,13 @@ impl World {
             planted_bug: bug,
             ..Config::default()
         };
-        let engine = Engine::new(config, Now::from_ns(0, UNIX_ORIGIN_US));
+        let mut engine = Engine::new(config, Now::from_ns(0, UNIX_ORIGIN_US));
+        // SLOWLOG, LATENCY and INFO commandstats then report the virtual CPU
+        // time this world charges for each command (see `drain_engine`).
+        let cost = CostModel::default();
+        engine.set_stopwatch(Box::new(seedkv_engine::stopwatch::CostStopwatch(
+            move |work_units, reply_bytes| cost.command_ns(work_units, reply_bytes),
+        )));
         let clients_count = knobs.clients_count;
         let mut clients = Vec::with_capacity(clients_count as usize);
         for i in 0..clients_count {
@@ -222,7 +228,7 @@ impl World {
             pending_non_cron: 0,
             last_progress_ns: 0,
             engine,
-            cost: CostModel::default(),
+            cost,
             cpu_busy: false,
             pending_flush: Vec::new(),
             pending_close: Vec::new(),
