@@ -570,26 +570,12 @@ impl ZSet {
         }
     }
 
-    /// One ZSCAN step: visits (member, score) pairs and returns the next
-    /// cursor. A listpack is returned whole in one call with cursor 0, as
-    /// Redis does; a skiplist is scanned through its dict's cursor.
-    pub fn scan(&self, cursor: u64, mut visit: impl FnMut(&[u8], f64)) -> u64 {
+    /// The dict of the `skiplist` encoding (ZSCAN's cursor runs over it);
+    /// None for a listpack, which ZSCAN returns whole.
+    pub fn dict(&self) -> Option<&Dict<f64>> {
         match &self.encoding {
-            Encoding::Listpack(entries) => {
-                for e in entries {
-                    visit(&e.member, e.score);
-                }
-                0
-            }
-            Encoding::Skiplist(big) => big.dict.scan(cursor, |m, s| visit(m, *s)),
-        }
-    }
-
-    /// Buckets of the dict (0 for a listpack), to bound ZSCAN's empty visits.
-    pub fn scan_buckets(&self) -> usize {
-        match &self.encoding {
-            Encoding::Listpack(_) => 0,
-            Encoding::Skiplist(big) => big.dict.bucket_count(),
+            Encoding::Listpack(_) => None,
+            Encoding::Skiplist(big) => Some(&big.dict),
         }
     }
 
