@@ -15,6 +15,7 @@ pub mod history;
 pub mod knobs;
 pub mod net;
 pub mod queue;
+pub mod report;
 pub mod rng;
 pub mod run;
 pub mod shrink;

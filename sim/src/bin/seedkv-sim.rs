@@ -1,4 +1,4 @@
-//! The simulator's command line: `run`, `sweep` and `replay`.
+//! The simulator's command line: `run`, `sweep`, `replay` and `report`.
 //!
 //! Any failure prints one line that reproduces it and exits non-zero.
 
@@ -69,6 +69,11 @@ enum Command {
         knobs: KnobArgs,
         #[arg(long)]
         trace: bool,
+    },
+    /// Experiments that print a table (`report latency`: seed 002).
+    Report {
+        #[command(subcommand)]
+        report: seedkv_sim::report::cli::ReportCommand,
     },
 }
 
@@ -145,6 +150,7 @@ fn main() -> ExitCode {
             no_shrink,
         } => knobs.config(seed).map(|c| cmd_run(&c, trace, no_shrink)),
         Command::Replay { seed, knobs, trace } => knobs.config(seed).map(|c| cmd_replay(&c, trace)),
+        Command::Report { report } => report.run(),
         Command::Sweep {
             seeds,
             start,

@@ -1,0 +1,11 @@
+//! Reports: experiments run in the simulator's world whose output is a
+//! table (and a chart) rather than a pass or a failure.
+//!
+//! - [`latency`]: seed 002's head-of-line blocking table (PING p50, p99 and
+//!   max while KEYS, SCAN, DEL and UNLINK run), in virtual time.
+
+pub mod chart;
+pub mod cli;
+pub mod latency;
+pub mod script;
+pub mod verify;
