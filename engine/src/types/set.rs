@@ -42,7 +42,10 @@ impl Default for Encoding {
 
 /// One member as stored: an integer of an intset, or the bytes of a table
 /// entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Ordered (integers before bytes) only so that samples can be deduplicated
+/// in a `BTreeSet`; one set's members are all of one kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Member<'a> {
     Int(i64),
     Bytes(&'a [u8]),
