@@ -568,7 +568,13 @@ impl Engine {
         self.clients.len()
     }
 
+    /// Asks the host to close `client`. A blocked client (over its query
+    /// buffer limit) leaves its keys' queues at once: it will never read a
+    /// reply, so it must not be served one.
     fn close(&mut self, client: ClientId, reason: CloseReason) {
+        if let Some(c) = self.clients.get_mut(&client) {
+            drop(self.server.blocking.unpark(c));
+        }
         close_client(&mut self.clients, &mut self.events, client, reason);
     }
 

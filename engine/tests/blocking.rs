@@ -73,10 +73,13 @@ struct World {
 
 impl World {
     fn new() -> World {
-        let config = Config {
+        World::with_config(Config {
             record_executions: true,
             ..Config::default()
-        };
+        })
+    }
+
+    fn with_config(config: Config) -> World {
         let now = Now::from_ns(1_000 * MS, 1_700_000_000_000_000);
         World {
             engine: Engine::with_commands(config, now, &[TEST_COMMANDS]),
@@ -471,4 +474,24 @@ fn nobody_blocked_means_the_cron_deadline_alone() {
     w.set_time(w.now.mono_ns);
     assert_eq!(w.engine.poll_timeout(), before);
     assert_eq!(w.info_field(c, "blocked_clients"), "0");
+}
+
+#[test]
+fn a_blocked_client_over_its_query_buffer_limit_is_closed_and_unparked() {
+    let mut w = World::with_config(Config {
+        record_executions: true,
+        client_query_buffer_limit_bytes: 1024,
+        ..Config::default()
+    });
+    let producer = w.connect();
+    let c = w.connect();
+    w.send(c, &["TBPOP", "k", "0"]);
+    let big = "x".repeat(2048);
+    w.send(c, &["SET", "other", &big]);
+    assert!(w.closed.contains(&c));
+    assert!(!w.engine.is_blocked(c));
+    assert_eq!(w.info_field(producer, "blocked_clients"), "0");
+    w.call(producer, &["SET", "k", "v"]);
+    assert_eq!(w.take(c), b"");
+    assert_eq!(w.call(producer, &["EXISTS", "k"]), Frame::Integer(1));
 }
