@@ -19,7 +19,8 @@
 //! execution order: HSET/HDEL, SADD/SREM, ZADD/ZREM... say what they do to
 //! each element whatever the reply; SPOP and ZPOPMIN say it through their
 //! reply; set and sorted-set stores recompute the destination from the
-//! sources. When the checker cannot tell (a pop whose reply was lost, a
+//! sources. A store replaces the whole value, so an element it keeps is no
+//! longer owed: the cursor walked the old table. When the checker cannot tell (a pop whose reply was lost, a
 //! command it does not follow), the elements concerned become unknown:
 //! never required, always allowed.
 
@@ -602,8 +603,10 @@ fn follow(w: &mut Window, tracker: &Tracker, changes: &[Change]) {
                 }
             }
             None => {
-                w.candidates
-                    .retain(|c| tracker.get(key, c) == Presence::Present);
+                // A store replaced the value (a new table: the cursor's
+                // guarantee does not carry over), DEL emptied it, or the
+                // checker lost track: nothing is owed from here on.
+                w.candidates.clear();
                 match tracker.keys.get(key) {
                     Some(k) if k.wild => w.existed = None,
                     Some(k) => {
@@ -737,6 +740,11 @@ mod tests {
         b.run(2, "SADD set:1 3 4", Frame::Integer(2));
         b.run(1, "SSCAN set:4 0 MATCH *", reply("0", &[]));
         b.run(2, "SUNIONSTORE set:4 set:0 set:1", Frame::Integer(4));
+        // A store during an iteration owes nothing: the table was replaced.
+        b.run(1, "SSCAN set:4 0", reply("2", &["1"]));
+        b.run(2, "SUNIONSTORE set:4 set:0 set:1", Frame::Integer(4));
+        b.run(1, "SSCAN set:4 2", reply("0", &["3"]));
+        check_collection_scans(&b.history).expect("replaced mid-iteration");
         b.run(1, "SSCAN set:4 0", reply("2", &["1", "2"]));
         b.run(2, "SPOP set:4", bulk("1"));
         b.run(1, "SSCAN set:4 2", reply("0", &["3"]));
