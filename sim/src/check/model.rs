@@ -11,21 +11,41 @@
 //! in order, and for each one:
 //!
 //! 1. applies the command to its own state, a
-//!    map per database `key -> (value, expire_unix_ms)` (strings only), using the
+//!    map per database `key -> (value, expire_unix_ms)`, using the
 //!    execution's wall-clock time ([`Execution::unix_ms`]) for expiry: a key
-//!    whose expiry time is `<= now` is absent;
+//!    whose expiry time is `<= now` is absent. A value is typed ([`Value`]):
+//!    a string, a list (`VecDeque`), a hash (`BTreeMap`), a set (`BTreeSet`)
+//!    or a sorted set (a member map plus a `(score, member)` order). The
+//!    containers are the plainest ones with Redis's semantics, since this is
+//!    the oracle; a collection that becomes empty is deleted, as Redis does,
+//!    and every cross-type access replies WRONGTYPE;
 //! 2. computes the reply Redis 7.0 would send, and compares it with the reply
-//!    the client recorded (when the client received one).
+//!    the client recorded (when the client received one). Replies whose
+//!    order Redis leaves unspecified (HGETALL, SMEMBERS, SINTER...) are
+//!    compared as multisets; random ones (SPOP, SRANDMEMBER, HRANDFIELD) are
+//!    judged against the modelled members, and SPOP then removes exactly
+//!    what it replied.
 //!
-//! The model tracks each connection's selected database (SELECT, RESET), so
-//! a command runs against the right database.
+//! The model tracks each connection's selected database (SELECT, RESET) and
+//! protocol (HELLO 2/3, RESET), so a command runs against the right database
+//! and its reply is predicted in the right shape (RESP3 maps, sets and
+//! doubles).
+//!
+//! A blocking pop (BLPOP, BLMOVE, BZPOPMIN...) is recorded when it is served
+//! or times out. In execution order it therefore behaves like its
+//! non-blocking pop, or finds every key empty (a timeout: a null reply). One
+//! corner is ambiguous: a client blocked on several keys is served from the
+//! key that became ready, which need not be the first non-empty one, and a
+//! key that turned into another type while it waited no longer gives
+//! WRONGTYPE. There the recorded reply picks among the possible outcomes.
 //!
 //! # Knowing what it does not know
 //!
-//! The model covers the string and generic commands that the workloads use
-//! (see `model_commands.rs`). Anything else (other data types, scripts,
-//! MULTI/EXEC, SWAPDB, DEBUG...) it does not guess at. Instead it marks
-//! what the command may have changed as **unknown**:
+//! The model covers the string, generic and collection commands that the
+//! workloads use (see `model_commands.rs` and `model_{lists,hashes,sets,
+//! zsets}.rs`). Anything else (scripts, MULTI/EXEC, SWAPDB, SORT, ZUNION,
+//! DEBUG...) it does not guess at. Instead it marks what the command may have
+//! changed as **unknown**:
 //!
 //! - a command with known key positions (from the engine's command table)
 //!   makes those keys unknown; cross-database commands (MOVE, COPY) make
@@ -51,7 +71,7 @@
 //!
 //! The model assumes nothing evicts keys (no `maxmemory` eviction).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use seedkv_engine::cmd::{flags, lookup_subcommand, CommandTable};
 use seedkv_engine::resp::Frame;
@@ -62,10 +82,19 @@ use crate::history::{ConnId, Execution, History, Op};
 
 #[path = "model_commands.rs"]
 mod commands;
+#[path = "model_hashes.rs"]
+mod hashes;
+#[path = "model_lists.rs"]
+mod lists;
+#[path = "model_sets.rs"]
+mod sets;
 #[path = "model_util.rs"]
 pub(crate) mod util;
+#[path = "model_zsets.rs"]
+mod zsets;
 
 use util::render_args;
+pub(crate) use zsets::ZSet;
 
 /// Databases per server (Redis's default `databases 16`).
 pub(crate) const DB_COUNT: usize = seedkv_engine::db::DATABASES_COUNT;
@@ -138,6 +167,26 @@ pub(crate) enum Expected {
     SortedBulks(Vec<Vec<u8>>),
     /// An integer in `low..=high` (DBSIZE).
     IntegerIn(i64, i64),
+    /// An aggregate of this shape holding these elements in any order
+    /// (HGETALL, SMEMBERS, SINTER...). For [`Shape::Map`] and
+    /// [`Shape::FlatPairs`] the elements are key, value, key, value... and
+    /// pairs move as units.
+    Unordered(Shape, Vec<Frame>),
+    /// The model judged the recorded reply itself (random replies, and
+    /// replies that choose among outcomes): `Err` says what it expected.
+    Verdict(Result<(), String>),
+}
+
+/// The shape of an aggregate reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Array,
+    /// A RESP3 set.
+    Set,
+    /// A RESP3 map.
+    Map,
+    /// RESP2's flat array of key, value pairs (HGETALL).
+    FlatPairs,
 }
 
 impl Expected {
@@ -186,6 +235,8 @@ impl Expected {
             Expected::IntegerIn(low, high) => {
                 matches!(reply, Frame::Integer(n) if (*low..=*high).contains(n))
             }
+            Expected::Unordered(shape, items) => unordered_matches(*shape, items, reply),
+            Expected::Verdict(verdict) => verdict.is_ok(),
         };
         if matches {
             return Ok(());
@@ -216,29 +267,161 @@ impl Expected {
                     .collect::<Vec<_>>()
             ),
             Expected::IntegerIn(low, high) => format!("an integer in {low}..={high}"),
+            Expected::Unordered(shape, items) => format!(
+                "in any order ({shape:?}) {}",
+                Frame::Array(items.iter().take(32).cloned().collect()).render()
+            ),
+            Expected::Verdict(Ok(())) => "anything".into(),
+            Expected::Verdict(Err(wanted)) => wanted.clone(),
         }
     }
 }
 
-/// A string key's value and expiry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Whether `reply` is an aggregate of `shape` holding `items` in any order.
+fn unordered_matches(shape: Shape, items: &[Frame], reply: &Frame) -> bool {
+    let (got, pairs): (Vec<&Frame>, bool) = match (shape, reply) {
+        (Shape::Array, Frame::Array(got)) | (Shape::Set, Frame::Set(got)) => {
+            (got.iter().collect(), false)
+        }
+        (Shape::FlatPairs, Frame::Array(got)) => (got.iter().collect(), true),
+        (Shape::Map, Frame::Map(got)) => (got.iter().flat_map(|(k, v)| [k, v]).collect(), true),
+        _ => return false,
+    };
+    if got.len() != items.len() {
+        return false;
+    }
+    // Elements (or pairs) are compared by their rendering, sorted: a
+    // multiset comparison that needs no order on frames.
+    let unit = if pairs { 2 } else { 1 };
+    let keys = |frames: &mut dyn Iterator<Item = &Frame>| -> Vec<String> {
+        let frames: Vec<&Frame> = frames.collect();
+        let mut keys: Vec<String> = frames
+            .chunks(unit)
+            .map(|c| {
+                c.iter()
+                    .map(|f| f.render())
+                    .collect::<Vec<_>>()
+                    .join("\u{0}")
+            })
+            .collect();
+        keys.sort_unstable();
+        keys
+    };
+    keys(&mut got.into_iter()) == keys(&mut items.iter())
+}
+
+/// A key's value, by type. Collections are never empty in the model.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    Str(Vec<u8>),
+    List(VecDeque<Vec<u8>>),
+    Hash(BTreeMap<Vec<u8>, Vec<u8>>),
+    Set(BTreeSet<Vec<u8>>),
+    ZSet(ZSet),
+}
+
+/// `as_x`/`as_x_mut` for one variant: the typed view, or `None` (WRONGTYPE).
+macro_rules! value_accessors {
+    ($variant:ident, $ty:ty, $get:ident, $get_mut:ident) => {
+        pub(crate) fn $get(&self) -> Option<&$ty> {
+            match self {
+                Value::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+
+        pub(crate) fn $get_mut(&mut self) -> Option<&mut $ty> {
+            match self {
+                Value::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+    };
+}
+
+impl Value {
+    value_accessors!(Str, Vec<u8>, as_str, as_str_mut);
+    value_accessors!(List, VecDeque<Vec<u8>>, as_list, as_list_mut);
+    value_accessors!(Hash, BTreeMap<Vec<u8>, Vec<u8>>, as_hash, as_hash_mut);
+    value_accessors!(Set, BTreeSet<Vec<u8>>, as_set, as_set_mut);
+    value_accessors!(ZSet, ZSet, as_zset, as_zset_mut);
+
+    pub(crate) fn empty_list() -> Value {
+        Value::List(VecDeque::new())
+    }
+
+    pub(crate) fn empty_hash() -> Value {
+        Value::Hash(BTreeMap::new())
+    }
+
+    pub(crate) fn empty_set() -> Value {
+        Value::Set(BTreeSet::new())
+    }
+
+    pub(crate) fn empty_zset() -> Value {
+        Value::ZSet(ZSet::default())
+    }
+
+    /// TYPE's reply.
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
+        }
+    }
+
+    /// An empty collection (which Redis deletes); a string never is.
+    fn is_empty_collection(&self) -> bool {
+        match self {
+            Value::Str(_) => false,
+            Value::List(l) => l.is_empty(),
+            Value::Hash(h) => h.is_empty(),
+            Value::Set(s) => s.is_empty(),
+            Value::ZSet(z) => z.is_empty(),
+        }
+    }
+}
+
+/// A key's value and expiry.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Entry {
-    pub value: Vec<u8>,
+    pub value: Value,
     pub expire_unix_ms: Option<u64>,
 }
 
 impl Entry {
+    /// A string without expiry.
+    pub(crate) fn string(value: Vec<u8>) -> Entry {
+        Entry {
+            value: Value::Str(value),
+            expire_unix_ms: None,
+        }
+    }
+
     pub(crate) fn live_at(&self, now_ms: u64) -> bool {
         self.expire_unix_ms.is_none_or(|when| when > now_ms)
     }
 }
 
-/// What the model knows about one key at one moment.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum KeyState {
+/// What the model knows about one key at one moment. `Present` borrows the
+/// model's entry: commands read collections in place, never copy them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum KeyState<'a> {
     Unknown,
     Absent,
-    Present(Entry),
+    Present(&'a Entry),
+}
+
+/// What the model knows about a key that a command wants as one type.
+#[derive(Debug)]
+pub(crate) enum Typed<T> {
+    Unknown,
+    Absent,
+    WrongType,
+    Found(T),
 }
 
 /// What a connection is doing, as far as the model can tell.
@@ -260,6 +443,18 @@ pub(crate) struct ConnState {
     /// The selected database; `None` when the model cannot tell.
     pub db: Option<usize>,
     pub mode: ConnMode,
+    /// The protocol (2 or 3, from HELLO); `None` when the model cannot tell.
+    pub resp: Option<u8>,
+}
+
+impl ConnState {
+    fn fresh() -> ConnState {
+        ConnState {
+            db: Some(0),
+            mode: ConnMode::Normal,
+            resp: Some(2),
+        }
+    }
 }
 
 /// What the last [`KeyspaceModel::apply`] may have changed.
@@ -330,10 +525,7 @@ impl KeyspaceModel {
     pub(crate) fn apply(&mut self, exec: &Execution, op: Option<&Op>) -> Expected {
         self.touched.keys.clear();
         self.touched.dbs = [false; DB_COUNT];
-        self.conns.entry(exec.conn).or_insert(ConnState {
-            db: Some(0),
-            mode: ConnMode::Normal,
-        });
+        self.conns.entry(exec.conn).or_insert_with(ConnState::fresh);
         let Some(op) = op else {
             return self.apply_unrecorded(exec);
         };
@@ -359,16 +551,19 @@ impl KeyspaceModel {
         }
         if exec.name == "reset" {
             let conn = self.conns.get_mut(&exec.conn).expect("conn state exists");
-            conn.db = Some(0);
-            conn.mode = ConnMode::Normal;
+            *conn = ConnState::fresh();
             return Expected::Exactly(Frame::Simple(b"RESET".to_vec()));
         }
+        let reply = op.complete.as_ref().map(|(_, reply)| reply);
         match mode {
-            ConnMode::Normal => self.execute(exec, &op.args),
+            ConnMode::Normal => self.execute(exec, &op.args, reply),
             ConnMode::Multi { .. } => self.apply_in_multi(exec, &op.args),
             ConnMode::Opaque => {
                 if exec.name == "select" {
                     self.conn_mut(exec.conn).db = None;
+                }
+                if exec.name == "hello" {
+                    self.conn_mut(exec.conn).resp = None;
                 }
                 self.forget_keys_of(exec, &op.args);
                 Expected::Unpredictable
@@ -378,10 +573,7 @@ impl KeyspaceModel {
 
     /// The connection's state (created on first use).
     pub(crate) fn conn_mut(&mut self, conn: ConnId) -> &mut ConnState {
-        self.conns.entry(conn).or_insert(ConnState {
-            db: Some(0),
-            mode: ConnMode::Normal,
-        })
+        self.conns.entry(conn).or_insert_with(ConnState::fresh)
     }
 
     /// The database the connection has selected, if the model knows it and
@@ -392,6 +584,7 @@ impl KeyspaceModel {
             Some(ConnState {
                 db,
                 mode: ConnMode::Normal,
+                ..
             }) => *db,
             Some(_) => None,
         }
@@ -407,13 +600,13 @@ impl KeyspaceModel {
     }
 
     /// The key's state at `now_ms`, without the lazy expiry a command does.
-    pub(crate) fn peek(&self, db: usize, key: &[u8], now_ms: u64) -> KeyState {
+    pub(crate) fn peek(&self, db: usize, key: &[u8], now_ms: u64) -> KeyState<'_> {
         debug_assert!(db < DB_COUNT);
         if self.unknown_dbs[db] || self.unknown_keys[db].contains(key) {
             return KeyState::Unknown;
         }
         match self.keys[db].get(key) {
-            Some(entry) if entry.live_at(now_ms) => KeyState::Present(entry.clone()),
+            Some(entry) if entry.live_at(now_ms) => KeyState::Present(entry),
             _ => KeyState::Absent,
         }
     }
@@ -435,12 +628,112 @@ impl KeyspaceModel {
     }
 
     /// The key's state, deleting it if it expired (as every Redis lookup does).
-    pub(crate) fn lookup(&mut self, db: usize, key: &[u8], now_ms: u64) -> KeyState {
-        let state = self.peek(db, key, now_ms);
-        if state == KeyState::Absent {
+    pub(crate) fn lookup(&mut self, db: usize, key: &[u8], now_ms: u64) -> KeyState<'_> {
+        self.settle(db, key, now_ms);
+        self.peek(db, key, now_ms)
+    }
+
+    /// Deletes the key if it expired, as every Redis lookup does.
+    pub(crate) fn settle(&mut self, db: usize, key: &[u8], now_ms: u64) {
+        if self.keys[db].get(key).is_some_and(|e| !e.live_at(now_ms)) {
             self.keys[db].remove(key);
         }
-        state
+    }
+
+    /// The key as one type, without the lazy expiry (see [`Self::settle`]).
+    pub(crate) fn get_as<'a, T>(
+        &'a self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        cast: fn(&Value) -> Option<&T>,
+    ) -> Typed<&'a T> {
+        match self.peek(db, key, now_ms) {
+            KeyState::Unknown => Typed::Unknown,
+            KeyState::Absent => Typed::Absent,
+            KeyState::Present(entry) => match cast(&entry.value) {
+                Some(value) => Typed::Found(value),
+                None => Typed::WrongType,
+            },
+        }
+    }
+
+    /// The key as one type, for reading.
+    pub(crate) fn read_as<T>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        cast: fn(&Value) -> Option<&T>,
+    ) -> Typed<&T> {
+        self.settle(db, key, now_ms);
+        self.get_as(db, key, now_ms, cast)
+    }
+
+    /// The key as one type, for writing in place (it counts as touched).
+    /// The caller deletes it if it leaves it empty ([`Self::drop_if_empty`]).
+    pub(crate) fn write_as<T>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        cast: fn(&mut Value) -> Option<&mut T>,
+    ) -> Typed<&mut T> {
+        match self.lookup(db, key, now_ms) {
+            KeyState::Unknown => return Typed::Unknown,
+            KeyState::Absent => return Typed::Absent,
+            KeyState::Present(_) => {}
+        }
+        self.note_touched(db, key);
+        match self.keys[db].get_mut(key).map(|e| cast(&mut e.value)) {
+            Some(Some(value)) => Typed::Found(value),
+            _ => Typed::WrongType,
+        }
+    }
+
+    /// Like [`Self::write_as`], creating an empty value (without expiry) if
+    /// the key is absent: never `Typed::Absent`.
+    pub(crate) fn upsert_as<T>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        empty: fn() -> Value,
+        cast: fn(&mut Value) -> Option<&mut T>,
+    ) -> Typed<&mut T> {
+        if matches!(self.lookup(db, key, now_ms), KeyState::Absent) {
+            self.store(
+                db,
+                key,
+                Entry {
+                    value: empty(),
+                    expire_unix_ms: None,
+                },
+            );
+        }
+        self.write_as(db, key, now_ms, cast)
+    }
+
+    /// Deletes the key if it holds an empty collection (Redis never keeps
+    /// one).
+    pub(crate) fn drop_if_empty(&mut self, db: usize, key: &[u8]) {
+        if self.keys[db]
+            .get(key)
+            .is_some_and(|e| e.value.is_empty_collection())
+        {
+            self.remove(db, key);
+        }
+    }
+
+    /// The live entry, for changing it in place (it counts as touched).
+    pub(crate) fn entry_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
+        self.note_touched(db, key);
+        self.keys[db].get_mut(key)
+    }
+
+    /// The connection's protocol, if the model knows it.
+    pub(crate) fn conn_resp(&self, conn: ConnId) -> Option<u8> {
+        self.conns.get(&conn).map_or(Some(2), |c| c.resp)
     }
 
     pub(crate) fn store(&mut self, db: usize, key: &[u8], entry: Entry) {
@@ -514,6 +807,9 @@ impl KeyspaceModel {
     /// A request the engine ran but no client recorded: the model cannot
     /// tell what it did unless the command is read-only.
     fn apply_unrecorded(&mut self, exec: &Execution) -> Expected {
+        if matches!(exec.name, "hello" | "reset") {
+            self.conn_mut(exec.conn).resp = None;
+        }
         if exec.name.is_empty() || exec.flags & flags::READONLY != 0 || is_harmless(exec.name) {
             return Expected::Unpredictable;
         }
@@ -557,6 +853,10 @@ impl KeyspaceModel {
             }
             "multi" | "watch" => Expected::AnyError,
             _ => {
+                if exec.name == "hello" {
+                    // It runs at EXEC; from now on the protocol is unsure.
+                    conn.resp = None;
+                }
                 match modelled_keys(exec.name, args) {
                     Some((keys, writes)) => {
                         if writes {
@@ -781,140 +1081,8 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
 pub(crate) use commands::modelled_keys;
 
 #[cfg(test)]
-pub(crate) mod testkit {
-    //! Hand-built histories for checker tests.
-
-    use seedkv_engine::cmd::CommandTable;
-    use seedkv_engine::resp::Frame;
-
-    use crate::history::{ConnId, Execution, History, Op, TimeNs};
-
-    /// Wall-clock origin of test histories (unix ms).
-    pub const UNIX_ORIGIN_MS: u64 = 1_700_000_000_000;
-
-    /// Builds a history one request at a time. Each `run` is invoked,
-    /// executed and completed in order; `invoke`/`complete` give explicit
-    /// times for concurrency tests.
-    pub struct Builder {
-        pub history: History,
-        table: CommandTable,
-        pub unix_ms: u64,
-        pub now_ns: TimeNs,
-    }
-
-    impl Default for Builder {
-        fn default() -> Self {
-            Self::new()
-        }
-    }
-
-    pub fn args(text: &str) -> Vec<Vec<u8>> {
-        text.split(' ').map(|a| a.as_bytes().to_vec()).collect()
-    }
-
-    pub fn bulk(text: &str) -> Frame {
-        Frame::Bulk(text.as_bytes().to_vec())
-    }
-
-    pub fn simple(text: &str) -> Frame {
-        Frame::Simple(text.as_bytes().to_vec())
-    }
-
-    pub fn error(text: &str) -> Frame {
-        Frame::Error(text.as_bytes().to_vec())
-    }
-
-    impl Builder {
-        pub fn new() -> Builder {
-            Builder {
-                history: History::default(),
-                table: CommandTable::new(seedkv_engine::commands::FAMILIES),
-                unix_ms: UNIX_ORIGIN_MS,
-                now_ns: 1_000,
-            }
-        }
-
-        fn next_seq(&self, conn: ConnId) -> u64 {
-            self.history.ops.iter().filter(|o| o.conn == conn).count() as u64
-        }
-
-        /// Records an op invoked at `invoke_ns`, completed (if `reply`) at
-        /// `complete_ns`; returns its index in `ops`.
-        pub fn op(
-            &mut self,
-            conn: ConnId,
-            text: &str,
-            invoke_ns: TimeNs,
-            reply: Option<(TimeNs, Frame)>,
-        ) -> usize {
-            let seq_in_conn = self.next_seq(conn);
-            self.history.ops.push(Op {
-                client: conn as u32,
-                conn,
-                seq_in_conn,
-                args: args(text),
-                workload: if text.to_ascii_lowercase().starts_with("scan ") {
-                    "scan"
-                } else {
-                    "kv"
-                },
-                invoke_ns,
-                complete: reply,
-            });
-            self.history.end_ns = self.history.end_ns.max(invoke_ns);
-            self.history.ops.len() - 1
-        }
-
-        /// Records the engine executing op `index` now, for `duration_ns`.
-        pub fn execute(&mut self, index: usize, duration_ns: u64) {
-            let op = &self.history.ops[index];
-            let name = self.name_of(&op.args);
-            let flags = self.table.lookup(&op.args[0]).map_or(0, |s| s.flags);
-            self.history.executions.push(Execution {
-                conn: op.conn,
-                seq_in_conn: op.seq_in_conn,
-                start_ns: self.now_ns,
-                end_ns: self.now_ns + duration_ns,
-                unix_ms: self.unix_ms,
-                name,
-                flags,
-                work_units: 1,
-            });
-            self.now_ns += duration_ns;
-        }
-
-        fn name_of(&self, args: &[Vec<u8>]) -> &'static str {
-            match self.table.lookup(&args[0]) {
-                Some(spec) => spec.name,
-                // Commands the engine does not have yet: leak a name, as the
-                // engine's names are `&'static str` too (tests only).
-                None => Box::leak(
-                    String::from_utf8_lossy(&args[0])
-                        .to_ascii_lowercase()
-                        .into_boxed_str(),
-                ),
-            }
-        }
-
-        /// Invokes, executes and completes one request with `reply`.
-        pub fn run(&mut self, conn: ConnId, text: &str, reply: Frame) -> usize {
-            let invoke = self.now_ns;
-            self.now_ns += 10;
-            let index = self.op(conn, text, invoke, None);
-            self.execute(index, 10);
-            self.now_ns += 10;
-            self.history.ops[index].complete = Some((self.now_ns, reply));
-            self.history.end_ns = self.now_ns;
-            index
-        }
-
-        pub fn advance_ms(&mut self, ms: u64) {
-            self.unix_ms += ms;
-            self.now_ns += ms * 1_000_000;
-        }
-    }
-}
-
-#[cfg(test)]
 #[path = "model_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+pub(crate) use tests::testkit;

@@ -3,17 +3,39 @@
 //! and the reply it predicts. Each command first settles the errors that do
 //! not depend on the data (syntax, integer arguments), in Redis's order,
 //! then reads the keys; a reply that depends on an unknown key is
-//! [`Expected::Unpredictable`].
+//! [`Expected::Unpredictable`]. The collection families live in
+//! `model_{lists,hashes,sets,zsets}.rs`; this file dispatches to them.
 
 use seedkv_engine::resp::Frame;
 
-use super::util::{glob_match, parse_i64_strict};
-use super::{Entry, Expected, KeyState, KeyspaceModel, DB_COUNT};
+use super::util::{glob_match, parse_i64_strict, NOT_AN_INTEGER, SYNTAX_ERROR, WRONGTYPE};
+use super::{hashes, lists, sets, zsets};
+use super::{Entry, Expected, KeyState, KeyspaceModel, Typed, Value, DB_COUNT};
 use crate::history::Execution;
 
-const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
-const SYNTAX_ERROR: &str = "ERR syntax error";
 const OVERFLOW: &str = "ERR increment or decrement would overflow";
+
+/// One command as a family sees it: where it runs and what it was sent.
+pub(crate) struct Call<'a> {
+    pub db: usize,
+    /// The engine's lower-case name.
+    pub name: &'a str,
+    pub args: &'a [Vec<u8>],
+    /// Wall-clock time of the execution (unix ms).
+    pub now: u64,
+    /// The reply the client recorded, if any: commands with random or
+    /// ambiguous outcomes (SPOP, a blocked pop) learn what happened from it.
+    pub reply: Option<&'a Frame>,
+    /// The connection's protocol (2 or 3); `None` when unknown.
+    pub resp: Option<u8>,
+}
+
+impl Call<'_> {
+    /// The first key (every family command has one).
+    pub(crate) fn key(&self) -> &[u8] {
+        self.args.get(1).map_or(&[][..], Vec::as_slice)
+    }
+}
 
 /// The keys a modelled command names, and whether it may write them.
 /// `None` for commands the model does not know. FLUSHDB and FLUSHALL name no
@@ -36,7 +58,16 @@ pub(crate) fn modelled_keys<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<(Vec<
         | "getdel" | "expire" | "pexpire" | "expireat" | "pexpireat" | "persist" => (first(), true),
         "del" | "unlink" => (from(1, 1), true),
         "mset" | "msetnx" => (from(1, 2), true),
-        _ => return None,
+        "rename" | "renamenx" => (
+            args.iter().skip(1).take(2).map(Vec::as_slice).collect(),
+            true,
+        ),
+        _ => {
+            return lists::keys(name, args)
+                .or_else(|| hashes::keys(name, args))
+                .or_else(|| sets::keys(name, args))
+                .or_else(|| zsets::keys(name, args))
+        }
     })
 }
 
@@ -49,9 +80,27 @@ fn arity(name: &str) -> Option<i64> {
         "setnx" | "getset" | "incrby" | "decrby" | "append" => 3,
         "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" => -3,
         "mget" | "del" | "unlink" | "exists" | "scan" => -2,
+        "rename" | "renamenx" => 3,
         "dbsize" => 1,
         _ => return None,
     })
+}
+
+/// Which collection family models `name`, with its arity.
+#[derive(Clone, Copy)]
+enum Family {
+    Lists,
+    Hashes,
+    Sets,
+    ZSets,
+}
+
+fn family_arity(name: &str) -> Option<(Family, i64)> {
+    lists::arity(name)
+        .map(|n| (Family::Lists, n))
+        .or_else(|| hashes::arity(name).map(|n| (Family::Hashes, n)))
+        .or_else(|| sets::arity(name).map(|n| (Family::Sets, n)))
+        .or_else(|| zsets::arity(name).map(|n| (Family::ZSets, n)))
 }
 
 /// SET's expiry option.
@@ -127,11 +176,21 @@ fn set_expire_unix_ms(kind: ExpireOption, text: &[u8], now_ms: u64) -> Result<u6
 }
 
 impl KeyspaceModel {
-    /// Runs a command on a connection in its normal mode.
-    pub(crate) fn execute(&mut self, exec: &Execution, args: &[Vec<u8>]) -> Expected {
+    /// Runs a command on a connection in its normal mode; `reply` is what the
+    /// client recorded, if anything.
+    pub(crate) fn execute(
+        &mut self,
+        exec: &Execution,
+        args: &[Vec<u8>],
+        reply: Option<&Frame>,
+    ) -> Expected {
         let name = exec.name;
         let now = exec.unix_ms;
-        match arity(name) {
+        if name == "hello" {
+            return self.hello(exec, args, reply);
+        }
+        let family = family_arity(name);
+        match arity(name).or(family.map(|(_, n)| n)) {
             None => {
                 let db = self.conns[&exec.conn].db;
                 return self.apply_unmodelled(exec, args, db);
@@ -170,38 +229,38 @@ impl KeyspaceModel {
             self.forget_keys_of(exec, args);
             return Expected::Unpredictable;
         };
+        if let Some((family, _)) = family {
+            let call = Call {
+                db,
+                name,
+                args,
+                now,
+                reply,
+                resp: self.conn_resp(exec.conn),
+            };
+            return match family {
+                Family::Lists => self.list_command(&call),
+                Family::Hashes => self.hash_command(&call),
+                Family::Sets => self.set_command(&call),
+                Family::ZSets => self.zset_command(&call),
+            };
+        }
         let key = args.get(1).map_or(&[][..], Vec::as_slice);
         match name {
-            "get" => match self.lookup(db, key, now) {
-                KeyState::Unknown => Expected::Unpredictable,
-                KeyState::Absent => Expected::bulk_or_null(None),
-                KeyState::Present(e) => Expected::bulk_or_null(Some(&e.value)),
-            },
+            "get" => value_reply(self.read_as(db, key, now, Value::as_str)),
             "set" => self.set(db, args, now),
             "getset" => {
-                let old = self.lookup(db, key, now);
-                self.store(
-                    db,
-                    key,
-                    Entry {
-                        value: args[2].clone(),
-                        expire_unix_ms: None,
-                    },
-                );
-                value_reply(old)
+                let old = owned(self.read_as(db, key, now, Value::as_str));
+                if !matches!(old, Typed::WrongType) {
+                    self.store(db, key, Entry::string(args[2].clone()));
+                }
+                value_reply(as_ref(&old))
             }
             "setnx" => match self.lookup(db, key, now) {
                 KeyState::Unknown => Expected::Unpredictable,
                 KeyState::Present(_) => Expected::integer(0),
                 KeyState::Absent => {
-                    self.store(
-                        db,
-                        key,
-                        Entry {
-                            value: args[2].clone(),
-                            expire_unix_ms: None,
-                        },
-                    );
+                    self.store(db, key, Entry::string(args[2].clone()));
                     Expected::integer(1)
                 }
             },
@@ -209,10 +268,11 @@ impl KeyspaceModel {
                 let mut items = Vec::with_capacity(args.len() - 1);
                 let mut predictable = true;
                 for key in &args[1..] {
-                    match self.lookup(db, key, now) {
-                        KeyState::Unknown => predictable = false,
-                        KeyState::Absent => items.push(Frame::Null),
-                        KeyState::Present(e) => items.push(Frame::Bulk(e.value)),
+                    match self.read_as(db, key, now, Value::as_str) {
+                        Typed::Unknown => predictable = false,
+                        // MGET answers nil for a key of another type.
+                        Typed::Absent | Typed::WrongType => items.push(Frame::Null),
+                        Typed::Found(v) => items.push(Frame::Bulk(v.clone())),
                     }
                 }
                 match predictable {
@@ -259,35 +319,30 @@ impl KeyspaceModel {
                 Some(i64::MIN) => Expected::error("ERR decrement would overflow"),
                 Some(by) => self.incr_by(db, key, -by, now),
             },
-            "append" => match self.lookup(db, key, now) {
-                KeyState::Unknown => Expected::Unpredictable,
-                KeyState::Absent => {
-                    self.store(
-                        db,
-                        key,
-                        Entry {
-                            value: args[2].clone(),
-                            expire_unix_ms: None,
-                        },
-                    );
+            "append" => match self.write_as(db, key, now, Value::as_str_mut) {
+                Typed::Unknown => Expected::Unpredictable,
+                Typed::WrongType => Expected::error(WRONGTYPE),
+                Typed::Absent => {
+                    self.store(db, key, Entry::string(args[2].clone()));
                     Expected::integer(args[2].len() as i64)
                 }
-                KeyState::Present(mut e) => {
-                    e.value.extend_from_slice(&args[2]);
-                    let len = e.value.len() as i64;
-                    self.store(db, key, e);
-                    Expected::integer(len)
+                Typed::Found(value) => {
+                    value.extend_from_slice(&args[2]);
+                    Expected::integer(value.len() as i64)
                 }
             },
-            "strlen" => match self.lookup(db, key, now) {
-                KeyState::Unknown => Expected::Unpredictable,
-                KeyState::Absent => Expected::integer(0),
-                KeyState::Present(e) => Expected::integer(e.value.len() as i64),
+            "strlen" => match self.read_as(db, key, now, Value::as_str) {
+                Typed::Unknown => Expected::Unpredictable,
+                Typed::WrongType => Expected::error(WRONGTYPE),
+                Typed::Absent => Expected::integer(0),
+                Typed::Found(v) => Expected::integer(v.len() as i64),
             },
             "getdel" => {
-                let old = self.lookup(db, key, now);
-                self.remove(db, key);
-                value_reply(old)
+                let old = owned(self.read_as(db, key, now, Value::as_str));
+                if !matches!(old, Typed::WrongType) {
+                    self.remove(db, key);
+                }
+                value_reply(as_ref(&old))
             }
             "expire" | "pexpire" | "expireat" | "pexpireat" => self.expire(db, name, args, now),
             "ttl" | "pttl" => match self.lookup(db, key, now) {
@@ -297,7 +352,7 @@ impl KeyspaceModel {
                     expire_unix_ms: None,
                     ..
                 }) => Expected::integer(-1),
-                KeyState::Present(Entry {
+                KeyState::Present(&Entry {
                     expire_unix_ms: Some(when),
                     ..
                 }) => {
@@ -317,9 +372,10 @@ impl KeyspaceModel {
                     expire_unix_ms: None,
                     ..
                 }) => Expected::integer(0),
-                KeyState::Present(mut e) => {
-                    e.expire_unix_ms = None;
-                    self.store(db, key, e);
+                KeyState::Present(_) => {
+                    if let Some(entry) = self.entry_mut(db, key) {
+                        entry.expire_unix_ms = None;
+                    }
                     Expected::integer(1)
                 }
             },
@@ -355,8 +411,11 @@ impl KeyspaceModel {
             "type" => match self.lookup(db, key, now) {
                 KeyState::Unknown => Expected::Unpredictable,
                 KeyState::Absent => Expected::Exactly(Frame::Simple(b"none".to_vec())),
-                KeyState::Present(_) => Expected::Exactly(Frame::Simple(b"string".to_vec())),
+                KeyState::Present(e) => {
+                    Expected::Exactly(Frame::Simple(e.value.type_name().as_bytes().to_vec()))
+                }
             },
+            "rename" | "renamenx" => self.rename(db, name == "renamenx", args, now),
             _ => unreachable!("every command with an arity is modelled: {name}"),
         }
     }
@@ -391,19 +450,11 @@ impl KeyspaceModel {
                 Err(error) => return error,
             },
         };
-        let old = self.lookup(db, key, now);
-        let ok_reply = || {
-            if options.get {
-                value_reply(old.clone())
-            } else {
-                Expected::ok()
-            }
-        };
-        let found = match &old {
+        let (old, found, old_expire_unix_ms) = match self.lookup(db, key, now) {
             KeyState::Unknown => {
-                if options.nx || options.xx || options.keep_ttl {
-                    // Whether it was written, or with which TTL, depends on
-                    // what it held.
+                if options.nx || options.xx || options.keep_ttl || options.get {
+                    // Whether it was written (GET refuses another type), or
+                    // with which TTL, depends on what it held.
                     self.forget_key(db, key);
                     return match options.get || options.nx || options.xx {
                         true => Expected::Unpredictable,
@@ -414,34 +465,47 @@ impl KeyspaceModel {
                     db,
                     key,
                     Entry {
-                        value: args[2].clone(),
+                        value: Value::Str(args[2].clone()),
                         expire_unix_ms,
                     },
                 );
-                return ok_reply();
+                return Expected::ok();
             }
-            KeyState::Absent => false,
-            KeyState::Present(_) => true,
+            KeyState::Absent => (Typed::Absent, false, None),
+            KeyState::Present(e) => {
+                let old = match &e.value {
+                    Value::Str(v) => Typed::Found(v.clone()),
+                    _ => Typed::WrongType,
+                };
+                (old, true, e.expire_unix_ms)
+            }
         };
+        // SET ... GET replies the old value first, and refuses another type.
+        if options.get && matches!(old, Typed::WrongType) {
+            return Expected::error(WRONGTYPE);
+        }
         if (options.nx && found) || (options.xx && !found) {
             return match options.get {
-                true => value_reply(old),
+                true => value_reply(as_ref(&old)),
                 false => Expected::bulk_or_null(None),
             };
         }
-        let expire_unix_ms = match (&old, options.keep_ttl) {
-            (KeyState::Present(e), true) => e.expire_unix_ms,
-            _ => expire_unix_ms,
+        let expire_unix_ms = match options.keep_ttl && found {
+            true => old_expire_unix_ms,
+            false => expire_unix_ms,
         };
         self.store(
             db,
             key,
             Entry {
-                value: args[2].clone(),
+                value: Value::Str(args[2].clone()),
                 expire_unix_ms,
             },
         );
-        ok_reply()
+        match options.get {
+            true => value_reply(as_ref(&old)),
+            false => Expected::ok(),
+        }
     }
 
     fn mset(&mut self, db: usize, name: &str, args: &[Vec<u8>], now: u64) -> Expected {
@@ -469,14 +533,7 @@ impl KeyspaceModel {
             }
         }
         for (key, value) in pairs {
-            self.store(
-                db,
-                key,
-                Entry {
-                    value: value.clone(),
-                    expire_unix_ms: None,
-                },
-            );
+            self.store(db, key, Entry::string(value.clone()));
         }
         match name {
             "msetnx" => Expected::integer(1),
@@ -486,25 +543,22 @@ impl KeyspaceModel {
 
     /// `incrDecrCommand`: the TTL survives.
     fn incr_by(&mut self, db: usize, key: &[u8], by: i64, now: u64) -> Expected {
-        let (old, expire_unix_ms) = match self.lookup(db, key, now) {
-            KeyState::Unknown => return Expected::Unpredictable,
-            KeyState::Absent => (0, None),
-            KeyState::Present(e) => match parse_i64_strict(&e.value) {
+        let old = match self.write_as(db, key, now, Value::as_str_mut) {
+            Typed::Unknown => return Expected::Unpredictable,
+            Typed::WrongType => return Expected::error(WRONGTYPE),
+            Typed::Absent => 0,
+            Typed::Found(value) => match parse_i64_strict(value) {
                 None => return Expected::error(NOT_AN_INTEGER),
-                Some(n) => (n, e.expire_unix_ms),
+                Some(n) => n,
             },
         };
         let Some(new) = old.checked_add(by) else {
             return Expected::error(OVERFLOW);
         };
-        self.store(
-            db,
-            key,
-            Entry {
-                value: new.to_string().into_bytes(),
-                expire_unix_ms,
-            },
-        );
+        match self.write_as(db, key, now, Value::as_str_mut) {
+            Typed::Found(value) => *value = new.to_string().into_bytes(),
+            _ => self.store(db, key, Entry::string(new.to_string().into_bytes())),
+        }
         Expected::integer(new)
     }
 
@@ -553,12 +607,11 @@ impl KeyspaceModel {
         }
         when += base_ms;
         let key = &args[1];
-        let mut entry = match self.lookup(db, key, now) {
+        let current = match self.lookup(db, key, now) {
             KeyState::Unknown => return Expected::Unpredictable,
             KeyState::Absent => return Expected::integer(0),
-            KeyState::Present(e) => e,
+            KeyState::Present(e) => e.expire_unix_ms.map(|c| c as i64),
         };
-        let current = entry.expire_unix_ms.map(|c| c as i64);
         let refused = (nx && current.is_some())
             || (xx && current.is_none())
             || (gt && current.is_none_or(|c| when <= c))
@@ -568,20 +621,96 @@ impl KeyspaceModel {
         }
         if when <= now as i64 {
             self.remove(db, key);
-        } else {
+        } else if let Some(entry) = self.entry_mut(db, key) {
             entry.expire_unix_ms = Some(when as u64);
-            self.store(db, key, entry);
         }
         Expected::integer(1)
     }
+
+    /// `renameGenericCommand`: the value and its TTL move; RENAME replaces
+    /// the destination, RENAMENX refuses an existing one.
+    fn rename(&mut self, db: usize, nx: bool, args: &[Vec<u8>], now: u64) -> Expected {
+        let (src, dst) = (&args[1], &args[2]);
+        let src_found = match self.lookup(db, src, now) {
+            KeyState::Unknown => None,
+            KeyState::Absent => return Expected::error("ERR no such key"),
+            KeyState::Present(_) => Some(()),
+        };
+        let dst_state = match self.lookup(db, dst, now) {
+            KeyState::Unknown => None,
+            KeyState::Absent => Some(false),
+            KeyState::Present(_) => Some(true),
+        };
+        let reply = |done: bool| match (nx, done) {
+            (true, done) => Expected::integer(i64::from(done)),
+            (false, _) => Expected::ok(),
+        };
+        if src_found.is_some() && src == dst {
+            return reply(false);
+        }
+        match (src_found, dst_state) {
+            (Some(()), Some(true)) if nx => reply(false),
+            (Some(()), Some(_)) | (Some(()), None) if !nx || dst_state.is_some() => {
+                let Some(entry) = self.keys[db].remove(src.as_slice()) else {
+                    return Expected::Unpredictable;
+                };
+                self.note_touched(db, src);
+                self.store(db, dst, entry);
+                reply(true)
+            }
+            _ => {
+                // An unknown key: what moved where is unknown.
+                self.forget_key(db, src);
+                self.forget_key(db, dst);
+                Expected::Unpredictable
+            }
+        }
+    }
+
+    /// HELLO [protover ...]: switches the protocol if it succeeds.
+    fn hello(&mut self, exec: &Execution, args: &[Vec<u8>], reply: Option<&Frame>) -> Expected {
+        let version = args.get(1).map(|v| parse_i64_strict(v));
+        let resp = match (version, reply) {
+            (None, _) => return Expected::Unpredictable,
+            // A refused HELLO (bad version, failed AUTH, bad option)
+            // changes nothing.
+            (Some(_), Some(Frame::Error(_))) => return Expected::Unpredictable,
+            (Some(Some(v @ (2 | 3))), Some(_)) => Some(v as u8),
+            (Some(Some(v @ (2 | 3))), None) if args.len() == 2 => Some(v as u8),
+            (Some(_), None) if args.len() == 2 => return Expected::Unpredictable,
+            _ => None,
+        };
+        self.conn_mut(exec.conn).resp = resp;
+        Expected::Unpredictable
+    }
 }
 
-/// The reply of a command that returns the key's old value.
-fn value_reply(old: KeyState) -> Expected {
+/// An owned copy of a string lookup (the old value a write replies).
+fn owned(state: Typed<&Vec<u8>>) -> Typed<Vec<u8>> {
+    match state {
+        Typed::Unknown => Typed::Unknown,
+        Typed::Absent => Typed::Absent,
+        Typed::WrongType => Typed::WrongType,
+        Typed::Found(v) => Typed::Found(v.clone()),
+    }
+}
+
+fn as_ref(state: &Typed<Vec<u8>>) -> Typed<&Vec<u8>> {
+    match state {
+        Typed::Unknown => Typed::Unknown,
+        Typed::Absent => Typed::Absent,
+        Typed::WrongType => Typed::WrongType,
+        Typed::Found(v) => Typed::Found(v),
+    }
+}
+
+/// The reply of a command that returns a string key's (old) value.
+fn value_reply(old: Typed<&Vec<u8>>) -> Expected {
     match old {
-        KeyState::Unknown => Expected::Unpredictable,
-        KeyState::Absent => Expected::bulk_or_null(None),
-        KeyState::Present(e) => Expected::bulk_or_null(Some(&e.value)),
+        Typed::Unknown => Expected::Unpredictable,
+        Typed::Absent => Expected::bulk_or_null(None),
+        Typed::WrongType => Expected::error(WRONGTYPE),
+        Typed::Found(v) => Expected::bulk_or_null(Some(v)),
     }
 }
 

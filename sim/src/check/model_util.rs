@@ -1,10 +1,19 @@
 //! Small, independent re-implementations of Redis helpers that the checkers
-//! need to predict replies: glob matching (`stringmatchlen`) and strict
-//! integer parsing (`string2ll`).
+//! need to predict replies: glob matching (`stringmatchlen`), strict
+//! integer parsing (`string2ll`), float parsing (`string2d`, `strtod` in
+//! ranges, timeouts), and Redis's shared error texts.
 //!
 //! They are written from Redis's C sources, not shared with the engine, so
 //! that a bug in the engine's version shows up as a disagreement instead of
 //! being copied into the oracle.
+
+/// Redis's shared error replies.
+pub(crate) const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
+pub(crate) const SYNTAX_ERROR: &str = "ERR syntax error";
+pub(crate) const WRONGTYPE: &str =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub(crate) const NOT_A_FLOAT: &str = "ERR value is not a valid float";
+pub(crate) const OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
 
 /// Redis refuses to recurse deeper than this on `*` (abusive patterns).
 const GLOB_NESTING_MAX: usize = 1000;
@@ -149,6 +158,122 @@ pub(crate) fn parse_i64_strict(text: &[u8]) -> Option<i64> {
         Some((magnitude as i64).wrapping_neg())
     } else {
         i64::try_from(magnitude).ok()
+    }
+}
+
+/// Why a float argument was not taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FloatError {
+    /// Redis rejects it.
+    Invalid,
+    /// A form this re-implementation does not parse (C's hexadecimal
+    /// floats): the caller treats the command as unmodelled.
+    Unsure,
+}
+
+/// C's `isspace`.
+fn is_c_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
+/// `strtod` on the whole text, for the decimal and inf forms: `None` if it
+/// does not all parse. Overflow gives an infinity, underflow zero, as
+/// `strtod` does.
+fn strtod_all(text: &[u8]) -> Result<f64, FloatError> {
+    let unsigned = text
+        .strip_prefix(b"-")
+        .or(text.strip_prefix(b"+"))
+        .unwrap_or(text);
+    if unsigned.len() >= 2 && unsigned[0] == b'0' && (unsigned[1] | 0x20) == b'x' {
+        return Err(FloatError::Unsure);
+    }
+    let text = std::str::from_utf8(text).map_err(|_| FloatError::Invalid)?;
+    let value: f64 = text.parse().map_err(|_| FloatError::Invalid)?;
+    if value.is_nan() {
+        return Err(FloatError::Invalid);
+    }
+    Ok(value)
+}
+
+/// Redis's `string2d` (scores, increments): no leading space, the whole
+/// text, no NaN, and no overflow or underflow to zero (`ERANGE`).
+pub(crate) fn parse_f64_strict(text: &[u8]) -> Result<f64, FloatError> {
+    if text.first().is_none_or(|&b| is_c_space(b)) {
+        return Err(FloatError::Invalid);
+    }
+    let value = strtod_all(text)?;
+    let mantissa = text
+        .split(|&b| b == b'e' || b == b'E')
+        .next()
+        .unwrap_or(text);
+    let spelled_infinite = mantissa.iter().any(|b| b.is_ascii_alphabetic());
+    if value.is_infinite() && !spelled_infinite {
+        return Err(FloatError::Invalid);
+    }
+    if value == 0.0 && mantissa.iter().any(|b| (b'1'..=b'9').contains(b)) {
+        return Err(FloatError::Invalid);
+    }
+    Ok(value)
+}
+
+/// `strtod` as `zslParseRange` calls it: leading space allowed, overflow
+/// and underflow accepted, and an empty text is 0.
+pub(crate) fn parse_f64_lenient(text: &[u8]) -> Result<f64, FloatError> {
+    if text.is_empty() {
+        return Ok(0.0);
+    }
+    let start = text
+        .iter()
+        .position(|&b| !is_c_space(b))
+        .unwrap_or(text.len());
+    if start == text.len() {
+        return Err(FloatError::Invalid);
+    }
+    strtod_all(&text[start..])
+}
+
+/// A blocking command's timeout (`getTimeoutFromObjectOrReply`, seconds as
+/// a long double, times 1000 into a long long): only its errors matter to
+/// the model.
+pub(crate) fn parse_timeout(text: &[u8]) -> Result<(), super::Expected> {
+    let not_a_float = || super::Expected::error("ERR timeout is not a float or out of range");
+    let seconds = match parse_f64_strict(text) {
+        Ok(seconds) => seconds,
+        // Out of a double's range is still within a long double's.
+        Err(FloatError::Invalid) if parse_f64_lenient(text).is_ok() && !is_c_space(text[0]) => {
+            parse_f64_lenient(text).unwrap_or(0.0)
+        }
+        Err(FloatError::Invalid) => return Err(not_a_float()),
+        Err(FloatError::Unsure) => return Err(super::Expected::Unpredictable),
+    };
+    let ms = seconds * 1000.0;
+    // x86 turns an out-of-range conversion into LLONG_MIN: "negative".
+    if ms < 0.0 || ms >= 9.223_372_036_854_775_807e18 {
+        return Err(super::Expected::error("ERR timeout is negative"));
+    }
+    Ok(())
+}
+
+/// The keys after a `numkeys` argument at `at`; if `numkeys` is not valid
+/// (the command then fails), every argument after it, to stay on the safe
+/// side.
+pub(crate) fn numkeys_keys(args: &[Vec<u8>], at: usize) -> Vec<&[u8]> {
+    let rest = args.get(at + 1..).unwrap_or_default();
+    let n = args
+        .get(at)
+        .and_then(|a| parse_i64_strict(a))
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= rest.len())
+        .unwrap_or(rest.len());
+    rest[..n].iter().map(Vec::as_slice).collect()
+}
+
+/// A score as Redis replies it: a RESP3 double, or RESP2's `%.17g` text.
+pub(crate) fn score_frame(score: f64, resp3: bool) -> seedkv_engine::resp::Frame {
+    use seedkv_engine::resp::Frame;
+    match resp3 {
+        true => Frame::Double(score),
+        false => Frame::Bulk(seedkv_engine::resp::encode::format_double(score).into_bytes()),
     }
 }
 
