@@ -26,6 +26,9 @@ mod pop;
 mod range;
 #[path = "zsets_store.rs"]
 mod store;
+#[cfg(test)]
+#[path = "zsets_tests.rs"]
+mod tests;
 
 const SYNTAX_ERROR: &str = "ERR syntax error";
 const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
