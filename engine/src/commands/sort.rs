@@ -467,6 +467,63 @@ fn parse_hex_float(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{int, TestEngine};
+    use crate::types::List;
+    use crate::{Config, Engine};
+
+    /// `FILL key element...`: a list built without the list commands, so
+    /// that SORT's accounting is tested on its own.
+    fn fill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+        let mut list = List::new(ctx.limits().list_max_listpack_size);
+        for element in &args[2..] {
+            list.push_back(element);
+        }
+        ctx.store(&args[1], Value::List(Box::new(list)), false);
+        ctx.ok();
+    }
+
+    static FIXTURE: &[CommandSpec] = &[CommandSpec {
+        name: "sorttest-fill",
+        arity: -3,
+        flags: WRITE,
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        handler: Some(fill),
+        ..CommandSpec::DEFAULT
+    }];
+
+    #[test]
+    fn work_grows_as_n_log_n_when_sorting_and_n_when_not() {
+        let config = Config {
+            record_executions: true,
+            ..Config::default()
+        };
+        let mut t = TestEngine::with_config(config.clone());
+        t.engine = Engine::with_commands(config, t.now, &[FIXTURE]);
+        let c = t.connect();
+        let n = 1024u64;
+        let mut args = vec!["sorttest-fill".to_string(), "l".to_string()];
+        // A descending run and its mirror: a merge sort cannot finish in
+        // O(N) comparisons on this.
+        args.extend((0..n).map(|i| ((i * 7919) % n).to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        t.cmd(c, &refs);
+        assert!(
+            matches!(t.cmd(c, &["SORT", "l"]), crate::resp::Frame::Array(a) if a.len() == n as usize)
+        );
+        let sorted = t.executed_work("sort");
+        let n_log_n = n * 10;
+        assert!(sorted >= n_log_n / 2, "{sorted} < N log N / 2");
+        assert!(sorted <= 4 * n_log_n, "{sorted} > 4 N log N");
+        t.cmd(c, &["SORT", "l", "BY", "nosort"]);
+        let unsorted = t.executed_work("sort");
+        assert!(unsorted >= 2 * n && unsorted < sorted / 2, "{unsorted}");
+        assert_eq!(t.cmd(c, &["SORT", "l", "STORE", "dst"]), int(n as i64));
+        for spec in COMMANDS {
+            assert!(spec.has(O_N), "{} is O(N)", spec.name);
+        }
+    }
 
     #[test]
     fn strtod_like_redis() {
