@@ -354,10 +354,10 @@ fn dbsize_out_of_range_fails() {
 fn unknown_commands_make_keys_unknown_until_overwritten() {
     let mut b = Builder::new();
     b.run(1, "SET k v", ok());
-    b.run(1, "HSET k f v", Frame::Integer(1));
+    b.run(1, "PFADD k f", Frame::Integer(1));
     b.history.executions.last_mut().unwrap().flags = seedkv_engine::cmd::flags::WRITE;
-    b.history.executions.last_mut().unwrap().name = "hset";
-    // Whatever HSET did, the model cannot say what GET, KEYS or DBSIZE see.
+    b.history.executions.last_mut().unwrap().name = "pfadd";
+    // Whatever PFADD did, the model cannot say what GET, KEYS or DBSIZE see.
     b.run(
         2,
         "GET k",
@@ -421,4 +421,214 @@ fn unanswered_requests_still_take_effect() {
     b.history.ops[i].complete = None;
     b.run(2, "GET k", bulk("v"));
     passes_and_fails_with(&mut b, Frame::Null);
+}
+
+fn int(n: i64) -> Frame {
+    Frame::Integer(n)
+}
+
+fn arr(items: &[&str]) -> Frame {
+    Frame::Array(items.iter().map(|i| bulk(i)).collect())
+}
+
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+#[test]
+fn lists_follow_redis() {
+    let mut b = Builder::new();
+    b.run(1, "RPUSH l a b c", int(3));
+    b.run(1, "LPUSH l z", int(4));
+    b.run(1, "LRANGE l 0 -1", arr(&["z", "a", "b", "c"]));
+    b.run(1, "LPOP l 2", arr(&["z", "a"]));
+    b.run(1, "RPOP l", bulk("c"));
+    b.run(1, "LPUSHX nol x", int(0));
+    b.run(1, "LINSERT l BEFORE b a", int(2));
+    b.run(1, "LPOS l b", int(1));
+    b.run(1, "LMOVE l m LEFT RIGHT", bulk("a"));
+    b.run(1, "RPOPLPUSH l m", bulk("b"));
+    b.run(1, "EXISTS l", int(0));
+    b.run(1, "LPOP l 2", Frame::Null);
+    b.run(1, "SET s v", ok());
+    b.run(1, "LPUSH s x", error(WRONGTYPE));
+    b.run(1, "GET m", error(WRONGTYPE));
+    b.run(1, "TYPE m", simple("list"));
+    b.run(
+        1,
+        "LMPOP 2 nol m RIGHT COUNT 5",
+        Frame::Array(vec![bulk("m"), arr(&["a", "b"])]),
+    );
+    b.run(1, "LLEN m", int(0));
+    b.run(
+        1,
+        "LMPOP 0 m LEFT",
+        error("ERR numkeys should be greater than 0"),
+    );
+    b.run(1, "RPUSH q 1 2 3 2 1", int(5));
+    b.run(1, "LREM q -1 2", int(1));
+    b.run(1, "LTRIM q 1 -1", ok());
+    b.run(1, "LINDEX q -1", bulk("1"));
+    b.run(1, "LSET q 5 x", error("ERR index out of range"));
+    b.run(1, "LRANGE q 0 -1", arr(&["2", "3", "1"]));
+    passes_and_fails_with(&mut b, arr(&["2", "3", "2", "1"]));
+}
+
+#[test]
+fn blocking_pops_serve_or_time_out_in_execution_order() {
+    let mut b = Builder::new();
+    // Timed out: every key empty at its execution.
+    b.run(1, "BLPOP a b 0.1", Frame::Null);
+    b.run(2, "RPUSH b x y", int(2));
+    // Served from the only non-empty key.
+    b.run(1, "BLPOP a b 0", arr(&["b", "x"]));
+    // A key turned into a string while a client waited: either reply fits.
+    b.run(2, "SET a s", ok());
+    b.run(1, "BRPOP a b 0", arr(&["b", "y"]));
+    b.run(1, "BRPOP a 0.1", error(WRONGTYPE));
+    b.run(2, "EXISTS b", int(0));
+    b.run(2, "ZADD z 1 m 2 n", int(2));
+    b.run(
+        1,
+        "BZPOPMAX nope z 0",
+        Frame::Array(vec![bulk("z"), bulk("n"), bulk("2")]),
+    );
+    b.run(1, "BLMOVE nope dst LEFT LEFT 0.5", Frame::Null);
+    b.run(1, "BLPOP b 0", Frame::Null);
+    passes_and_fails_with(&mut b, arr(&["b", "y"]));
+}
+
+#[test]
+fn hashes_follow_redis_and_compare_unordered() {
+    let mut b = Builder::new();
+    b.run(1, "HSET h f 1 g 2", int(2));
+    b.run(1, "HSET h f 3", int(0));
+    b.run(1, "HSETNX h f 9", int(0));
+    b.run(1, "HGET h f", bulk("3"));
+    b.run(
+        1,
+        "HMGET h f nope",
+        Frame::Array(vec![bulk("3"), Frame::Null]),
+    );
+    b.run(1, "HINCRBY h g 5", int(7));
+    b.run(
+        1,
+        "HINCRBY h g x",
+        error("ERR value is not an integer or out of range"),
+    );
+    b.run(1, "HSTRLEN h f", int(1));
+    b.run(1, "HGETALL h", arr(&["g", "7", "f", "3"]));
+    b.run(1, "HKEYS h", arr(&["g", "f"]));
+    b.run(
+        1,
+        "HSET h odd",
+        error("ERR wrong number of arguments for 'hset' command"),
+    );
+    b.run(1, "HDEL h f g x", int(2));
+    b.run(1, "TYPE h", simple("none"));
+    b.run(1, "HELLO 3", Frame::Map(vec![]));
+    b.run(1, "HSET h a 1", int(1));
+    b.run(1, "HGETALL h", Frame::Map(vec![(bulk("a"), bulk("1"))]));
+    passes_and_fails_with(&mut b, arr(&["a", "1"]));
+}
+
+#[test]
+fn hgetall_pairs_stay_together() {
+    let mut b = Builder::new();
+    b.run(1, "HSET h f 1 g 2", int(2));
+    b.run(1, "HGETALL h", arr(&["g", "2", "f", "1"]));
+    passes_and_fails_with(&mut b, arr(&["f", "2", "g", "1"]));
+}
+
+#[test]
+fn sets_follow_redis() {
+    let mut b = Builder::new();
+    b.run(1, "SADD s a b c", int(3));
+    b.run(1, "SADD t b c d", int(3));
+    b.run(1, "SREM s zz", int(0));
+    b.run(1, "SISMEMBER s a", int(1));
+    b.run(1, "SMISMEMBER s a d", Frame::Array(vec![int(1), int(0)]));
+    b.run(1, "SINTER s t", arr(&["c", "b"]));
+    b.run(1, "SUNION s t", arr(&["d", "c", "b", "a"]));
+    b.run(1, "SDIFF s t", arr(&["a"]));
+    b.run(1, "SINTERCARD 2 s t LIMIT 1", int(1));
+    b.run(1, "SDIFFSTORE d s t", int(1));
+    b.run(1, "SMOVE d t a", int(1));
+    b.run(1, "EXISTS d", int(0));
+    b.run(1, "SCARD t", int(4));
+    b.run(1, "SET str v", ok());
+    b.run(1, "SINTER nope str", error(WRONGTYPE));
+    b.run(1, "SPOP s 2", arr(&["c", "a"]));
+    b.run(1, "SMEMBERS s", arr(&["b"]));
+    b.run(1, "SRANDMEMBER t -3", arr(&["a", "a", "d"]));
+    b.run(1, "SMEMBERS s", arr(&["b"]));
+    passes_and_fails_with(&mut b, arr(&["a"]));
+}
+
+#[test]
+fn spop_reply_must_come_from_the_set() {
+    let mut b = Builder::new();
+    b.run(1, "SADD s a b c", int(3));
+    b.run(1, "SPOP s 2", arr(&["a", "b"]));
+    passes_and_fails_with(&mut b, arr(&["a", "x"]));
+}
+
+#[test]
+fn sorted_sets_follow_redis() {
+    let mut b = Builder::new();
+    b.run(1, "ZADD z 1 a 2 b 1.1 c", int(3));
+    b.run(
+        1,
+        "ZADD z NX XX 1 a",
+        error("ERR XX and NX options at the same time are not compatible"),
+    );
+    b.run(1, "ZADD z GT CH 0 a 7 b", int(1));
+    b.run(1, "ZADD z XX INCR 5 nope", Frame::Null);
+    b.run(1, "ZINCRBY z 1 a", bulk("2"));
+    b.run(1, "ZSCORE z c", bulk("1.1000000000000001"));
+    b.run(
+        1,
+        "ZRANGE z 0 -1 WITHSCORES",
+        arr(&["c", "1.1000000000000001", "a", "2", "b", "7"]),
+    );
+    b.run(1, "ZRANGE z (1.1 +inf BYSCORE LIMIT 1 5", arr(&["b"]));
+    b.run(1, "ZREVRANGEBYSCORE z 10 0 LIMIT 0 2", arr(&["b", "a"]));
+    b.run(1, "ZRANK z b", int(2));
+    b.run(1, "ZREVRANK z b", int(0));
+    b.run(1, "ZCOUNT z 2 7", int(2));
+    b.run(1, "ZPOPMIN z", arr(&["c", "1.1000000000000001"]));
+    b.run(1, "ZADD t 1 a", int(1));
+    b.run(1, "ZUNIONSTORE u 2 z t WEIGHTS 1 10", int(2));
+    b.run(1, "ZRANGE u 0 -1 WITHSCORES", arr(&["b", "7", "a", "12"]));
+    b.run(1, "ZREMRANGEBYSCORE u 0 8", int(1));
+    b.run(1, "ZREMRANGEBYRANK u 0 0", int(1));
+    b.run(1, "EXISTS u", int(0));
+    b.run(
+        1,
+        "ZRANGE z 0 -1 LIMIT 0 1",
+        error(
+            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
+        ),
+    );
+    b.run(1, "HELLO 3", Frame::Map(vec![]));
+    b.run(1, "ZSCORE z a", Frame::Double(2.0));
+    b.run(
+        1,
+        "ZRANGE z 0 0 WITHSCORES",
+        Frame::Array(vec![Frame::Array(vec![bulk("a"), Frame::Double(2.0)])]),
+    );
+    passes_and_fails_with(&mut b, Frame::Array(vec![bulk("a"), Frame::Double(2.0)]));
+}
+
+#[test]
+fn collection_writes_on_unknown_keys_stay_unknown() {
+    let mut b = Builder::new();
+    b.run(1, "RPUSH l a", int(1));
+    b.run(1, "PFADD l x", int(1));
+    let last = b.history.executions.len() - 1;
+    b.history.executions[last].flags = seedkv_engine::cmd::flags::WRITE;
+    b.history.executions[last].name = "pfadd";
+    b.run(1, "RPUSH l b", int(7));
+    b.run(1, "LRANGE l 0 -1", arr(&["x"]));
+    b.run(1, "DEL l", int(1));
+    b.run(1, "RPUSH l c", int(1));
+    passes_and_fails_with(&mut b, int(2));
 }
