@@ -118,7 +118,7 @@ fn zadd_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], incr_command: bool) {
         // score to add to), so it is never stored empty.
         if !zset.is_empty() {
             ctx.store(key, Value::ZSet(Box::new(zset)), false);
-            ctx.server.dirty -= 1;
+            ctx.server.dirty = ctx.server.dirty.saturating_sub(1);
         }
         outcome
     };
