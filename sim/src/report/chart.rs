@@ -32,7 +32,7 @@ pub fn write_svg(report: &LatencyReport, path: &std::path::Path) -> Result<(), S
         .map(|r| r.max_ns as f64 / 1e6)
         .fold(1.0, f64::max)
         * 3.0;
-    let bottom_ms = 0.05;
+    let bottom_ms = 0.02;
 
     let root = SVGBackend::new(path, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
     let err = |e: DrawingAreaErrorKind<_>| format!("drawing {}: {e:?}", path.display());
@@ -90,16 +90,35 @@ pub fn write_svg(report: &LatencyReport, path: &std::path::Path) -> Result<(), S
             )))
             .map_err(err)?;
     }
-    chart
-        .draw_series(LineSeries::new(max_line, RED.stroke_width(1)))
-        .map_err(err)?
-        .label("max per bucket")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
-    chart
-        .draw_series(LineSeries::new(median_line, BLUE.stroke_width(1)))
-        .map_err(err)?
-        .label("median per bucket")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+    for (line, color, name) in [
+        (&max_line, &RED, "max per bucket"),
+        (&median_line, &BLUE, "median per bucket"),
+    ] {
+        // One polyline per run of non-empty buckets: no PING is sent while
+        // the server is stalled, and a line across the gap would invent
+        // latencies nobody saw. A bucket alone between gaps (the PING that
+        // waited out a stall) is a dot.
+        let runs: Vec<Vec<(f64, f64)>> = line
+            .split(|p| p.is_none())
+            .filter(|run| !run.is_empty())
+            .map(|run| run.iter().flatten().copied().collect())
+            .collect();
+        chart
+            .draw_series(
+                runs.iter()
+                    .map(|run| PathElement::new(run.clone(), color.stroke_width(1))),
+            )
+            .map_err(err)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart
+            .draw_series(
+                runs.iter()
+                    .filter(|run| run.len() == 1)
+                    .map(|run| Circle::new(run[0], 2, color.filled())),
+            )
+            .map_err(err)?;
+    }
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::LowerRight)
@@ -111,9 +130,12 @@ pub fn write_svg(report: &LatencyReport, path: &std::path::Path) -> Result<(), S
     Ok(())
 }
 
-/// (seconds, ms) points of the highest and the median latency of the PINGs
-/// sent in each bucket of `[start_ns, end_ns)`; empty buckets are skipped.
-fn buckets(pings: &[PingSample], start_ns: u64, end_ns: u64) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+/// Per bucket of `[start_ns, end_ns)`, the (seconds, ms) point of the
+/// highest and of the median latency of the PINGs sent in it; `None` for a
+/// bucket in which no PING was sent.
+type Line = Vec<Option<(f64, f64)>>;
+
+fn buckets(pings: &[PingSample], start_ns: u64, end_ns: u64) -> (Line, Line) {
     let span_ns = end_ns.saturating_sub(start_ns).max(1);
     let mut per_bucket: Vec<Vec<u64>> = vec![Vec::new(); BUCKETS_COUNT];
     for p in pings {
@@ -123,18 +145,20 @@ fn buckets(pings: &[PingSample], start_ns: u64, end_ns: u64) -> (Vec<(f64, f64)>
         let i = ((p.sent_ns - start_ns) as u128 * BUCKETS_COUNT as u128 / span_ns as u128) as usize;
         per_bucket[i.min(BUCKETS_COUNT - 1)].push(p.latency_ns);
     }
-    let mut max_line = Vec::new();
-    let mut median_line = Vec::new();
+    let mut max_line = Vec::with_capacity(BUCKETS_COUNT);
+    let mut median_line = Vec::with_capacity(BUCKETS_COUNT);
     for (i, latencies) in per_bucket.iter_mut().enumerate() {
         if latencies.is_empty() {
+            max_line.push(None);
+            median_line.push(None);
             continue;
         }
         latencies.sort_unstable();
         let at_s = (start_ns + span_ns * i as u64 / BUCKETS_COUNT as u64) as f64 / 1e9;
         let max = latencies[latencies.len() - 1];
         let median = latencies[latencies.len() / 2];
-        max_line.push((at_s, max as f64 / 1e6));
-        median_line.push((at_s, median as f64 / 1e6));
+        max_line.push(Some((at_s, max as f64 / 1e6)));
+        median_line.push(Some((at_s, median as f64 / 1e6)));
     }
     (max_line, median_line)
 }
