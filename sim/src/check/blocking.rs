@@ -419,7 +419,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
         // A request that parked and resumed here, but that the walk could
         // not place, may be part of a serve phase: not judged.
         let unplaced_resume = waiter.is_none() && resumed.contains(&j);
-        if !served && !unplaced_resume {
+        if !served && !unplaced_resume && !walk.ready.is_empty() {
             let what = match op {
                 Some(o) => format!(
                     "execution #{j} (conn {} request #{} `{}`)",

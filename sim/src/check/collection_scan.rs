@@ -190,27 +190,35 @@ impl Tracker {
         changes: &mut Vec<Change>,
     ) {
         let empty = KeyElements::default();
-        let srcs: Vec<KeyElements> = sources
+        let srcs: Vec<&KeyElements> = sources
             .iter()
-            .map(|s| self.keys.get(s.as_slice()).unwrap_or(&empty).clone())
+            .map(|s| self.keys.get(s.as_slice()).unwrap_or(&empty))
             .collect();
         let mut candidates: BTreeSet<&Vec<u8>> = BTreeSet::new();
         for s in &srcs {
             candidates.extend(s.elements.keys());
         }
-        let combine = |ps: &[Presence]| -> Presence {
+        // Each element's presence in the result, from its presence in the
+        // first source and in the rest.
+        let combine = |first: Presence, rest: &mut dyn Iterator<Item = Presence>| -> Presence {
             use Presence::*;
-            match algebra {
-                Algebra::Union if ps.contains(&Present) => Present,
-                Algebra::Union if ps.contains(&Unknown) => Unknown,
-                Algebra::Union => Absent,
-                Algebra::Inter if ps.contains(&Absent) => Absent,
-                Algebra::Inter if ps.iter().all(|&p| p == Present) => Present,
-                Algebra::Inter => Unknown,
-                Algebra::Diff if ps[0] == Absent || ps[1..].contains(&Present) => Absent,
-                Algebra::Diff if ps[0] == Present && ps[1..].iter().all(|&p| p == Absent) => {
-                    Present
+            let (mut present, mut unknown, mut absent) = (false, false, false);
+            for p in rest {
+                match p {
+                    Present => present = true,
+                    Unknown => unknown = true,
+                    Absent => absent = true,
                 }
+            }
+            match algebra {
+                Algebra::Union if first == Present || present => Present,
+                Algebra::Union if first == Unknown || unknown => Unknown,
+                Algebra::Union => Absent,
+                Algebra::Inter if first == Absent || absent => Absent,
+                Algebra::Inter if first == Present && !unknown => Present,
+                Algebra::Inter => Unknown,
+                Algebra::Diff if first == Absent || present => Absent,
+                Algebra::Diff if first == Present && !unknown => Present,
                 Algebra::Diff => Unknown,
             }
         };
@@ -224,8 +232,8 @@ impl Tracker {
             wild,
         };
         for c in candidates {
-            let ps: Vec<Presence> = srcs.iter().map(|s| s.get(c)).collect();
-            out.set(c, combine(&ps));
+            let mut rest = srcs[1..].iter().map(|s| s.get(c));
+            out.set(c, combine(srcs[0].get(c), &mut rest));
         }
         self.keys.insert(dst.to_vec(), out);
         changes.push((dst.to_vec(), None));
