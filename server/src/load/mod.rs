@@ -108,6 +108,11 @@ async fn experiment(config: &LoadConfig) -> Result<String, String> {
             "FLUSHALL",
         )?;
     }
+    let server = server_name(
+        &op.call(&[b"INFO", b"server"])
+            .await
+            .map_err(io_err("INFO"))?,
+    );
     let dbsize = integer(
         &op.call(&[b"DBSIZE"]).await.map_err(io_err("DBSIZE"))?,
         "DBSIZE",
@@ -231,7 +236,7 @@ async fn experiment(config: &LoadConfig) -> Result<String, String> {
         .map(|s| row_of(s, &probe.samples))
         .collect();
     let mut out = format!(
-        "head-of-line latency over real sockets: {addr}, {} keys, {}-field hash\n\n",
+        "head-of-line latency over real sockets: {server} at {addr}, {} keys, {}-field hash\n\n",
         config.keys_count, config.hash_fields_count
     );
     out.push_str(&format_table(&rows));
@@ -390,6 +395,26 @@ async fn full_scan(op: &mut Conn, keys_count: u64) -> Result<(u64, usize), Strin
         ));
     }
     Ok((calls, seen.len()))
+}
+
+/// "seedkv 0.1.0" or "redis 7.0.15", from INFO server, so that a table
+/// says what it measured.
+fn server_name(info: &Frame) -> String {
+    let text = match info {
+        Frame::Bulk(b) | Frame::Verbatim { data: b, .. } => String::from_utf8_lossy(b).into_owned(),
+        _ => String::new(),
+    };
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+            .map(str::to_string)
+    };
+    match (field("seedkv_version"), field("redis_version")) {
+        (Some(s), _) => format!("seedkv {s}"),
+        (None, Some(r)) => format!("redis {r}"),
+        (None, None) => "a RESP server".into(),
+    }
 }
 
 fn integer(frame: &Frame, what: &str) -> Result<i64, String> {
