@@ -82,6 +82,11 @@ fn blocking() {
     check("blocking");
 }
 
+#[test]
+fn slowlog() {
+    check("slowlog");
+}
+
 /// Every script has a snapshot test above.
 #[test]
 fn every_script_is_snapshotted() {

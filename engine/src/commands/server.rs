@@ -736,7 +736,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  mem_allocator:libc\r\n\
                  active_defrag_running:0\r\n\
                  lazyfree_pending_objects:0\r\n\
-                 lazyfreed_objects:0\r\n",
+                 lazyfreed_objects:{}\r\n",
                 bytes_to_human(used),
                 bytes_to_human(used),
                 bytes_to_human(peak),
@@ -745,6 +745,9 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 bytes_to_human(cfg.maxmemory_bytes),
                 cfg.maxmemory_policy.name(),
                 report.clients_bytes,
+                // Handed to the host; it reports no completion, so none
+                // are ever pending from the engine's point of view.
+                ctx.server.stats.lazyfreed_objects,
             )
         }
         "persistence" => {
