@@ -249,7 +249,7 @@ struct ZAddFlags {
 
 /// What one `zsetAdd` did.
 enum Added {
-    Added(f64),
+    New(f64),
     Updated(f64),
     /// Nothing changed but the element counts as processed.
     Same(f64),
@@ -278,7 +278,7 @@ fn zset_add(z: &mut ZSet, member: &[u8], score: f64, f: &ZAddFlags) -> Added {
         None if f.xx => Added::Nop,
         None => {
             z.insert(member, score);
-            Added::Added(score)
+            Added::New(score)
         }
     }
 }
@@ -407,7 +407,7 @@ impl KeyspaceModel {
                     "ERR XX and NX options at the same time are not compatible",
                 );
             }
-            if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+            if (f.nx && (f.gt || f.lt)) || (f.gt && f.lt) {
                 return Expected::error(
                     "ERR GT, LT, and/or NX options at the same time are not compatible",
                 );
@@ -445,7 +445,7 @@ impl KeyspaceModel {
         let mut nan = false;
         for (score, member) in pairs {
             match zset_add(z, member, score, &f) {
-                Added::Added(s) => (added, last) = (added + 1, Some(s)),
+                Added::New(s) => (added, last) = (added + 1, Some(s)),
                 Added::Updated(s) => (updated, last) = (updated + 1, Some(s)),
                 Added::Same(s) => last = Some(s),
                 Added::Nop => {}
