@@ -1,5 +1,910 @@
-//! The lists command family.
+//! List commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LRANGE LINDEX
+//! LSET LINSERT LREM LTRIM LPOS LMOVE RPOPLPUSH LMPOP, and the blocking
+//! BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP (in `lists_blocking.rs`), with Redis
+//! 7.0's replies and errors (t_list.c), including the order in which
+//! arguments, keys and types are checked.
+//!
+//! A list that becomes empty is deleted. A push into a list that already
+//! exists signals the key ready for blocked clients (a new key is signalled
+//! by `Ctx::store`).
 
-use crate::cmd::CommandSpec;
+use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::resp::ReplyWriter;
+use crate::types::list::{Direction, List};
+use crate::util::parse_i64_strict;
+use crate::value::{Value, WRONGTYPE};
 
-pub const COMMANDS: &[CommandSpec] = &[];
+#[path = "lists_blocking.rs"]
+mod blocking;
+
+pub(crate) const SYNTAX_ERROR: &str = "ERR syntax error";
+pub(crate) const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
+const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+const NO_SUCH_KEY: &str = "ERR no such key";
+const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
+const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
+const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+
+const LIST: CommandSpec = CommandSpec {
+    group: "list",
+    first_key: 1,
+    last_key: 1,
+    key_step: 1,
+    ..CommandSpec::DEFAULT
+};
+
+const READ_FAST: &[&str] = &["read", "list", "fast"];
+const READ_SLOW: &[&str] = &["read", "list", "slow"];
+const WRITE_FAST: &[&str] = &["write", "list", "fast"];
+const WRITE_SLOW: &[&str] = &["write", "list", "slow"];
+const WRITE_BLOCKING: &[&str] = &["write", "list", "slow", "blocking"];
+
+const PUSH_COMPLEXITY: &str = "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.";
+const POP_COMPLEXITY: &str = "O(N) where N is the number of elements returned";
+const MPOP_COMPLEXITY: &str =
+    "O(N+M) where N is the number of provided keys and M is the number of elements returned.";
+const BPOP_COMPLEXITY: &str = "O(N) where N is the number of provided keys.";
+
+/// Key-spec flags, as COMMAND INFO shows them (for two-key commands, the
+/// source's).
+const INSERT: &[&str] = &["RW", "insert"];
+const ACCESS_DELETE: &[&str] = &["RW", "access", "delete"];
+const READ_ACCESS: &[&str] = &["RO", "access"];
+
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "lpush",
+        arity: -3,
+        flags: WRITE | DENYOOM | FAST,
+        acl_categories: WRITE_FAST,
+        summary: "Prepend one or multiple elements to a list",
+        complexity: PUSH_COMPLEXITY,
+        key_spec_flags: INSERT,
+        handler: Some(lpush),
+        ..LIST
+    },
+    CommandSpec {
+        name: "rpush",
+        arity: -3,
+        flags: WRITE | DENYOOM | FAST,
+        acl_categories: WRITE_FAST,
+        summary: "Append one or multiple elements to a list",
+        complexity: PUSH_COMPLEXITY,
+        key_spec_flags: INSERT,
+        handler: Some(rpush),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lpushx",
+        arity: -3,
+        flags: WRITE | DENYOOM | FAST,
+        acl_categories: WRITE_FAST,
+        summary: "Prepend an element to a list, only if the list exists",
+        since: "2.2.0",
+        complexity: PUSH_COMPLEXITY,
+        key_spec_flags: INSERT,
+        handler: Some(lpushx),
+        ..LIST
+    },
+    CommandSpec {
+        name: "rpushx",
+        arity: -3,
+        flags: WRITE | DENYOOM | FAST,
+        acl_categories: WRITE_FAST,
+        summary: "Append an element to a list, only if the list exists",
+        since: "2.2.0",
+        complexity: PUSH_COMPLEXITY,
+        key_spec_flags: INSERT,
+        handler: Some(rpushx),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lpop",
+        arity: -2,
+        // O_N: the COUNT form pops and replies with any number of elements.
+        flags: WRITE | FAST | O_N,
+        acl_categories: WRITE_FAST,
+        summary: "Remove and get the first elements in a list",
+        complexity: POP_COMPLEXITY,
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(lpop),
+        ..LIST
+    },
+    CommandSpec {
+        name: "rpop",
+        arity: -2,
+        flags: WRITE | FAST | O_N,
+        acl_categories: WRITE_FAST,
+        summary: "Remove and get the last elements in a list",
+        complexity: POP_COMPLEXITY,
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(rpop),
+        ..LIST
+    },
+    CommandSpec {
+        name: "llen",
+        arity: 2,
+        flags: READONLY | FAST,
+        acl_categories: READ_FAST,
+        summary: "Get the length of a list",
+        key_spec_flags: &["RO"],
+        handler: Some(llen),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lrange",
+        arity: 4,
+        flags: READONLY | O_N,
+        acl_categories: READ_SLOW,
+        summary: "Get a range of elements from a list",
+        complexity: "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
+        key_spec_flags: READ_ACCESS,
+        handler: Some(lrange),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lindex",
+        arity: 3,
+        flags: READONLY | O_N,
+        acl_categories: READ_SLOW,
+        summary: "Get an element from a list by its index",
+        complexity: "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
+        key_spec_flags: READ_ACCESS,
+        handler: Some(lindex),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lset",
+        arity: 4,
+        flags: WRITE | DENYOOM | O_N,
+        acl_categories: WRITE_SLOW,
+        summary: "Set the value of an element in a list by its index",
+        complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+        key_spec_flags: &["RW", "update"],
+        handler: Some(lset),
+        ..LIST
+    },
+    CommandSpec {
+        name: "linsert",
+        arity: 5,
+        flags: WRITE | DENYOOM | O_N,
+        acl_categories: WRITE_SLOW,
+        summary: "Insert an element before or after another element in a list",
+        since: "2.2.0",
+        complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+        key_spec_flags: INSERT,
+        handler: Some(linsert),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lrem",
+        arity: 4,
+        flags: WRITE | O_N,
+        acl_categories: WRITE_SLOW,
+        summary: "Remove elements from a list",
+        complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
+        key_spec_flags: &["RW", "delete"],
+        handler: Some(lrem),
+        ..LIST
+    },
+    CommandSpec {
+        name: "ltrim",
+        arity: 4,
+        flags: WRITE | O_N,
+        acl_categories: WRITE_SLOW,
+        summary: "Trim a list to the specified range",
+        complexity: "O(N) where N is the number of elements to be removed by the operation.",
+        key_spec_flags: &["RW", "delete"],
+        handler: Some(ltrim),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lpos",
+        arity: -3,
+        flags: READONLY | O_N,
+        acl_categories: READ_SLOW,
+        summary: "Return the index of matching elements on a list",
+        since: "6.0.6",
+        complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
+        key_spec_flags: READ_ACCESS,
+        handler: Some(lpos),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lmove",
+        arity: 5,
+        flags: WRITE | DENYOOM,
+        last_key: 2,
+        acl_categories: WRITE_SLOW,
+        summary: "Pop an element from a list, push it to another list and return it",
+        since: "6.2.0",
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(lmove),
+        ..LIST
+    },
+    CommandSpec {
+        name: "rpoplpush",
+        arity: 3,
+        flags: WRITE | DENYOOM,
+        last_key: 2,
+        acl_categories: WRITE_SLOW,
+        summary: "Remove the last element in a list, prepend it to another list and return it",
+        since: "1.2.0",
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(rpoplpush),
+        ..LIST
+    },
+    CommandSpec {
+        name: "lmpop",
+        arity: -4,
+        // The keys follow `numkeys` (Redis's movablekeys): no fixed range.
+        flags: WRITE | O_N,
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        acl_categories: WRITE_SLOW,
+        summary: "Pop elements from a list",
+        since: "7.0.0",
+        complexity: MPOP_COMPLEXITY,
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(lmpop),
+        ..LIST
+    },
+    CommandSpec {
+        name: "blpop",
+        arity: -3,
+        flags: WRITE | NOSCRIPT | BLOCKING,
+        last_key: -2,
+        acl_categories: WRITE_BLOCKING,
+        summary: "Remove and get the first element in a list, or block until one is available",
+        since: "2.0.0",
+        complexity: BPOP_COMPLEXITY,
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(blocking::blpop),
+        ..LIST
+    },
+    CommandSpec {
+        name: "brpop",
+        arity: -3,
+        flags: WRITE | NOSCRIPT | BLOCKING,
+        last_key: -2,
+        acl_categories: WRITE_BLOCKING,
+        summary: "Remove and get the last element in a list, or block until one is available",
+        since: "2.0.0",
+        complexity: BPOP_COMPLEXITY,
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(blocking::brpop),
+        ..LIST
+    },
+    CommandSpec {
+        name: "blmove",
+        arity: 6,
+        flags: WRITE | DENYOOM | NOSCRIPT | BLOCKING,
+        last_key: 2,
+        acl_categories: WRITE_BLOCKING,
+        summary: "Pop an element from a list, push it to another list and return it; or block until one is available",
+        since: "6.2.0",
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(blocking::blmove),
+        ..LIST
+    },
+    CommandSpec {
+        name: "brpoplpush",
+        arity: 4,
+        flags: WRITE | DENYOOM | NOSCRIPT | BLOCKING,
+        last_key: 2,
+        acl_categories: WRITE_BLOCKING,
+        summary: "Pop an element from a list, push it to another list and return it; or block until one is available",
+        since: "2.2.0",
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(blocking::brpoplpush),
+        ..LIST
+    },
+    CommandSpec {
+        name: "blmpop",
+        arity: -5,
+        flags: WRITE | BLOCKING | O_N,
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        acl_categories: WRITE_BLOCKING,
+        summary: "Pop elements from a list, or block until one is available",
+        since: "7.0.0",
+        complexity: MPOP_COMPLEXITY,
+        key_spec_flags: ACCESS_DELETE,
+        handler: Some(blocking::blmpop),
+        ..LIST
+    },
+];
+
+/// Redis compares option words as C strings, so an embedded NUL ends them.
+pub(crate) fn c_str(arg: &[u8]) -> &[u8] {
+    &arg[..arg.iter().position(|&c| c == 0).unwrap_or(arg.len())]
+}
+
+/// `LEFT` or `RIGHT` (Redis's `getListPositionFromObjectOrReply`): the end
+/// of the list, as the direction a pop from it walks.
+pub(crate) fn parse_end(arg: &[u8]) -> Option<Direction> {
+    let word = c_str(arg);
+    if word.eq_ignore_ascii_case(b"left") {
+        Some(Direction::Forward)
+    } else if word.eq_ignore_ascii_case(b"right") {
+        Some(Direction::Backward)
+    } else {
+        None
+    }
+}
+
+/// The list in `value`: `Ok(None)` for a missing key.
+pub(crate) fn as_list(value: Option<&mut Value>) -> Result<Option<&mut List>, WrongType> {
+    match value {
+        None => Ok(None),
+        Some(v) => v.as_list_mut().map(Some).ok_or(WrongType),
+    }
+}
+
+/// A Redis list index (negative counts from the tail) as a position in a
+/// list of `len` entries, if in range.
+fn resolve_index(len: usize, index: i64) -> Option<usize> {
+    let len = len as i64;
+    let index = if index < 0 { len + index } else { index };
+    (0..len).contains(&index).then_some(index as usize)
+}
+
+/// Redis's range arithmetic (LRANGE, LTRIM): the inclusive range `start..=end`
+/// within `len` entries, or None when empty.
+fn resolve_range(len: usize, start: i64, end: i64) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 { len + start } else { start }.max(0);
+    let end = if end < 0 { len + end } else { end };
+    if start > end || start >= len {
+        return None;
+    }
+    Some((start as usize, end.min(len - 1) as usize))
+}
+
+/// Deletes `key` if its list was emptied (Redis never keeps an empty list).
+pub(crate) fn delete_if_empty(ctx: &mut Ctx, key: &[u8], empty: bool) {
+    if empty {
+        ctx.delete(key, false);
+    }
+}
+
+/// Writes the `count` entries at the `from` end (in pop order) as an array
+/// and removes them; returns how many. Redis's `listPopRangeAndReplyWithKey`
+/// without the key.
+pub(crate) fn pop_range_reply(
+    w: &mut ReplyWriter,
+    list: &mut List,
+    from: Direction,
+    count: usize,
+) -> usize {
+    let n = count.min(list.len());
+    w.array_len(n);
+    let start = match from {
+        Direction::Forward => 0,
+        Direction::Backward => list.len().saturating_sub(1),
+    };
+    for entry in list.iter_from(start, from).take(n) {
+        w.bulk(entry);
+    }
+    match from {
+        Direction::Forward => list.drain_front(n),
+        Direction::Backward => list.drain_back(n),
+    }
+    n
+}
+
+fn wrong_arity(ctx: &mut Ctx) {
+    let msg = format!(
+        "ERR wrong number of arguments for '{}' command",
+        ctx.spec.name
+    );
+    ctx.error(&msg);
+}
+
+/// LPUSH RPUSH LPUSHX RPUSHX (Redis's `pushGenericCommand`); `existing_only`
+/// for the X forms.
+fn push_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], to: Direction, existing_only: bool) {
+    let Some((key, elements)) = args[1..].split_first() else {
+        return wrong_arity(ctx);
+    };
+    let pushed = elements.len();
+    let fill = ctx.limits().list_max_listpack_size;
+    match ctx.lookup_as(key, Value::as_list_mut) {
+        Err(WrongType) => return ctx.error(WRONGTYPE),
+        Ok(Some(list)) => {
+            for e in elements {
+                list.push(to, e);
+            }
+            let len = list.len();
+            ctx.server.dirty += pushed as u64;
+            ctx.signal_key_ready(key);
+            ctx.int(len as i64);
+        }
+        Ok(None) if existing_only => return ctx.int(0),
+        Ok(None) => {
+            let mut list = List::new(fill);
+            for e in elements {
+                list.push(to, e);
+            }
+            let len = list.len();
+            ctx.store(key, Value::List(Box::new(list)), false);
+            ctx.server.dirty += pushed as u64 - 1;
+            ctx.int(len as i64);
+        }
+    }
+    ctx.work(pushed as u64);
+}
+
+fn lpush(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    push_generic(ctx, args, Direction::Forward, false);
+}
+
+fn rpush(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    push_generic(ctx, args, Direction::Backward, false);
+}
+
+fn lpushx(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    push_generic(ctx, args, Direction::Forward, true);
+}
+
+fn rpushx(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    push_generic(ctx, args, Direction::Backward, true);
+}
+
+/// LPOP and RPOP, with Redis's `popGenericCommand` quirks: a missing key
+/// is a null array with COUNT (even COUNT 0) and a null bulk without;
+/// COUNT 0 on a list is an empty array.
+fn pop_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], from: Direction) {
+    if args.len() > 3 {
+        return wrong_arity(ctx);
+    }
+    let count = match args.get(2) {
+        None => None,
+        Some(arg) => match parse_i64_strict(arg) {
+            Some(n) if n >= 0 => Some(n as u64),
+            _ => return ctx.error(NOT_POSITIVE),
+        },
+    };
+    let key = &args[1];
+    let (value, mut w) = ctx.lookup_and_writer(key);
+    let list = match as_list(value) {
+        Err(WrongType) => return w.error(WRONGTYPE),
+        Ok(None) if count.is_some() => return w.null_array(),
+        Ok(None) => return w.null(),
+        Ok(Some(list)) => list,
+    };
+    let popped = match count {
+        Some(0) => {
+            w.array_len(0);
+            return;
+        }
+        None => match list.pop(from) {
+            Some(v) => {
+                w.bulk(&v);
+                1
+            }
+            None => return w.null(),
+        },
+        Some(n) => pop_range_reply(&mut w, list, from, usize::try_from(n).unwrap_or(usize::MAX)),
+    };
+    let empty = list.is_empty();
+    ctx.work(popped as u64);
+    ctx.server.dirty += popped as u64;
+    delete_if_empty(ctx, key, empty);
+}
+
+fn lpop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    pop_generic(ctx, args, Direction::Forward);
+}
+
+fn rpop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    pop_generic(ctx, args, Direction::Backward);
+}
+
+fn llen(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    match ctx.lookup_as(&args[1], Value::as_list_mut) {
+        Err(WrongType) => ctx.error(WRONGTYPE),
+        Ok(list) => {
+            let len = list.map_or(0, |l| l.len());
+            ctx.int(len as i64);
+        }
+    }
+}
+
+fn lrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let (Some(start), Some(end)) = (parse_i64_strict(&args[2]), parse_i64_strict(&args[3])) else {
+        return ctx.error(NOT_AN_INTEGER);
+    };
+    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let list = match as_list(value) {
+        Err(WrongType) => return w.error(WRONGTYPE),
+        Ok(None) => return w.array_len(0),
+        Ok(Some(list)) => list,
+    };
+    let Some((from, to)) = resolve_range(list.len(), start, end) else {
+        return w.array_len(0);
+    };
+    let n = to - from + 1;
+    w.array_len(n);
+    let (entries, steps) = list.iter_from_with_steps(from, Direction::Forward);
+    for entry in entries.take(n) {
+        w.bulk(entry);
+    }
+    ctx.work((steps + n) as u64);
+}
+
+fn lindex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    // Unlike LRANGE, the key is looked up before the index is parsed.
+    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let list = match as_list(value) {
+        Err(WrongType) => return w.error(WRONGTYPE),
+        Ok(None) => return w.null(),
+        Ok(Some(list)) => list,
+    };
+    let Some(index) = parse_i64_strict(&args[2]) else {
+        return w.error(NOT_AN_INTEGER);
+    };
+    let steps = match resolve_index(list.len(), index).and_then(|i| list.get(i)) {
+        Some((entry, steps)) => {
+            w.bulk(entry);
+            steps
+        }
+        None => {
+            w.null();
+            0
+        }
+    };
+    ctx.work(steps as u64);
+}
+
+fn lset(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let list = match ctx.lookup_as(&args[1], Value::as_list_mut) {
+        Err(WrongType) => return ctx.error(WRONGTYPE),
+        Ok(None) => return ctx.error(NO_SUCH_KEY),
+        Ok(Some(list)) => list,
+    };
+    let Some(index) = parse_i64_strict(&args[2]) else {
+        return ctx.error(NOT_AN_INTEGER);
+    };
+    match resolve_index(list.len(), index).and_then(|i| list.set(i, &args[3])) {
+        None => ctx.error(INDEX_OUT_OF_RANGE),
+        Some(steps) => {
+            ctx.work(steps as u64);
+            ctx.server.dirty += 1;
+            ctx.ok();
+        }
+    }
+}
+
+fn linsert(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let place = c_str(&args[2]);
+    let after = if place.eq_ignore_ascii_case(b"after") {
+        true
+    } else if place.eq_ignore_ascii_case(b"before") {
+        false
+    } else {
+        return ctx.error(SYNTAX_ERROR);
+    };
+    let key = &args[1];
+    let list = match ctx.lookup_as(key, Value::as_list_mut) {
+        Err(WrongType) => return ctx.error(WRONGTYPE),
+        Ok(None) => return ctx.int(0),
+        Ok(Some(list)) => list,
+    };
+    let (inserted, visited) = list.insert_by_pivot(&args[3], after, &args[4]);
+    let len = list.len();
+    ctx.work(visited as u64);
+    if !inserted {
+        return ctx.int(-1);
+    }
+    ctx.server.dirty += 1;
+    ctx.signal_key_ready(key);
+    ctx.int(len as i64);
+}
+
+fn lrem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let Some(count) = parse_i64_strict(&args[2]) else {
+        return ctx.error(NOT_AN_INTEGER);
+    };
+    let key = &args[1];
+    let list = match ctx.lookup_as(key, Value::as_list_mut) {
+        Err(WrongType) => return ctx.error(WRONGTYPE),
+        Ok(None) => return ctx.int(0),
+        Ok(Some(list)) => list,
+    };
+    let direction = if count < 0 {
+        Direction::Backward
+    } else {
+        Direction::Forward
+    };
+    // Redis negates a negative count; -LONG_MIN wraps and then never
+    // matches the removed count, which removes every match, as this does.
+    let limit = (count != 0).then(|| usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX));
+    let (removed, visited) = list.remove_matching(&args[3], limit, direction);
+    let empty = list.is_empty();
+    ctx.work((visited + removed) as u64);
+    ctx.server.dirty += removed as u64;
+    delete_if_empty(ctx, key, empty);
+    ctx.int(removed as i64);
+}
+
+fn ltrim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let (Some(start), Some(end)) = (parse_i64_strict(&args[2]), parse_i64_strict(&args[3])) else {
+        return ctx.error(NOT_AN_INTEGER);
+    };
+    let key = &args[1];
+    let list = match ctx.lookup_as(key, Value::as_list_mut) {
+        Err(WrongType) => return ctx.error(WRONGTYPE),
+        Ok(None) => return ctx.ok(),
+        Ok(Some(list)) => list,
+    };
+    let len = list.len();
+    let (head, tail) = match resolve_range(len, start, end) {
+        None => (len, 0),
+        Some((from, to)) => (from, len - to - 1),
+    };
+    list.drain_front(head);
+    list.drain_back(tail);
+    let empty = list.is_empty();
+    ctx.work((head + tail) as u64);
+    ctx.server.dirty += (head + tail) as u64;
+    delete_if_empty(ctx, key, empty);
+    ctx.ok();
+}
+
+/// LPOS options, as Redis parses them (`lposCommand`).
+struct LposOptions {
+    rank: i64,
+    /// None when COUNT was not given (a single index reply).
+    count: Option<i64>,
+    /// 0: unlimited.
+    maxlen: i64,
+}
+
+fn parse_lpos_options(args: &[Vec<u8>]) -> Result<LposOptions, &'static str> {
+    let mut o = LposOptions {
+        rank: 1,
+        count: None,
+        maxlen: 0,
+    };
+    let mut j = 3;
+    while j < args.len() {
+        let opt = c_str(&args[j]);
+        let Some(arg) = args.get(j + 1) else {
+            return Err(SYNTAX_ERROR);
+        };
+        if opt.eq_ignore_ascii_case(b"rank") {
+            // Redis 7.0 accepts LONG_MIN here; see `lpos` for what follows.
+            o.rank = parse_i64_strict(arg).ok_or(NOT_AN_INTEGER)?;
+            if o.rank == 0 {
+                return Err(RANK_ZERO);
+            }
+        } else if opt.eq_ignore_ascii_case(b"count") {
+            let n = parse_i64_strict(arg).filter(|&n| n >= 0);
+            o.count = Some(n.ok_or(COUNT_NEGATIVE)?);
+        } else if opt.eq_ignore_ascii_case(b"maxlen") {
+            let n = parse_i64_strict(arg).filter(|&n| n >= 0);
+            o.maxlen = n.ok_or(MAXLEN_NEGATIVE)?;
+        } else {
+            return Err(SYNTAX_ERROR);
+        }
+        j += 2;
+    }
+    Ok(o)
+}
+
+fn lpos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let o = match parse_lpos_options(args) {
+        Ok(o) => o,
+        Err(e) => return ctx.error(e),
+    };
+    // A negative rank searches from the tail. Like Redis (C `long`), the
+    // negation of LONG_MIN wraps and stays negative: every match then
+    // counts as reaching the rank.
+    let (rank, direction) = if o.rank < 0 {
+        (o.rank.wrapping_neg(), Direction::Backward)
+    } else {
+        (o.rank, Direction::Forward)
+    };
+    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let list = match as_list(value) {
+        Err(WrongType) => return w.error(WRONGTYPE),
+        Ok(None) if o.count.is_some() => return w.array_len(0),
+        Ok(None) => return w.null(),
+        Ok(Some(list)) => list,
+    };
+    let len = list.len();
+    let start = match direction {
+        Direction::Forward => 0,
+        Direction::Backward => len.saturating_sub(1),
+    };
+    let mut found = Vec::new();
+    let mut matches: i64 = 0;
+    let mut visited: usize = 0;
+    for (index, entry) in list.iter_from(start, direction).enumerate() {
+        if o.maxlen != 0 && index as i64 >= o.maxlen {
+            break;
+        }
+        visited += 1;
+        if entry != args[2].as_slice() {
+            continue;
+        }
+        matches += 1;
+        if matches < rank {
+            continue;
+        }
+        found.push(match direction {
+            Direction::Forward => index,
+            Direction::Backward => len - index - 1,
+        });
+        match o.count {
+            None => break,
+            Some(count) => {
+                if count != 0 && matches.wrapping_sub(rank).wrapping_add(1) >= count {
+                    break;
+                }
+            }
+        }
+    }
+    match o.count {
+        Some(_) => {
+            w.array_len(found.len());
+            for &i in &found {
+                w.int(i as i64);
+            }
+        }
+        None => match found.first() {
+            Some(&i) => w.int(i as i64),
+            None => w.null(),
+        },
+    }
+    ctx.work(visited as u64);
+}
+
+/// LMOVE's core (Redis's `lmoveGenericCommand`): pops from `src` at `from`,
+/// pushes onto `dst` at `to`, replies with the element. A missing source is
+/// a null reply; either key holding another type is WRONGTYPE, checked
+/// before anything moves.
+pub(crate) fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: Direction, to: Direction) {
+    match ctx.lookup_as(src, Value::as_list_mut) {
+        Err(WrongType) => return ctx.error(WRONGTYPE),
+        Ok(None) => return ctx.null(),
+        Ok(Some(_)) => {}
+    }
+    let dst_exists = match ctx.lookup_as(dst, Value::as_list_mut) {
+        Err(WrongType) => return ctx.error(WRONGTYPE),
+        Ok(found) => found.is_some(),
+    };
+    let Ok(Some(list)) = ctx.lookup_as(src, Value::as_list_mut) else {
+        return ctx.null();
+    };
+    let Some(value) = list.pop(from) else {
+        return ctx.null();
+    };
+    // The destination may be the source itself: push before deleting an
+    // emptied source, so that rotating a one-element list keeps it.
+    if dst_exists {
+        if let Ok(Some(dst_list)) = ctx.lookup_as(dst, Value::as_list_mut) {
+            dst_list.push(to, &value);
+        }
+        ctx.signal_key_ready(dst);
+    } else {
+        let mut list = List::new(ctx.limits().list_max_listpack_size);
+        list.push(to, &value);
+        ctx.store(dst, Value::List(Box::new(list)), false);
+    }
+    let empty = matches!(ctx.lookup_as(src, Value::as_list_mut), Ok(Some(l)) if l.is_empty());
+    delete_if_empty(ctx, src, empty);
+    ctx.server.dirty += 2;
+    ctx.work(2);
+    ctx.bulk(&value);
+}
+
+fn lmove(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let (Some(from), Some(to)) = (parse_end(&args[3]), parse_end(&args[4])) else {
+        return ctx.error(SYNTAX_ERROR);
+    };
+    lmove_generic(ctx, &args[1], &args[2], from, to);
+}
+
+fn rpoplpush(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    lmove_generic(
+        ctx,
+        &args[1],
+        &args[2],
+        Direction::Backward,
+        Direction::Forward,
+    );
+}
+
+/// LMPOP and BLMPOP arguments after the command name (and BLMPOP's
+/// timeout): `numkeys key... LEFT|RIGHT [COUNT count]`.
+pub(crate) struct MpopArgs {
+    /// Indices of the keys in `args`.
+    pub keys: std::ops::Range<usize>,
+    pub from: Direction,
+    pub count: usize,
+}
+
+/// Redis's `lmpopGenericCommand` parsing, from `numkeys` at `numkeys_at`.
+pub(crate) fn parse_mpop(args: &[Vec<u8>], numkeys_at: usize) -> Result<MpopArgs, &'static str> {
+    let numkeys = parse_i64_strict(&args[numkeys_at])
+        .filter(|&n| n > 0)
+        .ok_or(NUMKEYS_NOT_POSITIVE)?;
+    let first_key = numkeys_at + 1;
+    let where_at = usize::try_from(numkeys)
+        .ok()
+        .and_then(|n| first_key.checked_add(n))
+        .filter(|&i| i < args.len())
+        .ok_or(SYNTAX_ERROR)?;
+    let from = parse_end(&args[where_at]).ok_or(SYNTAX_ERROR)?;
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < args.len() {
+        let more = j + 1 < args.len();
+        if count.is_none() && more && c_str(&args[j]).eq_ignore_ascii_case(b"count") {
+            let n = parse_i64_strict(&args[j + 1])
+                .filter(|&n| n > 0)
+                .ok_or(COUNT_NOT_POSITIVE)?;
+            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
+            j += 2;
+        } else {
+            return Err(SYNTAX_ERROR);
+        }
+    }
+    Ok(MpopArgs {
+        keys: first_key..where_at,
+        from,
+        count: count.unwrap_or(1),
+    })
+}
+
+/// Pops from the first non-empty list among `m.keys`, replying
+/// `[key, [elements...]]`. Returns Ok(false) when every key was missing
+/// (nothing replied), Err after replying WRONGTYPE.
+pub(crate) fn mpop_serve(ctx: &mut Ctx, args: &[Vec<u8>], m: &MpopArgs) -> Result<bool, WrongType> {
+    for i in m.keys.clone() {
+        ctx.work(1);
+        let key = &args[i];
+        let (value, mut w) = ctx.lookup_and_writer(key);
+        let list = match as_list(value) {
+            Err(WrongType) => {
+                w.error(WRONGTYPE);
+                return Err(WrongType);
+            }
+            Ok(None) => continue,
+            Ok(Some(list)) => list,
+        };
+        if list.is_empty() {
+            continue;
+        }
+        w.array_len(2);
+        w.bulk(key);
+        let popped = pop_range_reply(&mut w, list, m.from, m.count);
+        let empty = list.is_empty();
+        ctx.work(popped as u64);
+        ctx.server.dirty += popped as u64;
+        delete_if_empty(ctx, key, empty);
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+fn lmpop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let m = match parse_mpop(args, 1) {
+        Ok(m) => m,
+        Err(e) => return ctx.error(e),
+    };
+    if let Ok(false) = mpop_serve(ctx, args, &m) {
+        ctx.w().null_array();
+    }
+}
+
+#[cfg(test)]
+#[path = "lists_tests.rs"]
+mod tests;
