@@ -118,6 +118,7 @@ impl Overrides {
 #[derive(Clone, Debug)]
 pub struct Knobs {
     pub clients_count: u32,
+    /// Requests the core workloads' clients share (see [`Knobs::ops_of`]).
     pub ops_count: u64,
     /// Workloads in this run; client `i` runs `workloads[i % len]`.
     pub workloads: Vec<WorkloadKind>,
@@ -147,11 +148,11 @@ impl Knobs {
         let net = NetKnobs::draw(&mut rng);
         let faults_on = rng.gen_bool(0.85);
         let drawn_faults = FaultKnobs::draw(&mut rng);
-        // Collections first: they take the added clients, and the core
-        // workloads keep the clients (and order) they were drawn.
-        let (mut collections, clients_extra) = draw_collections(seed);
-        collections.append(&mut workloads);
-        let workloads = collections;
+        // The collections get the added clients, the last ones (see
+        // `workload_of`), so the core clients keep their index, workload
+        // and streams.
+        let (collections, clients_extra) = draw_collections(seed);
+        workloads.extend(collections);
         let mut knobs = Knobs {
             clients_count: clients_count + clients_extra,
             ops_count,
@@ -187,8 +188,45 @@ impl Knobs {
         draw_collections(seed).0
     }
 
+    /// The requests client `client` sends. The core workloads' clients
+    /// share `ops_count` as they always did; each collection client sends
+    /// as many as a core client, on top, so that adding the collection
+    /// workloads took nothing from the others (the planted bugs they find
+    /// are found as fast). Without core clients, all share `ops_count`.
+    pub fn ops_of(&self, client: u32) -> u64 {
+        let is_core = |i: u32| WorkloadKind::CORE.contains(&self.workload_of(i));
+        let sharing: Vec<u32> = (0..self.clients_count).filter(|&i| is_core(i)).collect();
+        let sharing = if sharing.is_empty() {
+            (0..self.clients_count).collect()
+        } else {
+            sharing
+        };
+        let n = sharing.len() as u64;
+        let base = self.ops_count / n;
+        match sharing.iter().position(|&i| i == client) {
+            Some(rank) => base + u64::from((rank as u64) < self.ops_count % n),
+            None => base,
+        }
+    }
+
+    /// Client `client`'s workload. Each collection entry of `workloads`
+    /// takes one of the last clients; the other clients are dealt round
+    /// robin over the core entries (if there are none, everyone is dealt
+    /// over the collections).
     pub fn workload_of(&self, client: u32) -> WorkloadKind {
-        self.workloads[client as usize % self.workloads.len()]
+        let (collections, core): (Vec<WorkloadKind>, Vec<WorkloadKind>) = self
+            .workloads
+            .iter()
+            .partition(|k| WorkloadKind::COLLECTIONS.contains(k));
+        if core.is_empty() || collections.is_empty() {
+            return self.workloads[client as usize % self.workloads.len()];
+        }
+        let core_clients = self.clients_count.saturating_sub(collections.len() as u32);
+        if client < core_clients {
+            core[client as usize % core.len()]
+        } else {
+            collections[(client - core_clients) as usize % collections.len()]
+        }
     }
 }
 

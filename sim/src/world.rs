@@ -23,9 +23,9 @@ use rand_chacha::ChaCha8Rng;
 use seedkv_engine::resp::Frame;
 use seedkv_engine::{ClientId, Config, ConnectInfo, Engine, Event, Now, PlantedBug};
 
+use crate::check::blocking::blocking_timeout;
 use crate::client::{encode_request_into, SimClient, SlowReader, RECONNECT_NS};
 use crate::cost::CostModel;
-use crate::check::blocking::blocking_timeout;
 use crate::history::{Conn, Execution, History, Op, Received};
 use crate::knobs::{Knobs, CLOCK_JUMP_MS_MAX, IDLE_MS_MAX};
 use crate::net::{Pipe, CLIENT_PIPE_BYTES_MAX, SERVER_READ_BYTES_MAX};
@@ -211,8 +211,7 @@ impl World {
         for i in 0..clients_count {
             let mut rng = stream_rng(seed, stream::WORKLOAD, i as u64);
             let workload = knobs.workload_of(i).build(i, &mut rng);
-            let ops = knobs.ops_count / clients_count as u64
-                + u64::from((i as u64) < knobs.ops_count % clients_count as u64);
+            let ops = knobs.ops_of(i);
             let slow = slow_reader_of(seed, &knobs, i);
             clients.push(SimClient::new(i, workload, rng, ops, slow));
         }
