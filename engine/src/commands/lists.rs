@@ -16,17 +16,19 @@ use crate::value::{Value, WRONGTYPE};
 
 #[path = "lists_blocking.rs"]
 mod blocking;
+#[path = "lists_lpos.rs"]
+mod lpos;
+#[path = "lists_mpop.rs"]
+mod mpop;
+
+use lpos::lpos;
+use mpop::{lmpop, mpop_serve, parse_mpop};
 
 pub(crate) const SYNTAX_ERROR: &str = "ERR syntax error";
 pub(crate) const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
 const NO_SUCH_KEY: &str = "ERR no such key";
 const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
-const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
-const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
-const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
-const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
-const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
 
 const LIST: CommandSpec = CommandSpec {
     group: "list",
@@ -657,115 +659,6 @@ fn ltrim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.ok();
 }
 
-/// LPOS options, as Redis parses them (`lposCommand`).
-struct LposOptions {
-    rank: i64,
-    /// None when COUNT was not given (a single index reply).
-    count: Option<i64>,
-    /// 0: unlimited.
-    maxlen: i64,
-}
-
-fn parse_lpos_options(args: &[Vec<u8>]) -> Result<LposOptions, &'static str> {
-    let mut o = LposOptions {
-        rank: 1,
-        count: None,
-        maxlen: 0,
-    };
-    let mut j = 3;
-    while j < args.len() {
-        let opt = c_str(&args[j]);
-        let Some(arg) = args.get(j + 1) else {
-            return Err(SYNTAX_ERROR);
-        };
-        if opt.eq_ignore_ascii_case(b"rank") {
-            // Redis 7.0 accepts LONG_MIN here; see `lpos` for what follows.
-            o.rank = parse_i64_strict(arg).ok_or(NOT_AN_INTEGER)?;
-            if o.rank == 0 {
-                return Err(RANK_ZERO);
-            }
-        } else if opt.eq_ignore_ascii_case(b"count") {
-            let n = parse_i64_strict(arg).filter(|&n| n >= 0);
-            o.count = Some(n.ok_or(COUNT_NEGATIVE)?);
-        } else if opt.eq_ignore_ascii_case(b"maxlen") {
-            let n = parse_i64_strict(arg).filter(|&n| n >= 0);
-            o.maxlen = n.ok_or(MAXLEN_NEGATIVE)?;
-        } else {
-            return Err(SYNTAX_ERROR);
-        }
-        j += 2;
-    }
-    Ok(o)
-}
-
-fn lpos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    let o = match parse_lpos_options(args) {
-        Ok(o) => o,
-        Err(e) => return ctx.error(e),
-    };
-    // A negative rank searches from the tail. Like Redis (C `long`), the
-    // negation of LONG_MIN wraps and stays negative: every match then
-    // counts as reaching the rank.
-    let (rank, direction) = if o.rank < 0 {
-        (o.rank.wrapping_neg(), Direction::Backward)
-    } else {
-        (o.rank, Direction::Forward)
-    };
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
-    let list = match as_list(value) {
-        Err(WrongType) => return w.error(WRONGTYPE),
-        Ok(None) if o.count.is_some() => return w.array_len(0),
-        Ok(None) => return w.null(),
-        Ok(Some(list)) => list,
-    };
-    let len = list.len();
-    let start = match direction {
-        Direction::Forward => 0,
-        Direction::Backward => len.saturating_sub(1),
-    };
-    let mut found = Vec::new();
-    let mut matches: i64 = 0;
-    let mut visited: usize = 0;
-    for (index, entry) in list.iter_from(start, direction).enumerate() {
-        if o.maxlen != 0 && index as i64 >= o.maxlen {
-            break;
-        }
-        visited += 1;
-        if entry != args[2].as_slice() {
-            continue;
-        }
-        matches += 1;
-        if matches < rank {
-            continue;
-        }
-        found.push(match direction {
-            Direction::Forward => index,
-            Direction::Backward => len - index - 1,
-        });
-        match o.count {
-            None => break,
-            Some(count) => {
-                if count != 0 && matches.wrapping_sub(rank).wrapping_add(1) >= count {
-                    break;
-                }
-            }
-        }
-    }
-    match o.count {
-        Some(_) => {
-            w.array_len(found.len());
-            for &i in &found {
-                w.int(i as i64);
-            }
-        }
-        None => match found.first() {
-            Some(&i) => w.int(i as i64),
-            None => w.null(),
-        },
-    }
-    ctx.work(visited as u64);
-}
-
 /// LMOVE's core (Redis's `lmoveGenericCommand`): pops from `src` at `from`,
 /// pushes onto `dst` at `to`, replies with the element. A missing source is
 /// a null reply; either key holding another type is WRONGTYPE, checked
@@ -820,89 +713,6 @@ fn rpoplpush(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Direction::Backward,
         Direction::Forward,
     );
-}
-
-/// LMPOP and BLMPOP arguments after the command name (and BLMPOP's
-/// timeout): `numkeys key... LEFT|RIGHT [COUNT count]`.
-pub(crate) struct MpopArgs {
-    /// Indices of the keys in `args`.
-    pub keys: std::ops::Range<usize>,
-    pub from: Direction,
-    pub count: usize,
-}
-
-/// Redis's `lmpopGenericCommand` parsing, from `numkeys` at `numkeys_at`.
-pub(crate) fn parse_mpop(args: &[Vec<u8>], numkeys_at: usize) -> Result<MpopArgs, &'static str> {
-    let numkeys = parse_i64_strict(&args[numkeys_at])
-        .filter(|&n| n > 0)
-        .ok_or(NUMKEYS_NOT_POSITIVE)?;
-    let first_key = numkeys_at + 1;
-    let where_at = usize::try_from(numkeys)
-        .ok()
-        .and_then(|n| first_key.checked_add(n))
-        .filter(|&i| i < args.len())
-        .ok_or(SYNTAX_ERROR)?;
-    let from = parse_end(&args[where_at]).ok_or(SYNTAX_ERROR)?;
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < args.len() {
-        let more = j + 1 < args.len();
-        if count.is_none() && more && c_str(&args[j]).eq_ignore_ascii_case(b"count") {
-            let n = parse_i64_strict(&args[j + 1])
-                .filter(|&n| n > 0)
-                .ok_or(COUNT_NOT_POSITIVE)?;
-            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
-            j += 2;
-        } else {
-            return Err(SYNTAX_ERROR);
-        }
-    }
-    Ok(MpopArgs {
-        keys: first_key..where_at,
-        from,
-        count: count.unwrap_or(1),
-    })
-}
-
-/// Pops from the first non-empty list among `m.keys`, replying
-/// `[key, [elements...]]`. Returns Ok(false) when every key was missing
-/// (nothing replied), Err after replying WRONGTYPE.
-pub(crate) fn mpop_serve(ctx: &mut Ctx, args: &[Vec<u8>], m: &MpopArgs) -> Result<bool, WrongType> {
-    for i in m.keys.clone() {
-        ctx.work(1);
-        let key = &args[i];
-        let (value, mut w) = ctx.lookup_and_writer(key);
-        let list = match as_list(value) {
-            Err(WrongType) => {
-                w.error(WRONGTYPE);
-                return Err(WrongType);
-            }
-            Ok(None) => continue,
-            Ok(Some(list)) => list,
-        };
-        if list.is_empty() {
-            continue;
-        }
-        w.array_len(2);
-        w.bulk(key);
-        let popped = pop_range_reply(&mut w, list, m.from, m.count);
-        let empty = list.is_empty();
-        ctx.work(popped as u64);
-        ctx.server.dirty += popped as u64;
-        delete_if_empty(ctx, key, empty);
-        return Ok(true);
-    }
-    Ok(false)
-}
-
-fn lmpop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    let m = match parse_mpop(args, 1) {
-        Ok(m) => m,
-        Err(e) => return ctx.error(e),
-    };
-    if let Ok(false) = mpop_serve(ctx, args, &m) {
-        ctx.w().null_array();
-    }
 }
 
 #[cfg(test)]

@@ -317,3 +317,74 @@ fn specs_match_redis() {
         assert!(s.handler.is_some());
     }
 }
+
+/// Sends `args` from `client` without reading any output, then returns each
+/// client's pending output (so a parked client's later reply is seen).
+fn send_and_collect(
+    t: &mut TestEngine,
+    client: ClientId,
+    args: &[&str],
+) -> std::collections::BTreeMap<ClientId, Vec<u8>> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    let now = t.now;
+    t.engine
+        .handle_input(now, client, &crate::resp::encode::encode_request(&args));
+    let mut out = std::collections::BTreeMap::new();
+    while let Some(c) = t.engine.poll_transmit() {
+        let bytes = t.engine.pending_output(c).to_vec();
+        t.engine.consume_output(c, bytes.len());
+        out.entry(c).or_insert_with(Vec::new).extend(bytes);
+    }
+    out
+}
+
+#[test]
+fn blocked_list_commands_are_served_by_pushes() {
+    let (mut t, a) = setup();
+    let b = t.connect();
+    // BLMOVE parks on its source; a push serves it and fills the destination.
+    let out = send_and_collect(&mut t, a, &["blmove", "src", "dst", "left", "right", "0"]);
+    assert!(
+        out.get(&a).is_none_or(|o| o.is_empty()),
+        "parked: no reply yet"
+    );
+    let out = send_and_collect(&mut t, b, &["rpush", "src", "v", "w"]);
+    assert_eq!(out[&b], b":2\r\n");
+    assert_eq!(out[&a], b"$1\r\nv\r\n");
+    assert_eq!(range(&mut t, b, "dst"), arr(&["v"]));
+    assert_eq!(range(&mut t, b, "src"), arr(&["w"]));
+    // BLMPOP waits on several keys and pops COUNT from the one pushed to.
+    let out = send_and_collect(
+        &mut t,
+        a,
+        &["blmpop", "0", "2", "k1", "k2", "right", "count", "2"],
+    );
+    assert!(out.get(&a).is_none_or(|o| o.is_empty()));
+    let out = send_and_collect(&mut t, b, &["lpush", "k2", "x", "y", "z"]);
+    assert_eq!(out[&a], b"*2\r\n$2\r\nk2\r\n*2\r\n$1\r\nx\r\n$1\r\ny\r\n");
+    assert_eq!(range(&mut t, b, "k2"), arr(&["z"]));
+    // BRPOP is served by LMOVE's push into its key.
+    send_and_collect(&mut t, a, &["brpop", "k3", "0"]);
+    let out = send_and_collect(&mut t, b, &["lmove", "k2", "k3", "left", "left"]);
+    assert_eq!(out[&b], b"$1\r\nz\r\n");
+    assert_eq!(out[&a], b"*2\r\n$2\r\nk3\r\n$1\r\nz\r\n");
+    assert_eq!(t.cmd(b, &["exists", "k2", "k3"]), int(0));
+}
+
+#[test]
+fn blocking_commands_inside_multi_reply_nulls() {
+    let (mut t, c) = setup();
+    t.cmd(c, &["multi"]);
+    for cmd in [
+        &["blpop", "none", "0"][..],
+        &["blmove", "none", "d", "left", "left", "0"],
+        &["brpoplpush", "none", "d", "0"],
+        &["blmpop", "0", "1", "none", "left"],
+    ] {
+        assert_eq!(t.cmd(c, cmd), simple("QUEUED"));
+    }
+    assert_eq!(
+        t.raw(c, b"*1\r\n$4\r\nexec\r\n"),
+        b"*4\r\n*-1\r\n$-1\r\n$-1\r\n*-1\r\n"
+    );
+}
