@@ -101,7 +101,7 @@ pub fn blocking_timeout(request: &[Vec<u8>]) -> Option<BlockingTimeout> {
         .trim()
         .parse()
         .ok()?;
-    if !seconds.is_finite() || seconds < 0.0 || seconds > 1e9 {
+    if !(0.0..=1e9).contains(&seconds) {
         return None;
     }
     let ms = seconds * 1000.0;

@@ -269,7 +269,7 @@ impl Tracker {
     ) -> bool {
         let Some(key) = args.get(1) else { return false };
         match name {
-            "hset" | "hmset" if args.len() >= 4 && args.len() % 2 == 0 => {
+            "hset" | "hmset" if args.len() >= 4 && args.len().is_multiple_of(2) => {
                 for pair in args[2..].chunks(2) {
                     self.set(key, &pair[0], Presence::Present, changes);
                 }
@@ -377,7 +377,7 @@ impl Tracker {
             at += 1;
         }
         let pairs = &args[at..];
-        if pairs.is_empty() || pairs.len() % 2 != 0 {
+        if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
             return false;
         }
         if xx {
@@ -404,7 +404,9 @@ struct Iteration<'a> {
 }
 
 /// `(command, key, cursor, MATCH)` of an HSCAN/SSCAN/ZSCAN request.
-fn parse_step(op: &Op) -> Option<(Vec<u8>, &[u8], &[u8], Option<Vec<u8>>)> {
+type Step<'a> = (Vec<u8>, &'a [u8], &'a [u8], Option<Vec<u8>>);
+
+fn parse_step(op: &Op) -> Option<Step<'_>> {
     let name = op.args.first()?.to_ascii_lowercase();
     if !matches!(name.as_slice(), b"hscan" | b"sscan" | b"zscan") {
         return None;

@@ -352,7 +352,7 @@ impl PopModel {
                 applied.served_from = Some(key.clone());
                 Some(self.note_pops(&key, got, reply, expected, applied))
             }
-            "zadd" if args.len() >= 4 && args.len() % 2 == 0 && !involves_unknown => {
+            "zadd" if args.len() >= 4 && args.len().is_multiple_of(2) && !involves_unknown => {
                 let key = &args[1];
                 if self.lists.contains_key(key.as_slice()) {
                     return Some(Ok(()));

@@ -11,11 +11,14 @@ use super::Request;
 /// COUNT at most.
 pub const CSCAN_COUNT_MAX: u64 = 40;
 
+/// Key, next cursor, MATCH.
+type Iteration = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+
 pub struct CollectionScan {
     /// `HSCAN`, `SSCAN` or `ZSCAN`.
     command: &'static [u8],
-    /// The iteration under way: key, next cursor, MATCH, COUNT.
-    current: Option<(Vec<u8>, Vec<u8>, Option<Vec<u8>>)>,
+    /// The iteration under way: key, next cursor, MATCH.
+    current: Option<Iteration>,
     /// A step was sent and its reply is not in yet.
     awaiting: bool,
 }
