@@ -52,6 +52,8 @@ pub struct Config {
     pub timeout_s: u64,
     /// The collection encoding thresholds (`hash-max-listpack-entries`...).
     pub limits: crate::types::Limits,
+    /// `client-output-buffer-limit`, per client class.
+    pub client_output_buffer_limit: OutputBufferLimits,
     /// Other redis.conf keys accepted by CONFIG GET/SET and kept verbatim.
     pub extra: std::collections::BTreeMap<String, String>,
 }
@@ -82,6 +84,7 @@ impl Default for Config {
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
             timeout_s: 0,
             limits: Default::default(),
+            client_output_buffer_limit: Default::default(),
             extra: Default::default(),
         }
     }
@@ -133,5 +136,100 @@ impl MaxmemoryPolicy {
         Self::ALL
             .into_iter()
             .find(|p| p.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// One class's `client-output-buffer-limit`: a client whose pending output
+/// reaches `hard_bytes`, or stays at or over `soft_bytes` for
+/// `soft_seconds`, is closed. Zero disables a limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct OutputBufferLimit {
+    pub hard_bytes: u64,
+    pub soft_bytes: u64,
+    pub soft_seconds: u64,
+}
+
+/// `client-output-buffer-limit` for the three classes Redis names (a
+/// subscribed client is `pubsub`; seedkv has no replicas, but keeps their
+/// limit for CONFIG GET/SET).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputBufferLimits {
+    pub normal: OutputBufferLimit,
+    pub replica: OutputBufferLimit,
+    pub pubsub: OutputBufferLimit,
+}
+
+impl Default for OutputBufferLimits {
+    /// Redis's defaults: `normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60`.
+    fn default() -> Self {
+        const MB: u64 = 1024 * 1024;
+        OutputBufferLimits {
+            normal: OutputBufferLimit::default(),
+            replica: OutputBufferLimit {
+                hard_bytes: 256 * MB,
+                soft_bytes: 64 * MB,
+                soft_seconds: 60,
+            },
+            pubsub: OutputBufferLimit {
+                hard_bytes: 32 * MB,
+                soft_bytes: 8 * MB,
+                soft_seconds: 60,
+            },
+        }
+    }
+}
+
+impl OutputBufferLimits {
+    /// CONFIG GET's rendering: every class, bytes as plain numbers.
+    pub fn render(&self) -> String {
+        let classes = [
+            ("normal", self.normal),
+            ("slave", self.replica),
+            ("pubsub", self.pubsub),
+        ];
+        classes
+            .iter()
+            .map(|(name, l)| {
+                format!(
+                    "{name} {} {} {}",
+                    l.hard_bytes, l.soft_bytes, l.soft_seconds
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Applies `<class> <hard> <soft> <soft seconds>` groups (classes not
+    /// named keep their limits). Everything is validated before anything
+    /// changes; errors are Redis's texts.
+    pub fn apply(&mut self, text: &str) -> Result<(), &'static str> {
+        let parts: Vec<&str> = text.split_ascii_whitespace().collect();
+        if parts.len() % 4 != 0 {
+            return Err("Wrong number of arguments in buffer limit configuration.");
+        }
+        let mut updated = *self;
+        for group in parts.chunks_exact(4) {
+            let class = match group[0].to_ascii_lowercase().as_str() {
+                "normal" => &mut updated.normal,
+                "slave" | "replica" => &mut updated.replica,
+                "pubsub" => &mut updated.pubsub,
+                _ => return Err("Invalid client class specified in buffer limit configuration."),
+            };
+            const BAD: &str =
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            let memory = crate::commands::config::parse_memory;
+            let hard_bytes = memory(group[1]).ok_or(BAD)?;
+            let soft_bytes = memory(group[2]).ok_or(BAD)?;
+            let soft_seconds = crate::util::parse_i64_strict(group[3].as_bytes())
+                .and_then(|s| u64::try_from(s).ok())
+                .ok_or(BAD)?;
+            *class = OutputBufferLimit {
+                hard_bytes,
+                soft_bytes,
+                soft_seconds,
+            };
+        }
+        *self = updated;
+        Ok(())
     }
 }

@@ -17,6 +17,7 @@ pub mod db;
 pub mod dict;
 pub mod engine;
 pub mod planted;
+pub mod pubsub;
 pub mod resp;
 pub mod stats;
 pub mod stopwatch;

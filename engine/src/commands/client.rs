@@ -210,6 +210,9 @@ fn info_line(c: &Client, now: Now, current: &Current) -> String {
         now.mono_ns.saturating_sub(c.last_interaction.mono_ns) / 1_000_000_000
     };
     let mut flags = String::new();
+    if !c.subscriptions.is_empty() {
+        flags.push('P');
+    }
     if c.blocked.is_some() {
         flags.push('b');
     }
@@ -247,7 +250,7 @@ fn info_line(c: &Client, now: Now, current: &Current) -> String {
     let _ = write!(
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
-         sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
+         sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
          rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user=default \
          redir=-1 resp={}",
         c.id.0,
@@ -259,6 +262,8 @@ fn info_line(c: &Client, now: Now, current: &Current) -> String {
         idle_s,
         flags,
         c.db,
+        c.subscriptions.channels.len(),
+        c.subscriptions.patterns.len(),
         qbuf,
         argv_mem,
         REPLY_BUFFER_BYTES,

@@ -35,6 +35,9 @@ enum Type {
     Save,
     /// A space-separated list (`bind`).
     List,
+    /// `client-output-buffer-limit`: groups of `<class> <hard> <soft>
+    /// <soft seconds>`.
+    OutputBufferLimit,
 }
 
 /// Parameter flags.
@@ -504,11 +507,19 @@ static PARAMS: &[Param] = &[
         },
         "5000",
     ),
-    extra(
-        "client-output-buffer-limit",
-        Type::Str,
-        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-    ),
+    Param {
+        name: "client-output-buffer-limit",
+        alias: None,
+        ty: Type::OutputBufferLimit,
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.client_output_buffer_limit.render(),
+            set: |c, v| {
+                let applied = c.client_output_buffer_limit.apply(&v.text());
+                debug_assert!(applied.is_ok(), "validated by parse_value");
+            },
+        },
+    },
     Param {
         name: "latency-tracking",
         alias: None,
@@ -752,6 +763,12 @@ fn parse_value(p: &Param, value: &str) -> Result<Parsed, String> {
             value.split_ascii_whitespace().collect::<Vec<_>>().join(" "),
         )),
         Type::Save => parse_save(value).map(Parsed::Text),
+        Type::OutputBufferLimit => {
+            // Validated against a scratch copy; the setter applies it.
+            let mut scratch = crate::config::OutputBufferLimits::default();
+            scratch.apply(value)?;
+            Ok(Parsed::Text(value.to_string()))
+        }
     }
 }
 

@@ -14,6 +14,7 @@ pub mod latency_graph;
 pub mod lists;
 pub mod memory;
 pub mod object;
+pub mod pubsub;
 pub mod scan;
 pub mod server;
 pub mod sets;
@@ -42,4 +43,5 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     memory::COMMANDS,
     slowlog::COMMANDS,
     latency::COMMANDS,
+    pubsub::COMMANDS,
 ];

@@ -805,8 +805,8 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  current_eviction_exceeded_time:0\r\n\
                  keyspace_hits:{}\r\n\
                  keyspace_misses:{}\r\n\
-                 pubsub_channels:0\r\n\
-                 pubsub_patterns:0\r\n\
+                 pubsub_channels:{}\r\n\
+                 pubsub_patterns:{}\r\n\
                  pubsubshard_channels:0\r\n\
                  latest_fork_usec:0\r\n\
                  total_forks:0\r\n\
@@ -838,6 +838,8 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 ctx.server.keyspace.expired_keys,
                 s.keyspace_hits,
                 s.keyspace_misses,
+                ctx.server.pubsub.channels_count(),
+                ctx.server.pubsub.patterns_count(),
                 s.total_error_replies,
             )
         }

@@ -1,0 +1,376 @@
+//! Pub/sub commands: SUBSCRIBE UNSUBSCRIBE PSUBSCRIBE PUNSUBSCRIBE PUBLISH
+//! PUBSUB (CHANNELS NUMSUB NUMPAT HELP).
+//!
+//! Confirmations and messages are push frames (`>` in RESP3, plain arrays
+//! in RESP2). A RESP2 client with subscriptions may run only the commands
+//! [`allowed_while_subscribed`] names; a RESP3 client may run anything, its
+//! messages interleaving with its replies. The subscription tables live in
+//! [`crate::pubsub`]; the engine queues receivers for transmission and
+//! checks their output buffer limits after each command.
+
+use crate::client::ClientId;
+use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::commands::config::help_reply;
+use crate::resp::ReplyWriter;
+use crate::util::glob_match;
+
+const PUBSUB_SPEC: CommandSpec = CommandSpec {
+    flags: PUBSUB | NOSCRIPT | LOADING | STALE,
+    acl_categories: &["pubsub", "slow"],
+    group: "pubsub",
+    since: "2.0.0",
+    ..CommandSpec::DEFAULT
+};
+
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "subscribe",
+        arity: -2,
+        summary: "Listen for messages published to the given channels",
+        complexity: "O(N) where N is the number of channels to subscribe to.",
+        handler: Some(subscribe),
+        ..PUBSUB_SPEC
+    },
+    CommandSpec {
+        name: "unsubscribe",
+        arity: -1,
+        summary: "Stop listening for messages posted to the given channels",
+        complexity: "O(N) where N is the number of clients already subscribed to a channel.",
+        handler: Some(unsubscribe),
+        ..PUBSUB_SPEC
+    },
+    CommandSpec {
+        name: "psubscribe",
+        arity: -2,
+        summary: "Listen for messages published to channels matching the given patterns",
+        complexity: "O(N) where N is the number of patterns the client is already subscribed to.",
+        handler: Some(psubscribe),
+        ..PUBSUB_SPEC
+    },
+    CommandSpec {
+        name: "punsubscribe",
+        arity: -1,
+        summary: "Stop listening for messages posted to channels matching the given patterns",
+        complexity: "O(N+M) where N is the number of patterns the client is already subscribed \
+                     and M is the number of total patterns subscribed in the system (by any client).",
+        handler: Some(punsubscribe),
+        ..PUBSUB_SPEC
+    },
+    CommandSpec {
+        name: "publish",
+        arity: 3,
+        flags: PUBSUB | LOADING | STALE | FAST,
+        acl_categories: &["pubsub", "fast"],
+        summary: "Post a message to a channel",
+        complexity: "O(N+M) where N is the number of clients subscribed to the receiving \
+                     channel and M is the total number of subscribed patterns (by any client).",
+        handler: Some(publish),
+        ..PUBSUB_SPEC
+    },
+    CommandSpec {
+        name: "pubsub",
+        arity: -2,
+        flags: 0,
+        acl_categories: &["slow"],
+        summary: "A container for Pub/Sub commands",
+        since: "2.8.0",
+        complexity: "Depends on subcommand.",
+        subcommands: PUBSUB_SUBCOMMANDS,
+        ..PUBSUB_SPEC
+    },
+];
+
+const PUBSUB_SUB: CommandSpec = CommandSpec {
+    arity: -2,
+    flags: PUBSUB | LOADING | STALE,
+    since: "2.8.0",
+    ..PUBSUB_SPEC
+};
+
+const PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "channels",
+        flags: PUBSUB | LOADING | STALE | O_N,
+        summary: "List active channels",
+        complexity: "O(N) where N is the number of active channels, and assuming constant time \
+                     pattern matching (relatively short channels and patterns)",
+        handler: Some(pubsub_channels),
+        ..PUBSUB_SUB
+    },
+    CommandSpec {
+        name: "numsub",
+        summary: "Get the count of subscribers for channels",
+        complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+        handler: Some(pubsub_numsub),
+        ..PUBSUB_SUB
+    },
+    CommandSpec {
+        name: "numpat",
+        arity: 2,
+        summary: "Get the count of unique patterns pattern subscriptions",
+        complexity: "O(1)",
+        handler: Some(pubsub_numpat),
+        ..PUBSUB_SUB
+    },
+    CommandSpec {
+        name: "help",
+        arity: 2,
+        flags: LOADING | STALE,
+        acl_categories: &["slow"],
+        summary: "Show helpful text about the different subcommands",
+        since: "6.2.0",
+        handler: Some(pubsub_help),
+        ..PUBSUB_SUB
+    },
+];
+
+/// The commands a RESP2 client may run while subscribed (Redis's check in
+/// processCommand); every other command gets [`not_allowed_while_subscribed`].
+pub fn allowed_while_subscribed(name: &str) -> bool {
+    matches!(
+        name,
+        "subscribe"
+            | "unsubscribe"
+            | "psubscribe"
+            | "punsubscribe"
+            | "ssubscribe"
+            | "sunsubscribe"
+            | "ping"
+            | "quit"
+            | "reset"
+    )
+}
+
+/// Redis's error for any other command in RESP2 subscribed mode; `name` is
+/// the command's full name (`get`, `client|list`).
+pub fn not_allowed_while_subscribed(name: &str) -> String {
+    format!(
+        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
+         are allowed in this context"
+    )
+}
+
+/// Writes one confirmation: `[kind, name or nil, subscription count]`.
+fn confirm(ctx: &mut Ctx, kind: &str, name: Option<&[u8]>) {
+    let count = ctx.client().subscriptions.count();
+    let mut w = ctx.w();
+    w.push_len(3);
+    w.bulk_str(kind);
+    match name {
+        Some(name) => w.bulk(name),
+        None => w.null(),
+    }
+    w.int(count as i64);
+}
+
+fn subscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let id = ctx.client_id;
+    for channel in &args[1..] {
+        ctx.work(1);
+        if ctx.client().subscriptions.channels.insert(channel.clone()) {
+            ctx.server.pubsub.subscribe(id, channel);
+        }
+        confirm(ctx, "subscribe", Some(channel));
+    }
+}
+
+fn unsubscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let id = ctx.client_id;
+    let channels: Vec<Vec<u8>> = if args.len() > 1 {
+        args[1..].to_vec()
+    } else {
+        let all: Vec<Vec<u8>> = ctx
+            .client()
+            .subscriptions
+            .channels
+            .iter()
+            .cloned()
+            .collect();
+        if all.is_empty() {
+            return confirm(ctx, "unsubscribe", None);
+        }
+        all
+    };
+    for channel in channels {
+        ctx.work(1);
+        if ctx.client().subscriptions.channels.remove(&channel) {
+            ctx.server.pubsub.unsubscribe(id, &channel);
+        }
+        confirm(ctx, "unsubscribe", Some(&channel));
+    }
+}
+
+fn psubscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let id = ctx.client_id;
+    for pattern in &args[1..] {
+        let subscriptions = &mut ctx.client().subscriptions;
+        // Redis 7.0 keeps a client's patterns in a list and searches it.
+        let known = subscriptions.patterns.contains(pattern);
+        let visited = subscriptions.patterns.len() as u64;
+        if !known {
+            subscriptions.patterns.push(pattern.clone());
+            ctx.server.pubsub.psubscribe(id, pattern);
+        }
+        ctx.work(1 + visited);
+        confirm(ctx, "psubscribe", Some(pattern));
+    }
+}
+
+fn punsubscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let id = ctx.client_id;
+    let patterns: Vec<Vec<u8>> = if args.len() > 1 {
+        args[1..].to_vec()
+    } else {
+        let all = ctx.client().subscriptions.patterns.clone();
+        if all.is_empty() {
+            return confirm(ctx, "punsubscribe", None);
+        }
+        all
+    };
+    for pattern in patterns {
+        let subscriptions = &mut ctx.client().subscriptions;
+        let visited = subscriptions.patterns.len() as u64;
+        let position = subscriptions.patterns.iter().position(|p| *p == pattern);
+        if let Some(i) = position {
+            subscriptions.patterns.remove(i);
+            ctx.server.pubsub.punsubscribe(id, &pattern);
+        }
+        ctx.work(1 + visited);
+        confirm(ctx, "punsubscribe", Some(&pattern));
+    }
+}
+
+fn publish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let receivers = publish_message(ctx, &args[1], &args[2]);
+    ctx.int(receivers as i64);
+}
+
+/// Delivers `message` to `channel`'s subscribers, then to the subscribers
+/// of each matching pattern (patterns in name order, each pattern's
+/// subscribers in subscription order), and returns how many deliveries
+/// were made (a client subscribed to the channel and to a matching pattern
+/// counts twice, as in Redis). Shared with scripts' `redis.call('publish')`
+/// through the command itself.
+pub fn publish_message(ctx: &mut Ctx, channel: &[u8], message: &[u8]) -> usize {
+    let subscribers = ctx.server.pubsub.channel_subscribers(channel).to_vec();
+    let mut receivers = 0;
+    for id in subscribers {
+        ctx.work(1);
+        receivers += 1;
+        deliver(ctx, id, |w| {
+            w.push_len(3);
+            w.bulk_str("message");
+            w.bulk(channel);
+            w.bulk(message);
+        });
+    }
+    let mut matched: Vec<(Vec<u8>, ClientId)> = Vec::new();
+    let mut patterns_visited = 0;
+    for (pattern, subscribers) in ctx.server.pubsub.patterns() {
+        patterns_visited += 1;
+        if glob_match(pattern, channel, false) {
+            matched.extend(subscribers.iter().map(|&id| (pattern.to_vec(), id)));
+        }
+    }
+    ctx.work(patterns_visited);
+    for (pattern, id) in matched {
+        ctx.work(1);
+        receivers += 1;
+        deliver(ctx, id, |w| {
+            w.push_len(4);
+            w.bulk_str("pmessage");
+            w.bulk(&pattern);
+            w.bulk(channel);
+            w.bulk(message);
+        });
+    }
+    receivers
+}
+
+/// Writes a message to `id`'s output in its protocol. The calling client's
+/// output is the reply being built, so its own messages land there, ahead
+/// of the command's reply (as in Redis 7.0). Another client is recorded in
+/// `pubsub.delivered`, with whether its output was empty before, so that
+/// the engine queues it for transmission once and checks its limits.
+fn deliver(ctx: &mut Ctx, id: ClientId, write: impl FnOnce(&mut ReplyWriter)) {
+    if id == ctx.client_id {
+        write(&mut ctx.w());
+        return;
+    }
+    let Some(c) = ctx.clients.get_mut(&id) else {
+        debug_assert!(false, "a subscriber is connected");
+        return;
+    };
+    if c.closing.is_some() {
+        // Closed over its output limit (or killed): it will never read this.
+        return;
+    }
+    let was_idle = c.pending_output().is_empty();
+    write(&mut ReplyWriter::new(&mut c.output, c.protocol));
+    ctx.server.pubsub.delivered.push((id, was_idle));
+}
+
+fn pubsub_channels(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    if args.len() > 3 {
+        return ctx.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
+            crate::engine::sanitize(&args[1], 128),
+        ));
+    }
+    let pattern = args.get(2).map(Vec::as_slice);
+    let mut visited = 0;
+    let channels: Vec<Vec<u8>> = ctx
+        .server
+        .pubsub
+        .channels()
+        .inspect(|_| visited += 1)
+        .filter(|ch| pattern.map_or(true, |p| glob_match(p, ch, false)))
+        .map(<[u8]>::to_vec)
+        .collect();
+    ctx.work(visited + channels.len() as u64);
+    let mut w = ctx.w();
+    w.array_len(channels.len());
+    for channel in &channels {
+        w.bulk(channel);
+    }
+}
+
+fn pubsub_numsub(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    ctx.work(args.len() as u64);
+    let counts: Vec<usize> = args[2..]
+        .iter()
+        .map(|ch| ctx.server.pubsub.channel_subscribers(ch).len())
+        .collect();
+    let mut w = ctx.w();
+    // An array even in RESP3, as Redis 7.0 replies.
+    w.array_len(counts.len() * 2);
+    for (channel, count) in args[2..].iter().zip(counts) {
+        w.bulk(channel);
+        w.int(count as i64);
+    }
+}
+
+fn pubsub_numpat(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    let count = ctx.server.pubsub.patterns_count();
+    ctx.int(count as i64);
+}
+
+fn pubsub_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    help_reply(
+        ctx,
+        "PUBSUB",
+        &[
+            "CHANNELS [<pattern>]",
+            "    Return the currently active channels matching a <pattern> (default: '*').",
+            "NUMPAT",
+            "    Return number of subscriptions to patterns.",
+            "NUMSUB [<channel> ...]",
+            "    Return the number of subscribers for the specified channels, excluding",
+            "    pattern subscriptions(default: no channels).",
+            "SHARDCHANNELS [<pattern>]",
+            "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+            "SHARDNUMSUB [<shardchannel> ...]",
+            "    Return the number of subscribers for the specified shard level channel(s)",
+        ],
+    );
+}

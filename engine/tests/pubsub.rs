@@ -1,0 +1,493 @@
+//! Pub/sub through the engine's host API: delivery order, RESP2 subscribed
+//! mode, RESP3 pushes interleaved with replies, cleanup on disconnect and
+//! RESET, and the output buffer limits closing a slow subscriber (at the
+//! hard limit at once, over the soft limit after its seconds of virtual
+//! time) while a fast one keeps receiving.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use seedkv_engine::resp::encode::encode_request;
+use seedkv_engine::resp::{Frame, FrameDecoder};
+use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Now};
+
+/// A host: every client's output is decoded as it is produced, except for
+/// "slow" clients, whose output the host never takes (their socket is full).
+struct Host {
+    engine: Engine,
+    now: Now,
+    decoders: BTreeMap<ClientId, FrameDecoder>,
+    slow: BTreeSet<ClientId>,
+    closed: Vec<(ClientId, CloseReason)>,
+}
+
+impl Host {
+    fn new(config: Config) -> Host {
+        let now = Now::from_ns(0, 1_700_000_000_000_000);
+        Host {
+            engine: Engine::new(config, now),
+            now,
+            decoders: BTreeMap::new(),
+            slow: BTreeSet::new(),
+            closed: Vec::new(),
+        }
+    }
+
+    fn connect(&mut self) -> ClientId {
+        let id = self.engine.connect(self.now, ConnectInfo::default());
+        self.decoders.insert(id, FrameDecoder::new());
+        self.drain();
+        id
+    }
+
+    /// Drains events (closing as asked) and takes every fast client's output.
+    fn drain(&mut self) {
+        let mut closing = Vec::new();
+        while let Some(event) = self.engine.poll_event() {
+            if let Event::Close { client, reason } = event {
+                closing.push((client, reason));
+            }
+        }
+        while let Some(id) = self.engine.poll_transmit() {
+            if self.slow.contains(&id) {
+                continue;
+            }
+            let bytes = self.engine.pending_output(id).to_vec();
+            self.engine.consume_output(id, bytes.len());
+            if let Some(d) = self.decoders.get_mut(&id) {
+                d.feed(&bytes);
+            }
+        }
+        for (id, reason) in closing {
+            assert!(!reason.flush_first() || reason == CloseReason::Quit);
+            self.engine.disconnect(self.now, id);
+            self.closed.push((id, reason));
+        }
+    }
+
+    fn send(&mut self, id: ClientId, args: &[&str]) {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.engine
+            .handle_input(self.now, id, &encode_request(&args));
+        self.drain();
+    }
+
+    /// Every complete frame `id` received since the last call.
+    fn frames(&mut self, id: ClientId) -> Vec<Frame> {
+        let d = self.decoders.get_mut(&id).expect("known client");
+        let mut out = Vec::new();
+        while let Some(f) = d.next_frame().expect("valid RESP") {
+            out.push(f);
+        }
+        out
+    }
+
+    /// Sends one command and returns what `id` received for it.
+    fn call(&mut self, id: ClientId, args: &[&str]) -> Vec<Frame> {
+        self.send(id, args);
+        self.frames(id)
+    }
+
+    fn advance_ms(&mut self, ms: u64) {
+        self.now.mono_ns += ms * 1_000_000;
+        self.now.unix_us += ms * 1000;
+        self.engine.handle_timeout(self.now);
+        self.drain();
+    }
+}
+
+fn bulk(s: &str) -> Frame {
+    Frame::Bulk(s.as_bytes().to_vec())
+}
+
+fn arr(items: Vec<Frame>) -> Frame {
+    Frame::Array(items)
+}
+
+fn confirm(kind: &str, name: Option<&str>, count: i64) -> Frame {
+    arr(vec![
+        bulk(kind),
+        name.map_or(Frame::Null, bulk),
+        Frame::Integer(count),
+    ])
+}
+
+fn message(channel: &str, payload: &str) -> Frame {
+    arr(vec![bulk("message"), bulk(channel), bulk(payload)])
+}
+
+fn pmessage(pattern: &str, channel: &str, payload: &str) -> Frame {
+    arr(vec![
+        bulk("pmessage"),
+        bulk(pattern),
+        bulk(channel),
+        bulk(payload),
+    ])
+}
+
+fn push(frame: Frame) -> Frame {
+    match frame {
+        Frame::Array(items) => Frame::Push(items),
+        other => other,
+    }
+}
+
+#[test]
+fn publish_reaches_channel_then_pattern_subscribers_in_subscription_order() {
+    let mut h = Host::new(Config::default());
+    let (a, b, c, publisher) = (h.connect(), h.connect(), h.connect(), h.connect());
+    assert_eq!(
+        h.call(b, &["subscribe", "news", "other"]),
+        vec![
+            confirm("subscribe", Some("news"), 1),
+            confirm("subscribe", Some("other"), 2)
+        ]
+    );
+    assert_eq!(
+        h.call(a, &["subscribe", "news", "news"]),
+        vec![
+            confirm("subscribe", Some("news"), 1),
+            confirm("subscribe", Some("news"), 1)
+        ]
+    );
+    assert_eq!(
+        h.call(c, &["psubscribe", "n*", "*s"]),
+        vec![
+            confirm("psubscribe", Some("n*"), 1),
+            confirm("psubscribe", Some("*s"), 2)
+        ]
+    );
+    assert_eq!(
+        h.call(publisher, &["publish", "news", "hi"]),
+        vec![Frame::Integer(4)]
+    );
+    assert_eq!(h.frames(b), vec![message("news", "hi")]);
+    assert_eq!(h.frames(a), vec![message("news", "hi")]);
+    assert_eq!(
+        h.frames(c),
+        vec![pmessage("*s", "news", "hi"), pmessage("n*", "news", "hi")]
+    );
+    // Each subscriber gets a publisher's messages in publish order.
+    for i in 0..5 {
+        h.send(publisher, &["publish", "other", &i.to_string()]);
+    }
+    let expected: Vec<Frame> = (0..5).map(|i| message("other", &i.to_string())).collect();
+    assert_eq!(h.frames(b), expected);
+    assert!(h.frames(a).is_empty());
+    h.frames(publisher);
+    assert_eq!(
+        h.call(publisher, &["publish", "zzz", "x"]),
+        vec![Frame::Integer(0)]
+    );
+}
+
+#[test]
+fn nothing_is_kept_for_later_subscribers() {
+    let mut h = Host::new(Config::default());
+    let (late, publisher) = (h.connect(), h.connect());
+    assert_eq!(
+        h.call(publisher, &["publish", "ch", "early"]),
+        vec![Frame::Integer(0)]
+    );
+    h.call(late, &["subscribe", "ch"]);
+    assert!(h.frames(late).is_empty());
+    h.send(publisher, &["publish", "ch", "late"]);
+    assert_eq!(h.frames(late), vec![message("ch", "late")]);
+}
+
+#[test]
+fn resp2_subscribed_mode_allows_only_the_subscribe_family_ping_quit_reset() {
+    let mut h = Host::new(Config::default());
+    let c = h.connect();
+    h.call(c, &["subscribe", "a"]);
+    assert_eq!(
+        h.call(c, &["get", "k"]),
+        vec![Frame::Error(
+            b"ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context".to_vec()
+        )]
+    );
+    assert_eq!(
+        h.call(c, &["client", "list"]),
+        vec![Frame::Error(
+            b"ERR Can't execute 'client|list': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context".to_vec()
+        )]
+    );
+    assert_eq!(
+        h.call(c, &["ping"]),
+        vec![arr(vec![bulk("pong"), bulk("")])]
+    );
+    assert_eq!(
+        h.call(c, &["ping", "x"]),
+        vec![arr(vec![bulk("pong"), bulk("x")])]
+    );
+    assert_eq!(
+        h.call(c, &["psubscribe", "p*"]),
+        vec![confirm("psubscribe", Some("p*"), 2)]
+    );
+    assert_eq!(
+        h.call(c, &["unsubscribe"]),
+        vec![confirm("unsubscribe", Some("a"), 1)]
+    );
+    // Still subscribed to a pattern: still restricted.
+    assert!(matches!(h.call(c, &["get", "k"])[0], Frame::Error(_)));
+    assert_eq!(
+        h.call(c, &["punsubscribe"]),
+        vec![confirm("punsubscribe", Some("p*"), 0)]
+    );
+    assert_eq!(
+        h.call(c, &["unsubscribe"]),
+        vec![confirm("unsubscribe", None, 0)]
+    );
+    assert_eq!(
+        h.call(c, &["punsubscribe"]),
+        vec![confirm("punsubscribe", None, 0)]
+    );
+    assert_eq!(h.call(c, &["get", "k"]), vec![Frame::Null]);
+    assert_eq!(h.call(c, &["ping"]), vec![Frame::Simple(b"PONG".to_vec())]);
+    // RESET leaves subscribed mode.
+    h.call(c, &["subscribe", "a"]);
+    assert_eq!(
+        h.call(c, &["reset"]),
+        vec![Frame::Simple(b"RESET".to_vec())]
+    );
+    assert_eq!(h.call(c, &["get", "k"]), vec![Frame::Null]);
+    let p = h.connect();
+    assert_eq!(
+        h.call(p, &["pubsub", "numsub", "a"]),
+        vec![arr(vec![bulk("a"), Frame::Integer(0)])]
+    );
+}
+
+#[test]
+fn resp3_pushes_interleave_with_replies() {
+    let mut h = Host::new(Config::default());
+    let (c, publisher) = (h.connect(), h.connect());
+    h.call(c, &["hello", "3"]);
+    assert_eq!(
+        h.call(c, &["subscribe", "ch"]),
+        vec![push(confirm("subscribe", Some("ch"), 1))]
+    );
+    h.send(publisher, &["publish", "ch", "one"]);
+    // Normal commands run; the message waiting ahead of the reply stays ahead.
+    assert_eq!(
+        h.call(c, &["set", "k", "v"]),
+        vec![push(message("ch", "one")), Frame::Simple(b"OK".to_vec())]
+    );
+    assert_eq!(h.call(c, &["get", "k"]), vec![bulk("v")]);
+    assert_eq!(h.call(c, &["ping"]), vec![Frame::Simple(b"PONG".to_vec())]);
+    // Its own PUBLISH: the message comes before the reply, as in Redis 7.0.
+    h.call(c, &["psubscribe", "c*"]);
+    assert_eq!(
+        h.call(c, &["publish", "ch", "self"]),
+        vec![
+            push(message("ch", "self")),
+            push(pmessage("c*", "ch", "self")),
+            Frame::Integer(2)
+        ]
+    );
+    assert_eq!(
+        h.call(c, &["punsubscribe", "c*", "zz"]),
+        vec![
+            push(confirm("punsubscribe", Some("c*"), 1)),
+            push(confirm("punsubscribe", Some("zz"), 1))
+        ]
+    );
+    assert_eq!(
+        h.call(c, &["unsubscribe"]),
+        vec![push(confirm("unsubscribe", Some("ch"), 0))]
+    );
+    assert_eq!(
+        h.call(c, &["unsubscribe"]),
+        vec![push(confirm("unsubscribe", None, 0))]
+    );
+}
+
+#[test]
+fn disconnect_and_reset_clean_every_subscription() {
+    let mut h = Host::new(Config::default());
+    let (a, b, admin) = (h.connect(), h.connect(), h.connect());
+    h.call(a, &["subscribe", "x", "y", "z"]);
+    h.call(a, &["psubscribe", "p1", "p2"]);
+    h.call(b, &["subscribe", "y"]);
+    h.call(b, &["psubscribe", "p2", "p3"]);
+    assert_eq!(
+        h.call(admin, &["pubsub", "channels"]),
+        vec![arr(vec![bulk("x"), bulk("y"), bulk("z")])]
+    );
+    assert_eq!(
+        h.call(admin, &["pubsub", "numpat"]),
+        vec![Frame::Integer(3)]
+    );
+    h.engine.disconnect(h.now, a);
+    assert_eq!(
+        h.call(admin, &["pubsub", "channels"]),
+        vec![arr(vec![bulk("y")])]
+    );
+    assert_eq!(
+        h.call(admin, &["pubsub", "numsub", "x", "y"]),
+        vec![arr(vec![
+            bulk("x"),
+            Frame::Integer(0),
+            bulk("y"),
+            Frame::Integer(1)
+        ])]
+    );
+    assert_eq!(
+        h.call(admin, &["pubsub", "numpat"]),
+        vec![Frame::Integer(2)]
+    );
+    h.call(b, &["reset"]);
+    assert_eq!(h.call(admin, &["pubsub", "channels"]), vec![arr(vec![])]);
+    assert_eq!(
+        h.call(admin, &["pubsub", "numpat"]),
+        vec![Frame::Integer(0)]
+    );
+    assert_eq!(
+        h.call(admin, &["publish", "y", "m"]),
+        vec![Frame::Integer(0)]
+    );
+    // Churn: many subscribe/unsubscribe rounds leave exact counts.
+    for round in 0..20 {
+        let ch = format!("c{}", round % 3);
+        h.call(b, &["subscribe", &ch]);
+        if round % 2 == 0 {
+            h.call(b, &["unsubscribe", &ch]);
+        }
+    }
+    assert_eq!(
+        h.call(admin, &["pubsub", "channels", "c*"]),
+        vec![arr(vec![bulk("c1"), bulk("c2")])]
+    );
+}
+
+/// A config whose pubsub limits are small: hard 4000 bytes, soft 1000
+/// bytes for 2 seconds.
+fn small_limits() -> Config {
+    let mut config = Config::default();
+    config
+        .client_output_buffer_limit
+        .apply("pubsub 4000 1000 2")
+        .expect("valid limits");
+    config
+}
+
+#[test]
+fn slow_subscriber_is_closed_at_the_hard_limit_while_a_fast_one_keeps_receiving() {
+    let mut h = Host::new(small_limits());
+    let (slow, fast, publisher) = (h.connect(), h.connect(), h.connect());
+    h.call(slow, &["subscribe", "ch"]);
+    h.call(fast, &["subscribe", "ch"]);
+    h.slow.insert(slow);
+    let payload = "x".repeat(100);
+    let mut sent = 0;
+    while h.closed.is_empty() {
+        assert!(
+            sent < 100,
+            "the hard limit never closed the slow subscriber"
+        );
+        h.send(publisher, &["publish", "ch", &payload]);
+        sent += 1;
+    }
+    assert_eq!(h.closed, vec![(slow, CloseReason::OutputBufferLimit)]);
+    // About 4000 / 125 bytes per message, all at the same instant.
+    assert!((30..=34).contains(&sent), "closed after {sent} messages");
+    assert_eq!(h.frames(fast).len(), sent);
+    h.frames(publisher);
+    // The fast one keeps receiving, and the slow one is no longer counted.
+    assert_eq!(
+        h.call(publisher, &["publish", "ch", "after"]),
+        vec![Frame::Integer(1)]
+    );
+    assert_eq!(h.frames(fast), vec![message("ch", "after")]);
+}
+
+#[test]
+fn slow_subscriber_is_closed_after_the_soft_limit_seconds_in_virtual_time() {
+    let mut h = Host::new(small_limits());
+    let (slow, fast, publisher) = (h.connect(), h.connect(), h.connect());
+    h.call(slow, &["subscribe", "ch"]);
+    h.call(fast, &["subscribe", "ch"]);
+    h.slow.insert(slow);
+    let payload = "x".repeat(100);
+    // Over the soft limit (1000 bytes) but under the hard one.
+    for _ in 0..10 {
+        h.send(publisher, &["publish", "ch", &payload]);
+    }
+    assert!(h.engine.pending_output(slow).len() > 1000);
+    assert!(h.closed.is_empty());
+    // Still over after 2 seconds exactly: not yet (Redis needs more).
+    h.advance_ms(2000);
+    h.send(publisher, &["publish", "ch", "m"]);
+    assert!(h.closed.is_empty());
+    h.advance_ms(1);
+    h.send(publisher, &["publish", "ch", "m"]);
+    assert_eq!(h.closed, vec![(slow, CloseReason::OutputBufferLimit)]);
+    assert_eq!(h.frames(fast).len(), 12);
+}
+
+#[test]
+fn reading_below_the_soft_limit_resets_its_clock() {
+    let mut h = Host::new(small_limits());
+    let (slow, publisher) = (h.connect(), h.connect());
+    h.call(slow, &["subscribe", "ch"]);
+    h.slow.insert(slow);
+    let payload = "x".repeat(100);
+    for _ in 0..10 {
+        h.send(publisher, &["publish", "ch", &payload]);
+    }
+    h.advance_ms(1500);
+    // The client catches up; the next check sees it under the limit.
+    let pending = h.engine.pending_output(slow).len();
+    h.engine.consume_output(slow, pending);
+    h.send(publisher, &["publish", "ch", "m"]);
+    for _ in 0..10 {
+        h.send(publisher, &["publish", "ch", &payload]);
+    }
+    h.advance_ms(1500);
+    h.send(publisher, &["publish", "ch", "m"]);
+    assert!(
+        h.closed.is_empty(),
+        "the soft clock restarted when it caught up"
+    );
+}
+
+#[test]
+fn normal_class_limit_applies_to_normal_clients() {
+    let mut config = Config::default();
+    config
+        .client_output_buffer_limit
+        .apply("normal 1000 0 0")
+        .expect("valid limits");
+    let mut h = Host::new(config);
+    let (c, other) = (h.connect(), h.connect());
+    h.slow.insert(c);
+    h.send(c, &["set", "k", &"v".repeat(600)]);
+    h.send(c, &["get", "k"]);
+    assert!(h.closed.is_empty());
+    h.send(c, &["get", "k"]);
+    assert_eq!(h.closed, vec![(c, CloseReason::OutputBufferLimit)]);
+    assert_eq!(
+        h.call(other, &["ping"]),
+        vec![Frame::Simple(b"PONG".to_vec())]
+    );
+}
+
+#[test]
+fn client_list_and_info_report_subscriptions() {
+    let mut h = Host::new(Config::default());
+    let (c, admin) = (h.connect(), h.connect());
+    h.call(c, &["subscribe", "a", "b"]);
+    h.call(c, &["psubscribe", "p*"]);
+    let Frame::Bulk(list) = h.call(admin, &["client", "list"]).remove(0) else {
+        panic!("CLIENT LIST replies a bulk string");
+    };
+    let list = String::from_utf8(list).expect("text");
+    let line = list.lines().next().expect("first client");
+    assert!(line.contains(" flags=P "), "{line}");
+    assert!(line.contains(" sub=2 psub=1 ssub=0 "), "{line}");
+    let Frame::Bulk(info) = h.call(admin, &["info", "stats"]).remove(0) else {
+        panic!("INFO replies a bulk string");
+    };
+    let info = String::from_utf8(info).expect("text");
+    assert!(info.contains("pubsub_channels:2\r\n"), "{info}");
+    assert!(info.contains("pubsub_patterns:1\r\n"), "{info}");
+}
