@@ -204,7 +204,7 @@ impl OutputBufferLimits {
     /// changes; errors are Redis's texts.
     pub fn apply(&mut self, text: &str) -> Result<(), &'static str> {
         let parts: Vec<&str> = text.split_ascii_whitespace().collect();
-        if parts.len() % 4 != 0 {
+        if !parts.len().is_multiple_of(4) {
             return Err("Wrong number of arguments in buffer limit configuration.");
         }
         let mut updated = *self;

@@ -324,7 +324,7 @@ fn pubsub_channels(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         .pubsub
         .channels()
         .inspect(|_| visited += 1)
-        .filter(|ch| pattern.map_or(true, |p| glob_match(p, ch, false)))
+        .filter(|ch| pattern.is_none_or(|p| glob_match(p, ch, false)))
         .map(<[u8]>::to_vec)
         .collect();
     ctx.work(visited + channels.len() as u64);
