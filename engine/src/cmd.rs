@@ -425,6 +425,7 @@ impl<'a> Ctx<'a> {
         if let Some(old) = self.server.keyspace.dbs[i].set(key, value, keep_ttl) {
             self.free(old, self.server.config.lazyfree_lazy_server_del);
         }
+        crate::multi::touch_key(&self.server.watches, self.clients, i, key);
         self.server.blocking.signal(i, key);
         self.server.dirty += 1;
     }
@@ -449,6 +450,7 @@ impl<'a> Ctx<'a> {
                 .insert(key.into(), v.clone());
         }
         self.free(v, lazy);
+        crate::multi::touch_key(&self.server.watches, self.clients, i, key);
         self.server.dirty += 1;
         true
     }

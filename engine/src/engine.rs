@@ -137,6 +137,12 @@ pub struct Executed {
     pub flags: u32,
     pub work_units: u64,
     pub reply_bytes: usize,
+    /// Set for a command run by EXEC: the `request_seq` of that EXEC. Its
+    /// own `request_seq` is the one it was queued with (the request that got
+    /// `+QUEUED`); all of one EXEC's commands are recorded back to back,
+    /// before the EXEC itself. A queued command EXEC never ran (DISCARD,
+    /// EXECABORT, a failed WATCH) is never recorded.
+    pub in_exec: Option<u64>,
 }
 
 /// All state commands can touch except the client table.
@@ -160,8 +166,10 @@ pub struct Server {
     /// [`Engine::set_allocated_bytes`]); `None` where nobody measures, and
     /// INFO memory then reports the engine's own estimate.
     pub allocated_bytes: Option<u64>,
-    /// Channel and pattern subscribers (see [`crate::pubsub`]).
-    pub pubsub: crate::pubsub::PubSub,
+    /// Who watches which key (see [`crate::multi`]).
+    pub watches: crate::multi::Watches,
+    /// Clients in MONITOR mode, in the order they asked.
+    pub monitors: Vec<ClientId>,
 }
 
 /// The engine. See the module docs for the drive/drain contract.
@@ -219,7 +227,8 @@ impl Engine {
                 planted: PlantedState::default(),
                 blocking: Default::default(),
                 allocated_bytes: None,
-                pubsub: Default::default(),
+                watches: Default::default(),
+                monitors: Vec::new(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -284,9 +293,7 @@ impl Engine {
     pub fn disconnect(&mut self, _now: Now, client: ClientId) {
         if let Some(mut c) = self.clients.remove(&client) {
             drop(self.server.blocking.unpark(&mut c));
-            self.server
-                .pubsub
-                .remove_client(client, &mut c.subscriptions);
+            crate::multi::client_gone(&mut self.server, &mut c);
         }
     }
 
@@ -365,10 +372,7 @@ impl Engine {
                 .parser
                 .next_request_into(&limits, c.authenticated, args, &mut self.spare_args)
             {
-                Ok(true) => {
-                    self.execute(now, client, args);
-                    self.after_command(now, client);
-                }
+                Ok(true) => self.execute(now, client, args),
                 Ok(false) => {
                     if c.parser.buffered_bytes()
                         > self.server.config.client_query_buffer_limit_bytes
@@ -577,35 +581,6 @@ impl Engine {
         self.clients.len()
     }
 
-    /// After each command: queues the clients its messages reached for
-    /// transmission, and closes those (and the caller) now over their
-    /// output buffer limits.
-    fn after_command(&mut self, now: Now, client: ClientId) {
-        let delivered = std::mem::take(&mut self.server.pubsub.delivered);
-        for &(id, was_idle) in &delivered {
-            if was_idle {
-                self.transmit.push_back(id);
-            }
-            self.check_output_limit(now, id);
-        }
-        self.check_output_limit(now, client);
-    }
-
-    /// Closes `client` at once, dropping its pending output, if that output
-    /// is over its class's `client-output-buffer-limit` (see
-    /// [`Client::output_limit_reached`]).
-    fn check_output_limit(&mut self, now: Now, client: ClientId) {
-        let limits = &self.server.config.client_output_buffer_limit;
-        let Some(c) = self.clients.get_mut(&client) else {
-            return;
-        };
-        if c.closing.is_none() && c.output_limit_reached(limits, now.mono_ns) {
-            c.output = Vec::new();
-            c.output_sent = 0;
-            self.close(client, CloseReason::OutputBufferLimit);
-        }
-    }
-
     /// Asks the host to close `client`. A blocked client (over its query
     /// buffer limit) leaves its keys' queues at once: it will never read a
     /// reply, so it must not be served one.
@@ -617,17 +592,30 @@ impl Engine {
     }
 
     fn execute(&mut self, now: Now, client: ClientId, args: &mut [Vec<u8>]) {
-        debug_assert!(!args.is_empty());
         let c = self.clients.get_mut(&client).expect("client");
         let request_seq = c.requests_parsed;
         c.requests_parsed += 1;
+        self.execute_request(now, client, args, request_seq, None);
+    }
+
+    /// Runs one request; `in_exec` is the EXEC's `request_seq` when EXEC
+    /// runs it from its queue (see [`crate::multi`]).
+    fn execute_request(
+        &mut self,
+        now: Now,
+        client: ClientId,
+        args: &mut [Vec<u8>],
+        request_seq: u64,
+        in_exec: Option<u64>,
+    ) {
+        debug_assert!(!args.is_empty());
+        let c = self.clients.get_mut(&client).expect("client");
+        let db = c.db;
         let mut reply = std::mem::take(&mut c.output);
         let reply_start = reply.len();
         let protocol = c.protocol;
         let authenticated = c.authenticated;
         let may_block = !c.deny_blocking;
-        let subscribed_resp2 =
-            protocol == crate::resp::Protocol::Resp2 && !c.subscriptions.is_empty();
         self.server.stats.now = now;
         let mut resolved = resolve(
             &self.server.commands,
@@ -636,15 +624,33 @@ impl Engine {
             protocol,
             authenticated,
         );
-        if subscribed_resp2 {
-            resolved = reject_while_subscribed(resolved, &mut reply);
+        // MULTI queues (or rejects) the request here; EXEC's own commands
+        // were checked when they were queued.
+        let c = self.clients.get_mut(&client).expect("client");
+        match resolved {
+            _ if in_exec.is_some() => {}
+            Ok((parent, spec)) => {
+                match crate::multi::intercept(c, spec, args, request_seq, &mut reply, protocol) {
+                    crate::multi::Intercepted::No => {}
+                    crate::multi::Intercepted::Queued => {
+                        c.output = reply;
+                        return;
+                    }
+                    crate::multi::Intercepted::Rejected => {
+                        resolved = Err(Some(CommandName::of(parent, spec)));
+                    }
+                }
+            }
+            Err(_) => crate::multi::rejected(&mut self.server.watches, c, &args[0], &mut reply, reply_start),
         }
         let mut work_units = 1;
         let mut executed = None;
         let mut block = None;
         let mut name = CommandName::top("");
+        let mut hook = None;
         if let Ok((parent, spec)) = resolved {
             name = CommandName::of(parent, spec);
+            hook = crate::multi::Hook::before(&self.server, db, spec, args);
             // A handler may take its arguments apart; a command that may
             // park keeps the originals to run again when it is served.
             let saved_args = spec.has(crate::cmd::flags::BLOCKING).then(|| args.to_vec());
@@ -681,6 +687,13 @@ impl Engine {
                     _ => reply.extend_from_slice(request.on_timeout.encoded(protocol)),
                 }
             }
+            if let Some(queue) = crate::multi::take_exec_queue(&mut self.clients, client) {
+                // EXEC: its handler wrote the array header; each queued
+                // command now runs and is timed on its own.
+                let _ = self.stopwatch.stop(0, 0);
+                reply = self.run_exec(now, client, reply, queue, request_seq);
+                self.stopwatch.start();
+            }
         } else if let Err(rejected) = resolved {
             self.server.stats.record_rejected(rejected);
         }
@@ -691,7 +704,7 @@ impl Engine {
             None => 0,
         };
         let failed = self.server.stats.record_error_reply(&reply[reply_start..]);
-        if self.server.config.planted_bug.is_some() {
+        if self.server.config.planted_bug.is_some() && in_exec.is_none() {
             self.planted_after_reply(client, &mut reply, reply_start);
         }
         // The command may have closed or killed its own client (QUIT, CLIENT KILL).
@@ -703,6 +716,18 @@ impl Engine {
                 }
             }
             None => return,
+        }
+        if let (Some(hook), Some(spec)) = (hook, executed) {
+            hook.after(
+                &self.server,
+                &mut self.clients,
+                &mut self.transmit,
+                now,
+                client,
+                db,
+                spec,
+                failed,
+            );
         }
         if let (Some((request, saved_args)), Some(spec)) = (block, executed) {
             // Stats and the execution record wait for the reply that
@@ -741,10 +766,44 @@ impl Engine {
                 flags: executed.map_or(0, |s| s.flags),
                 work_units,
                 reply_bytes,
+                in_exec,
             }));
         }
-        if self.server.blocking.has_ready() {
+        // Clients blocked on keys EXEC's commands made ready are served
+        // after the whole EXEC, as in Redis.
+        if in_exec.is_none() && self.server.blocking.has_ready() {
             self.serve_ready_keys(now);
+        }
+    }
+
+    /// Runs EXEC's queue back to back: nothing else runs in between, and no
+    /// command may block (each replies as timed out instead). `reply` is the
+    /// client's output so far, ending with EXEC's array header; returns it
+    /// with every command's reply appended.
+    fn run_exec(
+        &mut self,
+        now: Now,
+        client: ClientId,
+        reply: Vec<u8>,
+        queue: Vec<crate::multi::Queued>,
+        exec_seq: u64,
+    ) -> Vec<u8> {
+        let Some(c) = self.clients.get_mut(&client) else {
+            return reply;
+        };
+        debug_assert!(c.output.is_empty(), "the output is EXEC's reply");
+        c.output = reply;
+        let deny_blocking = std::mem::replace(&mut c.deny_blocking, true);
+        for queued in queue {
+            let mut args = queued.args;
+            self.execute_request(now, client, &mut args, queued.request_seq, Some(exec_seq));
+        }
+        match self.clients.get_mut(&client) {
+            Some(c) => {
+                c.deny_blocking = deny_blocking;
+                std::mem::take(&mut c.output)
+            }
+            None => Vec::new(),
         }
     }
 
@@ -889,6 +948,14 @@ impl Engine {
             .unpark(c)
             .expect("checked by the caller");
         blocked.elapsed_ns += elapsed_ns;
+        crate::multi::touch_after_write(
+            &self.server.watches,
+            &mut self.clients,
+            &self.server.keyspace,
+            blocked.spec,
+            &blocked.args,
+            blocked.db,
+        );
         let stats = &mut self.server.stats;
         stats.latency.add_if_needed(
             self.server.config.latency_monitor_threshold_ms,
@@ -1016,6 +1083,7 @@ pub(crate) fn deliver_unblocked(
             flags: blocked.spec.flags,
             work_units,
             reply_bytes: reply.len(),
+            in_exec: None,
         }));
     }
     server.blocking.push_unblocked(client);
@@ -1101,29 +1169,6 @@ fn resolve(
         return Err(Some(CommandName::of(None, spec)));
     }
     Ok((None, spec))
-}
-
-/// In RESP2 subscribed mode, turns a resolved command other than the
-/// subscribe family, PING, QUIT and RESET into Redis's rejection.
-fn reject_while_subscribed(
-    resolved: Result<Resolved, Option<CommandName>>,
-    reply: &mut Vec<u8>,
-) -> Result<Resolved, Option<CommandName>> {
-    let Ok((parent, spec)) = resolved else {
-        return resolved;
-    };
-    let top = parent.unwrap_or(spec);
-    if crate::commands::pubsub::allowed_while_subscribed(top.name) {
-        return resolved;
-    }
-    let full = match parent {
-        Some(p) if !spec.name.contains('|') => format!("{}|{}", p.name, spec.name),
-        _ => spec.name.to_string(),
-    };
-    ReplyWriter::new(reply, crate::resp::Protocol::Resp2).error(
-        &crate::commands::pubsub::not_allowed_while_subscribed(&full),
-    );
-    Err(Some(CommandName::of(parent, spec)))
 }
 
 /// Redis's "unknown command" text: the name and up to 128 bytes of arguments.

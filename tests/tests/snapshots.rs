@@ -83,6 +83,11 @@ fn blocking() {
 }
 
 #[test]
+fn multi() {
+    check("multi");
+}
+
+#[test]
 fn slowlog() {
     check("slowlog");
 }
@@ -105,6 +110,7 @@ fn every_script_is_snapshotted() {
         "zsets",
         "sort",
         "blocking",
+        "multi",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();

@@ -13,14 +13,15 @@ pub mod latency;
 pub mod latency_graph;
 pub mod lists;
 pub mod memory;
+pub mod monitor;
 pub mod object;
-pub mod pubsub;
 pub mod scan;
 pub mod server;
 pub mod sets;
 pub mod slowlog;
 pub mod sort;
 pub mod strings;
+pub mod transactions;
 pub mod zsets;
 
 /// Every family's table, gathered by [`crate::cmd::CommandTable`].
@@ -43,5 +44,6 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     memory::COMMANDS,
     slowlog::COMMANDS,
     latency::COMMANDS,
-    pubsub::COMMANDS,
+    transactions::COMMANDS,
+    monitor::COMMANDS,
 ];
