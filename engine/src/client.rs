@@ -90,6 +90,11 @@ pub struct Client {
     pub tx: crate::multi::ClientTx,
     /// Set by MONITOR (see [`crate::commands::monitor`]).
     pub monitor: bool,
+    /// Channels and patterns this client is subscribed to.
+    pub subscriptions: crate::pubsub::Subscriptions,
+    /// Since when (monotonic ns) its pending output has been over its
+    /// class's soft limit, as of the last check; `None` when under it.
+    pub output_soft_limit_since_ns: Option<u64>,
 }
 
 impl Client {
@@ -117,6 +122,8 @@ impl Client {
             deny_blocking: false,
             tx: Default::default(),
             monitor: false,
+            subscriptions: Default::default(),
+            output_soft_limit_since_ns: None,
         }
     }
 
@@ -128,6 +135,48 @@ impl Client {
     /// write); the pending output then reads as empty instead of panicking.
     pub fn pending_output(&self) -> &[u8] {
         self.output.get(self.output_sent..).unwrap_or(&[])
+    }
+
+    /// The `client-output-buffer-limit` class this client falls in: a
+    /// client with subscriptions is `pubsub` (in RESP3 too, as in Redis).
+    pub fn output_limit<'l>(
+        &self,
+        limits: &'l crate::config::OutputBufferLimits,
+    ) -> &'l crate::config::OutputBufferLimit {
+        if self.subscriptions.is_empty() {
+            &limits.normal
+        } else {
+            &limits.pubsub
+        }
+    }
+
+    /// Redis's `checkClientOutputBufferLimits`, run whenever output is
+    /// added: whether the pending output is at or over the hard limit, or
+    /// has stayed at or over the soft limit for more than `soft_seconds`
+    /// (virtual time from the host's `now`). Starts or resets the soft
+    /// limit's clock as a side effect, as Redis does.
+    pub fn output_limit_reached(
+        &mut self,
+        limits: &crate::config::OutputBufferLimits,
+        now_ns: u64,
+    ) -> bool {
+        let limit = *self.output_limit(limits);
+        let pending_bytes = self.pending_output().len() as u64;
+        let hard = limit.hard_bytes > 0 && pending_bytes >= limit.hard_bytes;
+        let over_soft = limit.soft_bytes > 0 && pending_bytes >= limit.soft_bytes;
+        if !over_soft {
+            self.output_soft_limit_since_ns = None;
+            return hard;
+        }
+        let Some(since_ns) = self.output_soft_limit_since_ns else {
+            // The first time over the soft limit only starts its clock.
+            self.output_soft_limit_since_ns = Some(now_ns);
+            return hard;
+        };
+        // Redis counts whole seconds and needs more than `soft_seconds` of
+        // them; we count nanoseconds, with the same strict comparison.
+        let soft_ns = limit.soft_seconds.saturating_mul(1_000_000_000);
+        hard || now_ns.saturating_sub(since_ns) > soft_ns
     }
 }
 

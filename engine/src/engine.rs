@@ -170,6 +170,8 @@ pub struct Server {
     pub watches: crate::multi::Watches,
     /// Clients in MONITOR mode, in the order they asked.
     pub monitors: Vec<ClientId>,
+    /// Channel and pattern subscribers (see [`crate::pubsub`]).
+    pub pubsub: crate::pubsub::PubSub,
 }
 
 /// The engine. See the module docs for the drive/drain contract.
@@ -229,6 +231,7 @@ impl Engine {
                 allocated_bytes: None,
                 watches: Default::default(),
                 monitors: Vec::new(),
+                pubsub: Default::default(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -294,6 +297,9 @@ impl Engine {
         if let Some(mut c) = self.clients.remove(&client) {
             drop(self.server.blocking.unpark(&mut c));
             crate::multi::client_gone(&mut self.server, &mut c);
+            self.server
+                .pubsub
+                .remove_client(client, &mut c.subscriptions);
         }
     }
 
@@ -372,7 +378,10 @@ impl Engine {
                 .parser
                 .next_request_into(&limits, c.authenticated, args, &mut self.spare_args)
             {
-                Ok(true) => self.execute(now, client, args),
+                Ok(true) => {
+                    self.execute(now, client, args);
+                    self.after_command(now, client);
+                }
                 Ok(false) => {
                     if c.parser.buffered_bytes()
                         > self.server.config.client_query_buffer_limit_bytes
@@ -581,6 +590,35 @@ impl Engine {
         self.clients.len()
     }
 
+    /// After each command: queues the clients its messages reached for
+    /// transmission, and closes those (and the caller) now over their
+    /// output buffer limits.
+    fn after_command(&mut self, now: Now, client: ClientId) {
+        let delivered = std::mem::take(&mut self.server.pubsub.delivered);
+        for &(id, was_idle) in &delivered {
+            if was_idle {
+                self.transmit.push_back(id);
+            }
+            self.check_output_limit(now, id);
+        }
+        self.check_output_limit(now, client);
+    }
+
+    /// Closes `client` at once, dropping its pending output, if that output
+    /// is over its class's `client-output-buffer-limit` (see
+    /// [`Client::output_limit_reached`]).
+    fn check_output_limit(&mut self, now: Now, client: ClientId) {
+        let limits = &self.server.config.client_output_buffer_limit;
+        let Some(c) = self.clients.get_mut(&client) else {
+            return;
+        };
+        if c.closing.is_none() && c.output_limit_reached(limits, now.mono_ns) {
+            c.output = Vec::new();
+            c.output_sent = 0;
+            self.close(client, CloseReason::OutputBufferLimit);
+        }
+    }
+
     /// Asks the host to close `client`. A blocked client (over its query
     /// buffer limit) leaves its keys' queues at once: it will never read a
     /// reply, so it must not be served one.
@@ -616,6 +654,8 @@ impl Engine {
         let protocol = c.protocol;
         let authenticated = c.authenticated;
         let may_block = !c.deny_blocking;
+        let subscribed_resp2 =
+            protocol == crate::resp::Protocol::Resp2 && !c.subscriptions.is_empty();
         self.server.stats.now = now;
         let mut resolved = resolve(
             &self.server.commands,
@@ -624,6 +664,9 @@ impl Engine {
             protocol,
             authenticated,
         );
+        if subscribed_resp2 {
+            resolved = reject_while_subscribed(resolved, &mut reply);
+        }
         // MULTI queues (or rejects) the request here; EXEC's own commands
         // were checked when they were queued.
         let c = self.clients.get_mut(&client).expect("client");
@@ -1169,6 +1212,29 @@ fn resolve(
         return Err(Some(CommandName::of(None, spec)));
     }
     Ok((None, spec))
+}
+
+/// In RESP2 subscribed mode, turns a resolved command other than the
+/// subscribe family, PING, QUIT and RESET into Redis's rejection.
+fn reject_while_subscribed(
+    resolved: Result<Resolved, Option<CommandName>>,
+    reply: &mut Vec<u8>,
+) -> Result<Resolved, Option<CommandName>> {
+    let Ok((parent, spec)) = resolved else {
+        return resolved;
+    };
+    let top = parent.unwrap_or(spec);
+    if crate::commands::pubsub::allowed_while_subscribed(top.name) {
+        return resolved;
+    }
+    let full = match parent {
+        Some(p) if !spec.name.contains('|') => format!("{}|{}", p.name, spec.name),
+        _ => spec.name.to_string(),
+    };
+    ReplyWriter::new(reply, crate::resp::Protocol::Resp2).error(
+        &crate::commands::pubsub::not_allowed_while_subscribed(&full),
+    );
+    Err(Some(CommandName::of(parent, spec)))
 }
 
 /// Redis's "unknown command" text: the name and up to 128 bytes of arguments.

@@ -18,6 +18,7 @@ pub mod dict;
 pub mod engine;
 pub mod multi;
 pub mod planted;
+pub mod pubsub;
 pub mod resp;
 pub mod stats;
 pub mod stopwatch;

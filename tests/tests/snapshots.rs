@@ -83,13 +83,13 @@ fn blocking() {
 }
 
 #[test]
-fn multi() {
-    check("multi");
+fn slowlog() {
+    check("slowlog");
 }
 
 #[test]
-fn slowlog() {
-    check("slowlog");
+fn multi() {
+    check("multi");
 }
 
 /// Every script has a snapshot test above.

@@ -79,6 +79,15 @@ pub const COMMANDS: &[CommandSpec] = &[
 ];
 
 fn ping(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    // A subscribed RESP2 connection reads only push-shaped arrays, so PING
+    // answers with one there: ["pong", message or ""].
+    if args.len() <= 2 && ctx.protocol == Protocol::Resp2 && !ctx.client().subscriptions.is_empty()
+    {
+        let mut w = ctx.w();
+        w.array_len(2);
+        w.bulk_str("pong");
+        return w.bulk(args.get(1).map_or(&b""[..], Vec::as_slice));
+    }
     match args.len() {
         1 => ctx.w().simple("PONG"),
         2 => ctx.bulk(&args[1]),
@@ -231,6 +240,9 @@ pub fn super_validate_name(name: &[u8]) -> Result<(), &'static str> {
 
 fn reset(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     let needs_auth = ctx.server.config.requirepass.is_some();
+    let id = ctx.client_id;
+    let mut subscriptions = std::mem::take(&mut ctx.client().subscriptions);
+    ctx.server.pubsub.remove_client(id, &mut subscriptions);
     let c = ctx.client();
     c.db = 0;
     c.protocol = Protocol::Resp2;

@@ -15,6 +15,7 @@ pub mod lists;
 pub mod memory;
 pub mod monitor;
 pub mod object;
+pub mod pubsub;
 pub mod scan;
 pub mod server;
 pub mod sets;
@@ -46,4 +47,5 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     latency::COMMANDS,
     transactions::COMMANDS,
     monitor::COMMANDS,
+    pubsub::COMMANDS,
 ];
