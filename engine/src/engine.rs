@@ -684,7 +684,13 @@ impl Engine {
                     }
                 }
             }
-            Err(_) => crate::multi::rejected(&mut self.server.watches, c, &args[0], &mut reply, reply_start),
+            Err(_) => crate::multi::rejected(
+                &mut self.server.watches,
+                c,
+                &args[0],
+                &mut reply,
+                reply_start,
+            ),
         }
         let mut work_units = 1;
         let mut executed = None;

@@ -264,7 +264,10 @@ impl World {
     /// Gives client `client` another workload before the run starts: a
     /// scripted scenario (the latency report) instead of the knobs' draw.
     pub fn set_workload(&mut self, client: u32, workload: Box<dyn crate::workload::Workload>) {
-        assert_eq!(self.stats.events_count, 0, "workloads are set before the run");
+        assert_eq!(
+            self.stats.events_count, 0,
+            "workloads are set before the run"
+        );
         self.clients[client as usize].workload = workload;
     }
 

@@ -111,6 +111,7 @@ fn every_script_is_snapshotted() {
         "sort",
         "blocking",
         "multi",
+        "slowlog",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();

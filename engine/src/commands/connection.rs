@@ -249,7 +249,10 @@ fn reset(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     c.name = None;
     c.authenticated = !needs_auth;
     // RESET also discards MULTI, forgets watched keys and ends MONITOR.
-    let c = ctx.clients.get_mut(&ctx.client_id).expect("calling client exists");
+    let c = ctx
+        .clients
+        .get_mut(&ctx.client_id)
+        .expect("calling client exists");
     crate::multi::client_gone(ctx.server, c);
     ctx.protocol = Protocol::Resp2;
     ctx.w().simple("RESET");
