@@ -6,8 +6,6 @@
 //!
 //! A hash emptied by HDEL is deleted, as Redis never keeps empty hashes.
 
-use rand::RngCore;
-
 use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
 use crate::types::{Hash, Limits};
 use crate::util::parse_i64_strict;
@@ -238,7 +236,7 @@ fn update_hash<R>(
     if let Some(hash) = hash_at(ctx, key)? {
         return Ok(update(hash, &limits));
     }
-    let mut hash = Hash::new(ctx.server.rng.next_u64());
+    let mut hash = Hash::new(ctx.collection_hash_seed());
     let result = update(&mut hash, &limits);
     if !hash.is_empty() {
         ctx.store(key, Value::Hash(Box::new(hash)), false);

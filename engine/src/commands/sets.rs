@@ -7,8 +7,6 @@
 //! A set emptied by SREM, SPOP or SMOVE is deleted, as Redis never keeps
 //! empty sets.
 
-use rand::RngCore;
-
 use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
 use crate::types::{Limits, Set};
 use crate::value::{Value, WRONGTYPE};
@@ -255,7 +253,7 @@ fn add_members(ctx: &mut Ctx, key: &[u8], members: &[Vec<u8>]) -> Result<usize, 
     if let Some(set) = set_at(ctx, key)? {
         return Ok(members.iter().filter(|m| set.insert(m, &limits)).count());
     }
-    let mut set = Set::for_first_member(&members[0], ctx.server.rng.next_u64());
+    let mut set = Set::for_first_member(&members[0], ctx.collection_hash_seed());
     let added = members.iter().filter(|m| set.insert(m, &limits)).count();
     ctx.store(key, Value::Set(Box::new(set)), false);
     Ok(added)

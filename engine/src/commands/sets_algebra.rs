@@ -7,8 +7,6 @@
 //! a new set that starts as an intset, so all-integer results come out
 //! sorted exactly as Redis sends them.
 
-use rand::RngCore;
-
 use crate::cmd::{Ctx, WrongType};
 use crate::resp::ReplyWriter;
 use crate::types::Set;
@@ -86,7 +84,7 @@ fn intersect(ctx: &mut Ctx, keys: &[Vec<u8>], target: InterTarget) {
     if check_all_sets(ctx, keys).is_err() {
         return ctx.error(WRONGTYPE);
     }
-    let seed = ctx.server.rng.next_u64();
+    let seed = ctx.collection_hash_seed();
     let limits = ctx.limits();
     let protocol = ctx.protocol;
     let i = ctx.db_index();
@@ -185,7 +183,7 @@ fn union_diff(ctx: &mut Ctx, keys: &[Vec<u8>], op: Op, dst: Option<&[u8]>) {
     if check_all_sets(ctx, keys).is_err() {
         return ctx.error(WRONGTYPE);
     }
-    let mut result = Set::new(ctx.server.rng.next_u64());
+    let mut result = Set::new(ctx.collection_hash_seed());
     let limits = ctx.limits();
     let i = ctx.db_index();
     let sets = sets_at(&ctx.server.keyspace.dbs[i], keys);

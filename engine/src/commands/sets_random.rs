@@ -53,7 +53,7 @@ pub(super) fn spop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         // The whole set, replied as SUNION of it would (the copy is built
         // from an intset, so all-integer members come out sorted), then the
         // key is gone.
-        let seed = ctx.server.rng.next_u64();
+        let seed = ctx.collection_hash_seed();
         let limits = ctx.limits();
         let Ok(Some(set)) = set_at(ctx, key) else {
             return ctx.error(WRONGTYPE);
@@ -132,7 +132,7 @@ fn spop_draw(ctx: &mut Ctx, key: &[u8], count: u64) -> Vec<Vec<u8>> {
 /// new set in place of the old one (the key keeps its TTL).
 fn spop_keep_survivors(ctx: &mut Ctx, key: &[u8], keep: u64) -> Vec<Vec<u8>> {
     let limits = ctx.limits();
-    let seed = ctx.server.rng.next_u64();
+    let seed = ctx.collection_hash_seed();
     let i = ctx.db_index();
     let server = &mut *ctx.server;
     let Some(set) = server.keyspace.dbs[i]

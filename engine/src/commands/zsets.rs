@@ -9,8 +9,6 @@
 //! Work: one unit per element added, removed, visited or replied; a seek
 //! (rank or range lookup, O(log N)) counts as one.
 
-use rand::Rng;
-
 use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
 use crate::resp::{Protocol, ReplyWriter};
 use crate::types::zset::ZSet;
@@ -588,10 +586,10 @@ fn write_elements<'a>(
     debug_assert_eq!(written, n, "the announced length was written");
 }
 
-/// A seed for a new sorted set's dict and skiplist, from the server's RNG
-/// so that it is a function of the run's seed.
+/// The seed of a new sorted set's dict and skiplist: the server-wide
+/// collection hash seed, so that ZSCAN survives a rebuilt value.
 fn new_zset_seed(ctx: &mut Ctx) -> u64 {
-    ctx.server.rng.gen()
+    ctx.collection_hash_seed()
 }
 
 /// Deletes `key` once its sorted set is empty: Redis never keeps one.
