@@ -12,9 +12,7 @@ use crate::util::parse_i64_strict;
 use crate::value::{Value, WRONGTYPE};
 
 /// HINCRBYFLOAT's x87 `long double` arithmetic, shared with INCRBYFLOAT.
-#[path = "string_util.rs"]
-#[allow(dead_code)]
-mod string_util;
+use crate::commands::strings::string_util;
 
 /// HRANDFIELD and HSCAN.
 #[path = "hashes_random.rs"]

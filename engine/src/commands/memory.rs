@@ -154,11 +154,11 @@ fn memory_stats(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
         .used_memory_peak_bytes
         .max(report.used_bytes);
     let overhead = report.used_bytes.saturating_sub(report.dataset_bytes);
-    let per_key = if keys == 0 {
-        0
-    } else {
-        report.used_bytes.saturating_sub(USED_MEMORY_STARTUP_BYTES) / keys
-    };
+    let per_key = report
+        .used_bytes
+        .saturating_sub(USED_MEMORY_STARTUP_BYTES)
+        .checked_div(keys)
+        .unwrap_or(0);
     let fields: [(&str, u64); 8] = [
         ("peak.allocated", peak),
         ("total.allocated", report.used_bytes),

@@ -10,7 +10,7 @@ use crate::value::{RString, Value, WRONGTYPE};
 
 /// INCRBYFLOAT's x87 `long double` arithmetic.
 #[path = "string_util.rs"]
-mod string_util;
+pub(crate) mod string_util;
 
 const SYNTAX_ERROR: &str = "ERR syntax error";
 const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";

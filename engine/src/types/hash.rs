@@ -243,10 +243,13 @@ fn find_pair<'a>(lp: &'a Listpack, field: &[u8]) -> Option<Pair<'a>> {
     None
 }
 
+/// The hashtable encoding's pairs, borrowed.
+type TablePairs<'a> = Box<dyn Iterator<Item = (&'a [u8], &'a Box<[u8]>)> + 'a>;
+
 /// The iterator behind [`Hash::iter`].
 pub enum Iter<'a> {
     Listpack(listpack::Iter<'a>),
-    Table(Box<dyn Iterator<Item = (&'a [u8], &'a Box<[u8]>)> + 'a>),
+    Table(TablePairs<'a>),
 }
 
 impl<'a> Iterator for Iter<'a> {
