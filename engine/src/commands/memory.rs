@@ -6,6 +6,7 @@
 //! the figures are comparable, not equal.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::commands::config::help_reply;
 use crate::commands::server::{memory_report, ENTRY_OVERHEAD_BYTES, USED_MEMORY_STARTUP_BYTES};
 use crate::util::parse_i64_strict;
 
@@ -178,27 +179,23 @@ fn memory_stats(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 }
 
 fn memory_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
-    const HELP: &[&str] = &[
-        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "DOCTOR",
-        "    Return memory problems reports.",
-        "MALLOC-STATS",
-        "    Return internal statistics report from the memory allocator.",
-        "PURGE",
-        "    Attempt to purge dirty pages for reclamation by the allocator.",
-        "STATS",
-        "    Return information about the memory usage of the server.",
-        "USAGE <key> [SAMPLES <count>]",
-        "    Return memory in bytes used by <key> and its value. Nested values are",
-        "    sampled up to <count> times (default: 5, 0 means sample all).",
-        "HELP",
-        "    Prints this help.",
-    ];
-    let mut w = ctx.w();
-    w.array_len(HELP.len());
-    for line in HELP {
-        w.simple(line);
-    }
+    help_reply(
+        ctx,
+        "MEMORY",
+        &[
+            "DOCTOR",
+            "    Return memory problems reports.",
+            "MALLOC-STATS",
+            "    Return internal statistics report from the memory allocator.",
+            "PURGE",
+            "    Attempt to purge dirty pages for reclamation by the allocator.",
+            "STATS",
+            "    Return information about the memory usage of the server.",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+        ],
+    );
 }
 
 #[cfg(test)]
@@ -233,6 +230,11 @@ mod tests {
             err("ERR syntax error")
         );
         assert_eq!(t.cmd(c, &["memory", "purge"]), crate::testing::simple("OK"));
+        let Frame::Array(help) = t.cmd(c, &["memory", "help"]) else {
+            panic!("help is an array");
+        };
+        assert_eq!(help.len(), 14);
+        assert_eq!(help[13], crate::testing::simple("    Prints this help."));
         assert!(matches!(
             t.cmd(c, &["memory", "stats"]),
             Frame::Array(_) | Frame::Map(_)
