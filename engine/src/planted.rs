@@ -19,6 +19,20 @@ pub enum PlantedBug {
     LazyFreeStillReachable,
     /// A reply is appended to the wrong connection's output.
     ReplyToWrongConnection,
+    /// EXEC runs the first queued command, then defers the rest to the end
+    /// of the next input the engine handles: another client's commands run
+    /// in between, and the transaction is no longer atomic.
+    ExecInterleaved,
+    /// WATCH does not notice that a watched key expired before EXEC (Redis
+    /// 7.0 fails such an EXEC): an optimistic transaction commits on a
+    /// value that is gone.
+    WatchIgnoresExpiry,
+    /// A script's writes become visible to other clients before the script
+    /// finished (implemented by the scripting code).
+    ScriptPartialVisible,
+    /// Every Nth PUBLISH delivers its message twice to one subscriber
+    /// (see `pubsub::PUBLISH_TWICE_EVERY`).
+    PublishTwice,
 }
 
 impl PlantedBug {
@@ -29,6 +43,10 @@ impl PlantedBug {
         PlantedBug::ExpiryOffByOneMs,
         PlantedBug::LazyFreeStillReachable,
         PlantedBug::ReplyToWrongConnection,
+        PlantedBug::ExecInterleaved,
+        PlantedBug::WatchIgnoresExpiry,
+        PlantedBug::ScriptPartialVisible,
+        PlantedBug::PublishTwice,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -40,6 +58,10 @@ impl PlantedBug {
             PlantedBug::ExpiryOffByOneMs => "expiry-off-by-one-ms",
             PlantedBug::LazyFreeStillReachable => "lazy-free-still-reachable",
             PlantedBug::ReplyToWrongConnection => "reply-to-wrong-connection",
+            PlantedBug::ExecInterleaved => "exec-interleaved",
+            PlantedBug::WatchIgnoresExpiry => "watch-ignores-expiry",
+            PlantedBug::ScriptPartialVisible => "script-partial-visible",
+            PlantedBug::PublishTwice => "publish-twice",
         }
     }
 
