@@ -56,6 +56,9 @@ use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 use crate::value::Value;
 
+#[path = "planted_exec.rs"]
+mod planted_exec;
+
 /// Values cheaper to free than this are always freed inline (Redis's
 /// LAZYFREE_THRESHOLD is 64 elements).
 pub const LAZYFREE_THRESHOLD_UNITS: u64 = 64;
@@ -335,6 +338,7 @@ impl Engine {
         // are written back only after this input's commands ran, so they read
         // the stale value; see `apply_deferred_incr_writes`.
         let deferred_incr_writes = std::mem::take(&mut self.server.planted.incr_writes);
+        let exec_tails = self.planted_take_exec_tails();
         self.server.stats.net_input_bytes += bytes.len() as u64;
         let mut args = std::mem::take(&mut self.args);
         self.process_input(now, client, &mut args);
@@ -348,6 +352,7 @@ impl Engine {
         if !deferred_incr_writes.is_empty() {
             self.apply_deferred_incr_writes(deferred_incr_writes);
         }
+        self.planted_run_exec_tails(now, exec_tails);
     }
 
     /// Executes the complete requests in `client`'s query buffer, in order,
@@ -429,6 +434,8 @@ impl Engine {
     /// early is harmless (it does nothing).
     pub fn handle_timeout(&mut self, now: Now) {
         self.server.stats.now = now;
+        let exec_tails = self.planted_take_exec_tails();
+        self.planted_run_exec_tails(now, exec_tails);
         if self.server.blocking.first_expired(now.mono_ns).is_some() {
             self.time_out_blocked(now);
         }
@@ -834,9 +841,10 @@ impl Engine {
         now: Now,
         client: ClientId,
         reply: Vec<u8>,
-        queue: Vec<crate::multi::Queued>,
+        mut queue: Vec<crate::multi::Queued>,
         exec_seq: u64,
     ) -> Vec<u8> {
+        crate::multi::planted_split_exec(&mut self.server, client, exec_seq, &mut queue);
         let Some(c) = self.clients.get_mut(&client) else {
             return reply;
         };

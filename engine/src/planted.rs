@@ -4,6 +4,9 @@
 //! leak into every crate of a workspace build.) When `None` — the default —
 //! each check is one predictable branch on a field already in cache.
 
+use crate::client::ClientId;
+use crate::multi::Queued;
+
 /// A deliberate defect, for proving the simulator's checkers work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PlantedBug {
@@ -83,6 +86,10 @@ pub struct PlantedState {
     /// [`PlantedBug::ReplyToWrongConnection`]: replies since the last
     /// misrouted one.
     pub replies_count: u64,
+    /// [`PlantedBug::ExecInterleaved`]: the commands of each EXEC held back
+    /// after its first, as `(client, EXEC's request_seq, queue)`, run at the
+    /// end of the next input (see `crate::multi::planted_split_exec`).
+    pub exec_tails: Vec<(ClientId, u64, Vec<Queued>)>,
 }
 
 #[cfg(test)]
@@ -90,7 +97,8 @@ mod tests {
     use super::*;
     use crate::dict::Dict;
     use crate::resp::encode::encode_request;
-    use crate::testing::{int, simple, TestEngine};
+    use crate::resp::Frame;
+    use crate::testing::{bulk, int, simple, TestEngine};
     use crate::Config;
 
     fn engine(bug: Option<PlantedBug>) -> TestEngine {
@@ -190,6 +198,47 @@ mod tests {
             t.engine.consume_output(c, 3);
             written.extend_from_slice(t.engine.pending_output(c));
             assert_eq!(written, expected);
+        }
+    }
+
+    #[test]
+    fn exec_interleaved_lets_another_client_in_between() {
+        for (bug, seen, tail) in [
+            (None, bulk("1"), &b"*2\r\n+OK\r\n+OK\r\n"[..]),
+            (
+                Some(PlantedBug::ExecInterleaved),
+                Frame::Null,
+                &b"*2\r\n+OK\r\n"[..],
+            ),
+        ] {
+            let mut t = engine(bug);
+            let (a, b) = (t.connect(), t.connect());
+            let mut block = encode_request(&[b"MULTI"]);
+            block.extend(encode_request(&[b"SET", b"x", b"1"]));
+            block.extend(encode_request(&[b"SET", b"y", b"1"]));
+            block.extend(encode_request(&[b"EXEC"]));
+            let out = t.raw(a, &block);
+            assert!(out.ends_with(tail), "{}", String::from_utf8_lossy(&out));
+            // The next input runs before the held-back SET y.
+            assert_eq!(t.cmd(b, &["GET", "y"]), seen);
+            assert_eq!(t.cmd(b, &["GET", "x"]), bulk("1"));
+            // By now the held-back SET ran: the transaction completed late.
+            assert_eq!(t.cmd(b, &["GET", "y"]), bulk("1"));
+        }
+    }
+
+    #[test]
+    fn watch_ignores_expiry_commits_on_an_expired_key() {
+        for (bug, committed) in [(None, false), (Some(PlantedBug::WatchIgnoresExpiry), true)] {
+            let mut t = engine(bug);
+            let c = t.connect();
+            assert_eq!(t.cmd(c, &["SET", "k", "v", "PX", "10"]), simple("OK"));
+            assert_eq!(t.cmd(c, &["WATCH", "k"]), simple("OK"));
+            t.advance_ms(20);
+            assert_eq!(t.cmd(c, &["MULTI"]), simple("OK"));
+            assert_eq!(t.cmd(c, &["SET", "k", "w"]), simple("QUEUED"));
+            let exec = t.cmd(c, &["EXEC"]);
+            assert_eq!(exec != Frame::Null, committed, "{exec:?}");
         }
     }
 

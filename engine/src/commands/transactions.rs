@@ -88,7 +88,8 @@ fn multi_cmd(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 /// the header in order.
 fn exec(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     let now_ms = ctx.now_ms();
-    let outcome = multi::exec_outcome(ctx.client(), now_ms);
+    let planted = ctx.server.config.planted_bug;
+    let outcome = multi::exec_outcome(ctx.client(), now_ms, planted);
     if outcome == ExecOutcome::NotInMulti {
         ctx.error("ERR EXEC without MULTI");
         return;
