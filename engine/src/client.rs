@@ -25,6 +25,8 @@ pub enum CloseReason {
     Killed,
     /// `maxclients` was reached when it connected. Flush the error first.
     MaxClients,
+    /// Idle for longer than `timeout` (see [`crate::idle`]). Close at once.
+    IdleTimeout,
 }
 
 impl CloseReason {

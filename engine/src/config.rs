@@ -48,6 +48,13 @@ pub struct Config {
     pub maxmemory_bytes: u64,
     /// `maxmemory-policy`.
     pub maxmemory_policy: MaxmemoryPolicy,
+    /// `maxmemory-samples`, `lfu-log-factor`, `lfu-decay-time` (minutes),
+    /// `lazyfree-lazy-eviction`: how eviction samples, counts and frees
+    /// (see [`crate::evict`]).
+    pub maxmemory_samples: u32,
+    pub lfu_log_factor: u32,
+    pub lfu_decay_time_min: u32,
+    pub lazyfree_lazy_eviction: bool,
     /// `timeout`: close clients idle this long (0: never).
     pub timeout_s: u64,
     /// The collection encoding thresholds (`hash-max-listpack-entries`...).
@@ -82,6 +89,10 @@ impl Default for Config {
             planted_bug: None,
             maxmemory_bytes: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
+            maxmemory_samples: 5,
+            lfu_log_factor: 10,
+            lfu_decay_time_min: 1,
+            lazyfree_lazy_eviction: false,
             timeout_s: 0,
             limits: Default::default(),
             client_output_buffer_limit: Default::default(),

@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use rand::RngCore;
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use crate::dict::Dict;
+use crate::lru::Access;
 use crate::value::Value;
 
 /// Redis's default `databases`.
@@ -35,6 +37,12 @@ pub struct Db {
     /// is planted, still visible to lookups until the next cron tick.
     /// Always empty on a clean engine.
     pub planted_freed: BTreeMap<Box<[u8]>, Value>,
+    /// How lookups stamp a key's LRU clock or LFU counter (the keys dict's
+    /// meta word); set through [`Keyspace::set_access`].
+    access: Access,
+    /// Draws the LFU counter's probabilistic increments; seeded, so the
+    /// counters (and what LFU eviction picks) are a function of the seed.
+    lfu_rng: ChaCha8Rng,
 }
 
 impl Db {
@@ -45,7 +53,20 @@ impl Db {
             id,
             planted_expiry_late: false,
             planted_freed: BTreeMap::new(),
+            access: Access::default(),
+            lfu_rng: ChaCha8Rng::seed_from_u64(seed ^ 0x4C46_5500 ^ id as u64),
         }
+    }
+
+    /// The access state lookups stamp keys with.
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+
+    /// The LRU clock or LFU word of `key` (see [`crate::lru`]); never
+    /// touches it (OBJECT IDLETIME/FREQ, eviction sampling).
+    pub fn access_meta(&self, key: &[u8]) -> Option<u32> {
+        self.keys.meta(key)
     }
 
     pub fn len(&self) -> usize {
@@ -88,9 +109,16 @@ impl Db {
         self.keys.get(key)
     }
 
+    /// The value at `key`, marking it accessed (Redis's `lookupKey`) unless
+    /// the running command looks without touching.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
         if self.planted_freed.is_empty() {
-            return self.keys.get_mut(key);
+            if !self.access.touch {
+                return self.keys.get_mut(key);
+            }
+            let (value, meta) = self.keys.get_mut_with_meta(key)?;
+            *meta = self.access.touched(*meta, &mut self.lfu_rng);
+            return Some(value);
         }
         // Planted bug (PlantedBug::LazyFreeStillReachable): a key that is
         // gone from the dict is looked up among the values handed to the
@@ -108,13 +136,24 @@ impl Db {
 
     /// Stores `value` at `key`. The TTL is cleared unless `keep_ttl`.
     /// Returns the previous value for the caller to free.
+    ///
+    /// A new key starts with a fresh LRU clock or LFU_INIT_VAL; an
+    /// overwritten key keeps its LFU counter (Redis's `dbOverwrite`), or
+    /// takes the current LRU clock (a new object in Redis).
     pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool) -> Option<Value> {
         if !keep_ttl {
             self.expires.remove(key);
         }
-        match self.keys.get_mut(key) {
-            Some(slot) => Some(std::mem::replace(slot, value)),
-            None => self.keys.insert(key.into(), value),
+        match self.keys.get_mut_with_meta(key) {
+            Some((slot, meta)) => {
+                if !self.access.lfu {
+                    *meta = self.access.lru_clock;
+                }
+                Some(std::mem::replace(slot, value))
+            }
+            None => self
+                .keys
+                .insert_with_meta(key.into(), value, self.access.new_key_meta()),
         }
     }
 
@@ -199,6 +238,8 @@ pub struct Keyspace {
     pub dbs: Vec<Db>,
     /// Keys removed because they expired (INFO stats `expired_keys`).
     pub expired_keys: u64,
+    /// The access state every database holds a copy of.
+    access: Access,
 }
 
 impl Keyspace {
@@ -206,6 +247,19 @@ impl Keyspace {
         Keyspace {
             dbs: (0..DATABASES_COUNT).map(|i| Db::new(i, seed)).collect(),
             expired_keys: 0,
+            access: Access::default(),
+        }
+    }
+
+    /// Sets how lookups stamp keys from now on. Cheap when nothing changed
+    /// (the common case: the clock moves once a second).
+    pub fn set_access(&mut self, access: Access) {
+        if access == self.access {
+            return;
+        }
+        self.access = access;
+        for db in self.dbs.iter_mut() {
+            db.access = access;
         }
     }
 

@@ -68,6 +68,10 @@ struct Entry<V> {
     hash: u64,
     /// The next entry in the same bucket, or [`NIL`].
     next: u32,
+    /// The owner's per-entry word (the keyspace keeps each key's LRU clock
+    /// or LFU counter here, as Redis keeps it in `robj.lru`). It sits in
+    /// what was padding after `next`, so entries stay the same size.
+    meta: u32,
     key: Box<[u8]>,
     value: V,
 }
@@ -224,6 +228,22 @@ impl<V> Dict<V> {
         Some(&mut self.entries.get_mut(index).value)
     }
 
+    /// Like [`Dict::get_mut`], with the entry's meta word.
+    pub fn get_mut_with_meta(&mut self, key: &[u8]) -> Option<(&mut V, &mut u32)> {
+        if self.is_empty() {
+            return None;
+        }
+        self.rehash_step_if_rehashing();
+        let index = self.find_key(key)?;
+        let entry = self.entries.get_mut(index);
+        Some((&mut entry.value, &mut entry.meta))
+    }
+
+    /// The entry's meta word (see [`Dict::insert_with_meta`]).
+    pub fn meta(&self, key: &[u8]) -> Option<u32> {
+        self.find_key(key).map(|index| self.entries.get(index).meta)
+    }
+
     /// Inserts or replaces; returns the previous value. Also performs one
     /// incremental rehash step, and starts a grow when the table is full
     /// (one entry per bucket on average, as Redis `_dictExpandIfNeeded`).
@@ -235,6 +255,12 @@ impl<V> Dict<V> {
     ///
     /// When the dict already holds `u32::MAX` entries.
     pub fn insert(&mut self, key: Box<[u8]>, value: V) -> Option<V> {
+        self.insert_with_meta(key, value, 0)
+    }
+
+    /// [`Dict::insert`] that also sets a new entry's meta word (a replaced
+    /// entry keeps its own).
+    pub fn insert_with_meta(&mut self, key: Box<[u8]>, value: V, meta: u32) -> Option<V> {
         self.rehash_step_if_rehashing();
         let hash = self.hash_key(&key);
         if let Some(index) = self.find(&key, hash) {
@@ -248,6 +274,7 @@ impl<V> Dict<V> {
         let index = self.entries.push(Entry {
             hash,
             next: self.tables[table][bucket],
+            meta,
             key,
             value,
         });

@@ -175,6 +175,8 @@ pub struct Server {
     pub monitors: Vec<ClientId>,
     /// Channel and pattern subscribers (see [`crate::pubsub`]).
     pub pubsub: crate::pubsub::PubSub,
+    /// `maxmemory` eviction (see [`crate::evict`]).
+    pub evict: crate::evict::EvictState,
 }
 
 /// The engine. See the module docs for the drive/drain contract.
@@ -235,6 +237,7 @@ impl Engine {
                 watches: Default::default(),
                 monitors: Vec::new(),
                 pubsub: Default::default(),
+                evict: Default::default(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -671,6 +674,12 @@ impl Engine {
             protocol,
             authenticated,
         );
+        let evict_work_units = crate::evict::admit(
+            (&mut self.server, &mut self.clients, &mut self.events),
+            (now, client, in_exec),
+            &mut resolved,
+            &mut reply,
+        );
         if subscribed_resp2 {
             resolved = reject_while_subscribed(resolved, &mut reply);
         }
@@ -699,7 +708,7 @@ impl Engine {
                 reply_start,
             ),
         }
-        let mut work_units = 1;
+        let mut work_units = 1 + evict_work_units;
         let mut executed = None;
         let mut block = None;
         let mut name = CommandName::top("");
@@ -1068,6 +1077,8 @@ impl Engine {
     }
 
     fn cron(&mut self, now: Now) {
+        let timeout_s = self.server.config.timeout_s;
+        crate::idle::close_idle_clients(timeout_s, &mut self.clients, &mut self.events, now);
         let mut freed = Vec::new();
         let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
         let now_ms = now.unix_ms();

@@ -255,7 +255,16 @@ static PARAMS: &[Param] = &[
             set: |c, v| c.lazyfree_lazy_server_del = v.as_bool(),
         },
     },
-    extra("lazyfree-lazy-eviction", YES_NO, "no"),
+    Param {
+        name: "lazyfree-lazy-eviction",
+        alias: None,
+        ty: YES_NO,
+        flags: 0,
+        store: Store::Field {
+            get: |c| yes_no(c.lazyfree_lazy_eviction).into(),
+            set: |c, v| c.lazyfree_lazy_eviction = v.as_bool(),
+        },
+    },
     Param {
         name: "slowlog-log-slower-than",
         alias: None,
@@ -364,7 +373,16 @@ static PARAMS: &[Param] = &[
             },
         },
     },
-    extra("maxmemory-samples", Type::Int { min: 1, max: 64 }, "5"),
+    Param {
+        name: "maxmemory-samples",
+        alias: None,
+        ty: Type::Int { min: 1, max: 64 },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.maxmemory_samples.to_string(),
+            set: |c, v| c.maxmemory_samples = v.as_u64() as u32,
+        },
+    },
     extra(
         "maxmemory-eviction-tenacity",
         Type::Int { min: 0, max: 100 },
@@ -535,22 +553,32 @@ static PARAMS: &[Param] = &[
         Type::List,
         "50 99 99.9",
     ),
-    extra(
-        "lfu-log-factor",
-        Type::Int {
+    Param {
+        name: "lfu-log-factor",
+        alias: None,
+        ty: Type::Int {
             min: 0,
             max: INT_MAX,
         },
-        "10",
-    ),
-    extra(
-        "lfu-decay-time",
-        Type::Int {
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.lfu_log_factor.to_string(),
+            set: |c, v| c.lfu_log_factor = v.as_u64().min(u32::MAX as u64) as u32,
+        },
+    },
+    Param {
+        name: "lfu-decay-time",
+        alias: None,
+        ty: Type::Int {
             min: 0,
             max: INT_MAX,
         },
-        "1",
-    ),
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.lfu_decay_time_min.to_string(),
+            set: |c, v| c.lfu_decay_time_min = v.as_u64().min(u32::MAX as u64) as u32,
+        },
+    },
     Param {
         name: "hash-max-listpack-entries",
         alias: Some("hash-max-ziplist-entries"),

@@ -14,11 +14,6 @@ const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 /// Redis shares the integers `0..OBJ_SHARED_INTEGERS` between keys.
 const SHARED_INTEGERS: i64 = 10_000;
 
-/// Redis's LFU_INIT_VAL: the counter a new key starts with under an LFU
-/// policy. seedkv does not track access frequency yet, so `OBJECT FREQ`
-/// reports this.
-const LFU_INIT_VAL: i64 = 5;
-
 /// OBJECT's key-reading subcommands.
 const OBJECT_SUB: CommandSpec = CommandSpec {
     arity: 3,
@@ -122,7 +117,16 @@ fn lfu_policy(ctx: &Ctx) -> bool {
     )
 }
 
-/// There is no LRU clock yet: every key reports an idle time of 0.
+/// The key's access word and the access state to read it with (the
+/// OBJECT family looks keys up without touching them; see
+/// [`crate::evict::admit`]).
+fn access_of(ctx: &mut Ctx, key: &[u8]) -> (crate::lru::Access, u32) {
+    let db = ctx.db();
+    (*db.access(), db.access_meta(key).unwrap_or(0))
+}
+
+/// Seconds since the key was last accessed, at the LRU clock's resolution
+/// (Redis's `estimateObjectIdleTime / 1000`).
 fn object_idletime(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if object_lookup(ctx, &args[2]).is_none() {
         return;
@@ -130,9 +134,12 @@ fn object_idletime(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if lfu_policy(ctx) {
         return ctx.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     }
-    ctx.int(0);
+    let (access, meta) = access_of(ctx, &args[2]);
+    ctx.int((access.idle_ms(meta) / 1000) as i64);
 }
 
+/// The key's logarithmic access counter, decayed to now (Redis's
+/// `LFUDecrAndReturn`).
 fn object_freq(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if object_lookup(ctx, &args[2]).is_none() {
         return;
@@ -140,7 +147,8 @@ fn object_freq(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if !lfu_policy(ctx) {
         return ctx.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     }
-    ctx.int(LFU_INIT_VAL);
+    let (access, meta) = access_of(ctx, &args[2]);
+    ctx.int(i64::from(access.lfu_counter(meta)));
 }
 
 fn object_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
@@ -230,7 +238,10 @@ mod tests {
         });
         let c = t.connect();
         t.cmd(c, &["SET", "s", "v"]);
-        assert_eq!(t.cmd(c, &["OBJECT", "FREQ", "s"]), int(super::LFU_INIT_VAL));
+        assert_eq!(
+            t.cmd(c, &["OBJECT", "FREQ", "s"]),
+            int(i64::from(crate::lru::LFU_INIT_VAL))
+        );
         assert_eq!(t.cmd(c, &["OBJECT", "FREQ", "nokey"]), Frame::Null);
         assert_eq!(
             t.cmd(c, &["OBJECT", "IDLETIME", "s"]),

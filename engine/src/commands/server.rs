@@ -588,9 +588,17 @@ pub struct MemoryReport {
 /// O(1) running figure each type keeps) plus the dicts' own tables, entries
 /// and key bytes. Visits every key: INFO memory is O(keys) here.
 pub fn memory_report(ctx: &Ctx) -> MemoryReport {
+    memory_report_of(ctx.server, ctx.clients)
+}
+
+/// [`memory_report`] from the server and client table alone (eviction
+/// measures memory before any command context exists).
+pub fn memory_report_of(
+    server: &crate::engine::Server,
+    clients: &crate::client::Clients,
+) -> MemoryReport {
     let mut keys_visited = 0u64;
-    let dataset_bytes: u64 = ctx
-        .server
+    let dataset_bytes: u64 = server
         .keyspace
         .dbs
         .iter()
@@ -603,15 +611,14 @@ pub fn memory_report(ctx: &Ctx) -> MemoryReport {
             (db.keys.memory_estimate_bytes() + values + expires) as u64
         })
         .sum();
-    let clients_bytes: u64 = ctx
-        .clients
+    let clients_bytes: u64 = clients
         .values()
         .map(|c| {
             (std::mem::size_of_val(c) + c.output.capacity() + c.parser.buffered_bytes()) as u64
         })
         .sum();
     let estimate = USED_MEMORY_STARTUP_BYTES + dataset_bytes + clients_bytes;
-    let used_bytes = ctx.server.allocated_bytes.unwrap_or(estimate);
+    let used_bytes = server.allocated_bytes.unwrap_or(estimate);
     MemoryReport {
         used_bytes,
         dataset_bytes: dataset_bytes.min(used_bytes),
@@ -799,10 +806,10 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  expired_stale_perc:0.00\r\n\
                  expired_time_cap_reached_count:0\r\n\
                  expire_cycle_cpu_milliseconds:0\r\n\
-                 evicted_keys:0\r\n\
+                 evicted_keys:{}\r\n\
                  evicted_clients:0\r\n\
-                 total_eviction_exceeded_time:0\r\n\
-                 current_eviction_exceeded_time:0\r\n\
+                 total_eviction_exceeded_time:{}\r\n\
+                 current_eviction_exceeded_time:{}\r\n\
                  keyspace_hits:{}\r\n\
                  keyspace_misses:{}\r\n\
                  pubsub_channels:{}\r\n\
@@ -836,6 +843,9 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 s.net_output_bytes,
                 s.rejected_connections,
                 ctx.server.keyspace.expired_keys,
+                ctx.server.evict.evicted_keys,
+                ctx.server.evict.total_exceeded_ms(ctx.now),
+                ctx.server.evict.current_exceeded_ms(ctx.now),
                 s.keyspace_hits,
                 s.keyspace_misses,
                 ctx.server.pubsub.channels_count(),
