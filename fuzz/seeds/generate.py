@@ -85,3 +85,14 @@ rng = random.Random(7)
 for i in range(24):
     n = rng.choice([8, 16, 32, 64, 128, 256])
     write("engine_commands", "random_%02d" % i, bytes(rng.randrange(256) for _ in range(n)))
+
+# sim_schedule: byte 0 the client count, bytes 1..3 the workload seed, then
+# the knob/network/fault choices (one byte each; past the end, a stream
+# seeded by the input). Short ones leave most choices to that stream.
+rng = random.Random(11)
+for i in range(16):
+    n = rng.choice([3, 16, 64, 256, 1024, 4096])
+    write("sim_schedule", "random_%02d" % i, bytes(rng.randrange(256) for _ in range(n)))
+# All-0xff knobs: the largest latency, jitter and fault rates drawn.
+write("sim_schedule", "max_knobs", bytes([2, 1, 0]) + b"\xff" * 64)
+write("sim_schedule", "zero_choices", bytes([1, 2, 0]) + b"\x00" * 512)

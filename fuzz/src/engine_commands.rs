@@ -1,6 +1,8 @@
 //! engine_commands: a sequence of well-formed commands over small key and
-//! value alphabets, from two clients, with clock advances, executed by the
-//! engine; every reply is then compared with the simulator's reference
+//! value alphabets, from three clients, with clock advances, executed by the
+//! engine — strings and keys here, every other data type, blocking pops
+//! with timeouts, SORT, MULTI/EXEC/WATCH and CONFIG SET of the encoding
+//! thresholds as templates (`templates.rs`); every reply is then compared with the simulator's reference
 //! model (`seedkv_sim::check::model::ReferenceModel`), replayed over the
 //! engine's own execution order.
 //!
@@ -19,6 +21,8 @@ use seedkv_sim::check::model::ReferenceModel;
 use seedkv_sim::check::{Checker, RunFacts};
 use seedkv_sim::history::{Conn, Execution, History, Op};
 
+use super::templates;
+
 /// Wall-clock origin of a run (2023-11-14T22:13:20Z).
 const UNIX_ORIGIN_US: u64 = 1_700_000_000_000_000;
 
@@ -26,8 +30,16 @@ const UNIX_ORIGIN_US: u64 = 1_700_000_000_000_000;
 /// model's replay stays fast.
 const STEPS_MAX: usize = 256;
 
-/// Clients issuing commands.
-const CLIENTS_COUNT: usize = 2;
+/// Clients issuing commands (three, so that one can block while another
+/// wakes it and a third watches or runs a transaction).
+const CLIENTS_COUNT: usize = 3;
+
+/// Advanced at the end of a run, past the longest blocking timeout the
+/// templates use, so that every request is answered.
+const FINAL_ADVANCE_MS: u64 = 3_000;
+
+/// Fuzzer bytes a template step reads to fill its slots.
+const TEMPLATE_PICKS_MAX: usize = 12;
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 pub enum Key {
@@ -271,6 +283,9 @@ pub enum Cmd {
     SetRange(Key, Num, Val),
     Select(u8),
     Loose(usize, Vec<Word>),
+    /// A collection, blocking, SORT, transaction or CONFIG SET command:
+    /// `templates::TEMPLATES[index]` with its slots filled from the bytes.
+    Template(usize, Vec<u8>),
 }
 
 impl<'a> Arbitrary<'a> for Cmd {
@@ -281,7 +296,9 @@ impl<'a> Arbitrary<'a> for Cmd {
             let n = u.int_in_range(0..=4)?;
             (0..n).map(|_| T::arbitrary(u)).collect()
         }
-        Ok(match u.int_in_range(0..=18)? {
+        // Half of the commands are templates (every data type); the
+        // string/key commands share the other half.
+        Ok(match u.int_in_range(0..=37)? {
             0 => Cmd::Set(u.arbitrary()?, u.arbitrary()?, few(u)?),
             1 => Cmd::Get(u.arbitrary()?),
             2 => Cmd::Del(few(u)?),
@@ -300,7 +317,14 @@ impl<'a> Arbitrary<'a> for Cmd {
             15 => Cmd::GetRange(u.arbitrary()?, u.arbitrary()?, u.arbitrary()?),
             16 => Cmd::SetRange(u.arbitrary()?, u.arbitrary()?, u.arbitrary()?),
             17 => Cmd::Select(u.int_in_range(0..=17)?),
-            _ => Cmd::Loose(u.choose_index(LOOSE_NAMES.len())?, few(u)?),
+            18 => Cmd::Loose(u.choose_index(LOOSE_NAMES.len())?, few(u)?),
+            _ => {
+                let index = u.choose_index(templates::TEMPLATES.len())?;
+                let picks = (0..TEMPLATE_PICKS_MAX)
+                    .map(|_| u.arbitrary::<u8>())
+                    .collect::<arbitrary::Result<Vec<u8>>>()?;
+                Cmd::Template(index, picks)
+            }
         })
     }
 }
@@ -386,6 +410,7 @@ impl Cmd {
                 args.push(v(LOOSE_NAMES[*name]));
                 args.extend(words.iter().map(|w| w.bytes()));
             }
+            Cmd::Template(index, picks) => args = templates::expand(*index, picks),
         }
         args
     }
@@ -564,6 +589,17 @@ pub fn execute(config: Config, steps: &[Step]) -> History {
                 engine.handle_timeout(now);
             }
         }
+        drain(&mut engine, now, &mut history, &mut clients);
+    }
+    // Blocked clients time out, and what they pipelined behind runs (and
+    // may block in turn: at most one blocking request per step queued).
+    for _ in 0..=steps.len().min(STEPS_MAX) {
+        if clients.iter().all(|d| d.replied == d.ops.len()) {
+            break;
+        }
+        now.mono_ns += FINAL_ADVANCE_MS * 1_000_000;
+        now.unix_us += FINAL_ADVANCE_MS * 1000;
+        engine.handle_timeout(now);
         drain(&mut engine, now, &mut history, &mut clients);
     }
     for driver in &clients {

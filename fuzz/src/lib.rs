@@ -10,6 +10,8 @@
 pub mod client_stream;
 pub mod engine_commands;
 pub mod resp_parse;
+pub mod sim_schedule;
+pub mod templates;
 
 /// A target's check: panics if `data` shows a bug.
 pub type Check = fn(data: &[u8]);
@@ -19,4 +21,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("resp_parse", resp_parse::run),
     ("engine_commands", engine_commands::run),
     ("client_stream", client_stream::run),
+    ("sim_schedule", sim_schedule::run),
 ];

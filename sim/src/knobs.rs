@@ -4,10 +4,9 @@
 //! after drawing, so overriding one knob leaves every other draw unchanged.
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 
 use crate::net::NetKnobs;
-use crate::rng::{stream, stream_rng};
+use crate::rng::{choice_rng, stream, stream_rng};
 use crate::workload::WorkloadKind;
 
 /// Simulated clients at most (also the bound on the `--clients` override).
@@ -59,7 +58,7 @@ impl FaultKnobs {
         }
     }
 
-    fn draw(rng: &mut ChaCha8Rng) -> FaultKnobs {
+    fn draw(rng: &mut impl Rng) -> FaultKnobs {
         let mut maybe = |max: u32| {
             if rng.gen_bool(0.6) {
                 rng.gen_range(0..=max)
@@ -129,7 +128,7 @@ pub struct Knobs {
 impl Knobs {
     /// Draws the knobs of `seed`, then applies `overrides`.
     pub fn draw(seed: u64, overrides: &Overrides) -> Knobs {
-        let mut rng = stream_rng(seed, stream::KNOBS, 0);
+        let mut rng = choice_rng(seed, stream::KNOBS, 0);
         let clients_count = rng.gen_range(2..=CLIENTS_DRAWN_MAX);
         let ops_count = rng.gen_range(OPS_DRAWN_MIN..=OPS_DRAWN_MAX);
         let mut workloads: Vec<WorkloadKind> = WorkloadKind::CORE

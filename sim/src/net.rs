@@ -11,7 +11,6 @@
 use std::collections::VecDeque;
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 
 /// Segments one write is split into at most.
 pub const FRAGMENT_PIECES_MAX: usize = 8;
@@ -49,7 +48,7 @@ pub struct NetKnobs {
 }
 
 impl NetKnobs {
-    pub fn draw(rng: &mut ChaCha8Rng) -> NetKnobs {
+    pub fn draw(rng: &mut impl Rng) -> NetKnobs {
         let latency_ns = rng.gen_range(10_000..=100_000);
         NetKnobs {
             latency_ns,
@@ -116,7 +115,7 @@ impl Pipe {
         now_ns: u64,
         bytes: &[u8],
         knobs: &NetKnobs,
-        rng: &mut ChaCha8Rng,
+        rng: &mut impl Rng,
         mut on_segment: impl FnMut(u64),
     ) -> u64 {
         assert!(self.fin_abs.is_none(), "write after fin");
@@ -237,6 +236,7 @@ impl Pipe {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
 
     #[test]
     fn bytes_arrive_in_order_whatever_the_fragmentation() {

@@ -167,6 +167,14 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
     }
 }
 
+/// Runs `config` with its knobs, network and fault choices read from
+/// `choices` (fuzzer bytes, see [`crate::rng::with_choices`]) instead of
+/// drawn from the seed; the workloads stay seeded, so requests stay valid.
+/// The `sim_schedule` fuzz target; not reproducible from `--seed` alone.
+pub fn run_with_choices(config: &RunConfig, options: RunOptions, choices: &[u8]) -> RunReport {
+    crate::rng::with_choices(choices, || run(config, options))
+}
+
 /// Runs `config` twice and compares trace hashes. On a mismatch, names the
 /// first event at which the two runs diverged.
 pub fn check_determinism(config: &RunConfig) -> Result<RunReport, Violation> {

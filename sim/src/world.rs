@@ -19,7 +19,6 @@
 use std::collections::VecDeque;
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use seedkv_engine::resp::Frame;
 use seedkv_engine::{ClientId, Config, ConnectInfo, Engine, Event, Now, PlantedBug};
 
@@ -30,7 +29,7 @@ use crate::history::{Conn, Execution, History, Op, Received};
 use crate::knobs::{Knobs, CLOCK_JUMP_MS_MAX, IDLE_MS_MAX};
 use crate::net::{Pipe, CLIENT_PIPE_BYTES_MAX, SERVER_READ_BYTES_MAX};
 use crate::queue::EventQueue;
-use crate::rng::{stream, stream_rng, stream_seed};
+use crate::rng::{choice_rng, stream, stream_rng, stream_seed, ChoiceRng};
 use crate::trace::TraceHash;
 
 /// The wall clock at virtual time zero: 2023-11-14T22:13:20Z, in µs.
@@ -169,8 +168,8 @@ pub struct World {
     clients: Vec<SimClient>,
     clients_done_count: usize,
     knobs: Knobs,
-    net_rng: ChaCha8Rng,
-    fault_rng: ChaCha8Rng,
+    net_rng: ChoiceRng,
+    fault_rng: ChoiceRng,
     faults_active: bool,
     /// Requests sent so far, and the count after which faults stop.
     ops_sent: u64,
@@ -240,8 +239,8 @@ impl World {
             clients,
             clients_done_count: 0,
             knobs,
-            net_rng: stream_rng(seed, stream::NETWORK, 0),
-            fault_rng: stream_rng(seed, stream::FAULTS, 0),
+            net_rng: choice_rng(seed, stream::NETWORK, 0),
+            fault_rng: choice_rng(seed, stream::FAULTS, 0),
             faults_active,
             ops_sent: 0,
             faults_stop_after_ops,

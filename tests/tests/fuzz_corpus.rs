@@ -76,6 +76,11 @@ fn client_stream_inputs_replay() {
     replay("client_stream");
 }
 
+#[test]
+fn sim_schedule_inputs_replay() {
+    replay("sim_schedule");
+}
+
 /// Every input directory names a real target, so a typo cannot hide files.
 #[test]
 fn input_dirs_name_targets() {
