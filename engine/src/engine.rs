@@ -175,6 +175,8 @@ pub struct Server {
     pub monitors: Vec<ClientId>,
     /// Channel and pattern subscribers (see [`crate::pubsub`]).
     pub pubsub: crate::pubsub::PubSub,
+    /// Lua scripts and their state (see [`crate::scripting`]).
+    pub scripting: crate::scripting::Scripting,
     /// `maxmemory` eviction (see [`crate::evict`]).
     pub evict: crate::evict::EvictState,
 }
@@ -237,6 +239,7 @@ impl Engine {
                 watches: Default::default(),
                 monitors: Vec::new(),
                 pubsub: Default::default(),
+                scripting: Default::default(),
                 evict: Default::default(),
             },
             clients: Clients::new(),
@@ -716,6 +719,8 @@ impl Engine {
         if let Ok((parent, spec)) = resolved {
             name = CommandName::of(parent, spec);
             hook = crate::multi::Hook::before(&self.server, db, spec, args);
+            // A script records its redis.calls under this request.
+            self.server.scripting.request_seq = request_seq;
             // A handler may take its arguments apart; a command that may
             // park keeps the originals to run again when it is served.
             let saved_args = spec.has(crate::cmd::flags::BLOCKING).then(|| args.to_vec());

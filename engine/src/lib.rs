@@ -24,6 +24,7 @@ pub mod multi;
 pub mod planted;
 pub mod pubsub;
 pub mod resp;
+pub mod scripting;
 pub mod stats;
 pub mod stopwatch;
 pub mod testing;

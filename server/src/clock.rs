@@ -60,3 +60,38 @@ impl Default for OsClock {
         OsClock::new()
     }
 }
+
+/// A clock that reads only tokio's (possibly simulated) monotonic time: the
+/// wall clock is a fixed epoch plus the elapsed time. Under turmoil or
+/// tokio's paused time it makes every `Now` the host hands the engine a
+/// function of the simulation, so a run replays bit for bit.
+#[derive(Clone, Copy, Debug)]
+pub struct VirtualClock {
+    start: Instant,
+    epoch_unix_us: u64,
+}
+
+impl VirtualClock {
+    /// A clock whose wall time reads `epoch_unix_us` now.
+    pub fn new(epoch_unix_us: u64) -> VirtualClock {
+        VirtualClock {
+            start: Instant::now(),
+            epoch_unix_us,
+        }
+    }
+}
+
+impl Clock for VirtualClock {
+    fn now(&self) -> Now {
+        let elapsed = self.start.elapsed();
+        let mono_ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        let unix_us = self
+            .epoch_unix_us
+            .saturating_add(u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX));
+        Now { mono_ns, unix_us }
+    }
+
+    fn instant_at(&self, mono_ns: u64) -> Instant {
+        OsClock { start: self.start }.instant_at(mono_ns)
+    }
+}

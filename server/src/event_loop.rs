@@ -24,6 +24,7 @@ use tokio::io::{AsyncWrite, ReadBuf};
 
 use crate::clock::Clock;
 use crate::net::{Listener, Stream};
+use crate::shutdown::ShutdownCause;
 
 /// Size of the read buffer: Redis reads 16 KB per call; bigger reads make
 /// deep pipelines and large values cheaper. One buffer serves every
@@ -76,12 +77,17 @@ pub struct Host {
     /// The engine's next deadline as last reported by `poll_timeout`.
     timer_deadline_ns: Cell<u64>,
     timer: Slot,
+    /// Set once a shutdown was asked for (SHUTDOWN, a signal); `serve`
+    /// waits on it through `shutdown_waiter`.
+    shutdown: Cell<Option<ShutdownCause>>,
+    shutdown_waiter: Slot,
 }
 
 impl Host {
     /// A host for a new engine, with its background free thread started.
     pub fn new(config: Config, clock: impl Clock) -> Rc<Host> {
-        let mut engine = Engine::new(config, clock.now());
+        // SHUTDOWN is the host's command: stopping is the host's business.
+        let mut engine = Engine::with_commands(config, clock.now(), &[crate::shutdown::COMMANDS]);
         engine.set_stopwatch(Box::new(crate::stopwatch::MonotonicStopwatch::default()));
         let (garbage, rx) = mpsc::channel::<Garbage>();
         std::thread::Builder::new()
@@ -103,7 +109,27 @@ impl Host {
             garbage,
             timer_deadline_ns: Cell::new(deadline),
             timer: Slot::default(),
+            shutdown: Cell::new(None),
+            shutdown_waiter: Slot::default(),
         })
+    }
+
+    /// Asks [`serve`] to stop (the first cause wins).
+    pub fn request_shutdown(&self, cause: ShutdownCause) {
+        if self.shutdown.get().is_none() {
+            self.shutdown.set(Some(cause));
+            self.shutdown_waiter.wake();
+        }
+    }
+
+    /// Why the server is stopping, once it is.
+    pub fn shutdown_cause(&self) -> Option<ShutdownCause> {
+        self.shutdown.get()
+    }
+
+    /// Connections open right now.
+    pub fn connections_count(&self) -> usize {
+        self.slots.borrow().len()
     }
 
     /// Runs `f` with the engine borrowed (for tests and diagnostics). Do not
@@ -143,6 +169,9 @@ impl Host {
                 }
             }
         }
+        if let Some(cause) = crate::shutdown::take_request() {
+            self.request_shutdown(cause);
+        }
         let deadline = engine.poll_timeout().unwrap_or(u64::MAX);
         if deadline < self.timer_deadline_ns.get() {
             self.timer_deadline_ns.set(deadline);
@@ -151,11 +180,13 @@ impl Host {
     }
 }
 
-/// Serves connections from every listener until the process ends. Must run
+/// Serves connections from every listener until a shutdown is requested
+/// ([`Host::request_shutdown`], or a SHUTDOWN command), then stops
+/// accepting, closes every connection and returns why it stopped. Must run
 /// inside a `tokio::task::LocalSet` on a current-thread runtime with time
 /// enabled.
-pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) {
-    tokio::task::spawn_local(run_timer(host.clone()));
+pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCause {
+    let timer = tokio::task::spawn_local(run_timer(host.clone()));
     let mut accepting = Vec::new();
     for listener in listeners {
         accepting.push(tokio::task::spawn_local(accept_loop(
@@ -163,11 +194,36 @@ pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) {
             listener,
         )));
     }
+    let cause = poll_fn(|cx| {
+        host.shutdown_waiter.register(cx.waker());
+        match host.shutdown.get() {
+            Some(cause) => Poll::Ready(cause),
+            None => Poll::Pending,
+        }
+    })
+    .await;
     for task in accepting {
-        // An accept loop only ends by panicking; the others keep serving.
-        let _ = task.await;
+        task.abort();
     }
+    timer.abort();
+    // Each connection's task shuts its socket down and disconnects from the
+    // engine; wait for them (bounded: a task stuck writing is cut short by
+    // CLOSE_FLUSH_TIMEOUT only for flush-first reasons, and Killed is not).
+    for slot in host.slots.borrow().values() {
+        slot.close.set(Some(CloseReason::Killed));
+        slot.wake();
+    }
+    for _ in 0..SHUTDOWN_YIELDS_MAX {
+        if host.slots.borrow().is_empty() {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    cause
 }
+
+/// Scheduler turns `serve` gives connection tasks to close at shutdown.
+const SHUTDOWN_YIELDS_MAX: usize = 1_000;
 
 async fn accept_loop<L: Listener>(host: Rc<Host>, mut listener: L) {
     loop {
@@ -181,8 +237,26 @@ async fn accept_loop<L: Listener>(host: Rc<Host>, mut listener: L) {
                 continue;
             }
         };
+        if host.shutdown.get().is_some() {
+            return;
+        }
+        let (refuse, keepalive) = {
+            let engine = host.engine.borrow();
+            let config = engine.config();
+            (
+                crate::access::protected_mode_refuses(config, &peer),
+                crate::access::keepalive(config),
+            )
+        };
+        if refuse {
+            tokio::task::spawn_local(deny(stream));
+            continue;
+        }
         // Without NODELAY a reply may wait for a delayed ACK (40 ms on Linux).
         let _ = stream.set_nodelay();
+        if let Some(keepalive) = keepalive {
+            let _ = stream.set_keepalive(&keepalive);
+        }
         let info = ConnectInfo {
             addr: peer.to_string(),
             laddr: stream
@@ -201,6 +275,21 @@ async fn accept_loop<L: Listener>(host: Rc<Host>, mut listener: L) {
         };
         tokio::task::spawn_local(run_connection(host.clone(), id, slot, stream));
     }
+}
+
+/// Writes protected mode's -DENIED error to a refused peer and closes it,
+/// without involving the engine (Redis writes it from the accept handler,
+/// before the connection becomes a client). A peer that does not read gets
+/// cut after [`CLOSE_FLUSH_TIMEOUT`].
+async fn deny<S: Stream>(mut stream: S) {
+    use tokio::io::AsyncWriteExt;
+    let write = async {
+        stream
+            .write_all(crate::access::DENIED_PROTECTED_MODE.as_bytes())
+            .await?;
+        stream.shutdown().await
+    };
+    let _ = tokio::time::timeout(CLOSE_FLUSH_TIMEOUT, write).await;
 }
 
 /// Why a connection's task stops.

@@ -11,22 +11,27 @@
 //! so the same event loop can run over tokio's sockets (the binary) or a
 //! simulated network (turmoil) in tests.
 
+pub mod access;
 pub mod alloc;
 pub mod clock;
 pub mod event_loop;
 pub mod logging;
 pub mod net;
 pub mod options;
+pub mod shutdown;
 pub mod stopwatch;
 
-pub use clock::{Clock, OsClock};
+pub use clock::{Clock, OsClock, VirtualClock};
 pub use event_loop::{serve, Host};
 pub use options::{Args, Options, OptionsError};
+pub use shutdown::ShutdownCause;
 
 use std::io;
 
-/// Binds the configured addresses, prints the ready line and serves forever
-/// on a current-thread runtime. Returns only on a startup error.
+/// Binds the configured addresses, prints the ready line and serves on a
+/// current-thread runtime until SHUTDOWN, SIGTERM or SIGINT; then closes
+/// every connection and returns `Ok` (the process exits with 0, as Redis
+/// does). Returns an error only on a startup failure.
 pub fn run(options: Options) -> io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -72,8 +77,42 @@ pub fn run(options: Options) -> io::Result<()> {
         ));
         logging::notice("Server initialized");
         let host = Host::new(config, OsClock::new());
+        watch_signals(&host)?;
         logging::notice(&format!("Ready to accept connections tcp port={port}"));
-        serve(host, listeners).await;
+        let cause = serve(host.clone(), listeners).await;
+        logging::notice(&format!(
+            "Closed every connection after {cause:?}; {} left.",
+            host.connections_count()
+        ));
+        logging::warn("seedkv is now ready to exit, bye bye...");
         Ok(())
     })
+}
+
+/// Turns SIGTERM and SIGINT into a shutdown request, logged as Redis logs
+/// them ("Received SIGTERM scheduling shutdown...").
+fn watch_signals(host: &std::rc::Rc<Host>) -> io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    let host = host.clone();
+    tokio::task::spawn_local(async move {
+        let cause = std::future::poll_fn(|cx| {
+            if term.poll_recv(cx).is_ready() {
+                std::task::Poll::Ready(ShutdownCause::Terminate)
+            } else if int.poll_recv(cx).is_ready() {
+                std::task::Poll::Ready(ShutdownCause::Interrupt)
+            } else {
+                std::task::Poll::Pending
+            }
+        })
+        .await;
+        let name = match cause {
+            ShutdownCause::Interrupt => "SIGINT",
+            _ => "SIGTERM",
+        };
+        logging::warn(&format!("Received {name} scheduling shutdown..."));
+        host.request_shutdown(cause);
+    });
+    Ok(())
 }

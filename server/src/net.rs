@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::access::Keepalive;
+
 /// A listening socket.
 pub trait Listener: 'static {
     type Stream: Stream;
@@ -29,6 +31,12 @@ pub trait Stream: AsyncRead + AsyncWrite + Unpin + 'static {
     fn fd(&self) -> i64 {
         -1
     }
+
+    /// Turns on TCP keepalive (`tcp-keepalive`); a simulated stream, which
+    /// has no idle peers to detect, may ignore it.
+    fn set_keepalive(&self, _keepalive: &Keepalive) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Listener for tokio::net::TcpListener {
@@ -50,6 +58,10 @@ impl Stream for tokio::net::TcpStream {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         tokio::net::TcpStream::local_addr(self)
+    }
+
+    fn set_keepalive(&self, keepalive: &Keepalive) -> io::Result<()> {
+        crate::access::set_keepalive(socket2::SockRef::from(self), keepalive)
     }
 
     #[cfg(unix)]

@@ -17,6 +17,7 @@ pub mod monitor;
 pub mod object;
 pub mod pubsub;
 pub mod scan;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod slowlog;
@@ -48,4 +49,5 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     transactions::COMMANDS,
     monitor::COMMANDS,
     pubsub::COMMANDS,
+    scripting::COMMANDS,
 ];
