@@ -43,6 +43,11 @@ pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemo
 const KEY_OVERHEAD_BYTES: u64 = 64 + 8;
 const EXPIRE_ENTRY_BYTES: u64 = 64 + 8;
 
+/// Eviction passes before a command, each followed by a fresh estimate
+/// (see [`perform_evictions`]); each pass evicts at least one key, and in
+/// practice the first or second ends under the limit.
+const EVICTION_PASSES_MAX: usize = 8;
+
 /// Eviction state that survives between commands.
 #[derive(Debug, Default)]
 pub struct EvictState {
@@ -177,31 +182,64 @@ pub fn used_memory_bytes(server: &mut Server, clients: &Clients) -> u64 {
 
 /// Evicts until used memory is at most `maxmemory`. Returns whether it
 /// is (Redis's EVICT_OK) and the work done.
+///
+/// With the host's measurement, one pass frees the excess by estimated
+/// sizes (the host measures again before the next input). With the
+/// engine's own estimate, which can be taken again, a pass is followed by
+/// a fresh estimate and another pass while still over: evicting a key
+/// frees less than its estimated size while the dict's table keeps its
+/// size.
 pub fn perform_evictions(
     server: &mut Server,
     clients: &mut Clients,
     events: &mut VecDeque<Event>,
     now: Now,
 ) -> (bool, u64) {
-    let max_bytes = server.config.maxmemory_bytes;
-    let used_bytes = used_memory_bytes(server, clients);
-    if used_bytes <= max_bytes {
-        server.evict.under_limit(now);
-        return (true, 0);
+    let mut work_units = 0u64;
+    for _ in 0..EVICTION_PASSES_MAX {
+        let used_bytes = used_memory_bytes(server, clients);
+        let max_bytes = server.config.maxmemory_bytes;
+        if used_bytes <= max_bytes {
+            server.evict.under_limit(now);
+            return (true, work_units);
+        }
+        server.evict.exceeded(now);
+        let (freed_all, units) = evict_pass(server, clients, events, used_bytes - max_bytes);
+        work_units += units;
+        if !freed_all {
+            return (false, work_units);
+        }
+        if server.allocated_bytes.is_some() {
+            server.evict.under_limit(now);
+            return (true, work_units);
+        }
+        server.evict.estimate = None;
     }
-    server.evict.exceeded(now);
+    // Still over after every pass: refuse for now; the next command
+    // evicts again.
+    (false, work_units)
+}
+
+/// Evicts keys per policy until their estimated sizes add up to
+/// `to_free_bytes`. Returns whether they did (false: nothing left to
+/// evict, or `noeviction`) and the work done.
+fn evict_pass(
+    server: &mut Server,
+    clients: &mut Clients,
+    events: &mut VecDeque<Event>,
+    to_free_bytes: u64,
+) -> (bool, u64) {
     let policy = server.config.maxmemory_policy;
     if policy == MaxmemoryPolicy::NoEviction {
         return (false, 0);
     }
-    let to_free_bytes = used_bytes - max_bytes;
     let mut freed_bytes = 0u64;
     let mut work_units = 0u64;
     // Each turn evicts a key or gives up, so there are at most as many
     // turns as keys.
     let keys_total: usize = server.keyspace.dbs.iter().map(|db| db.len()).sum();
     let mut turns = 0usize;
-    let fits = loop {
+    let freed_all = loop {
         if freed_bytes >= to_free_bytes {
             break true;
         }
@@ -215,10 +253,7 @@ pub fn perform_evictions(
         work_units += units;
     };
     forget_freed(server, freed_bytes);
-    if fits {
-        server.evict.under_limit(now);
-    }
-    (fits, work_units)
+    (freed_all, work_units)
 }
 
 /// Lowers the memory figure in use by what evictions freed, until the
