@@ -175,8 +175,6 @@ pub struct Server {
     pub monitors: Vec<ClientId>,
     /// Channel and pattern subscribers (see [`crate::pubsub`]).
     pub pubsub: crate::pubsub::PubSub,
-    /// `maxmemory` eviction (see [`crate::evict`]).
-    pub evict: crate::evict::EvictState,
     /// Lua scripts and their state (see [`crate::scripting`]).
     pub scripting: crate::scripting::Scripting,
     /// `maxmemory` eviction (see [`crate::evict`]).
@@ -241,7 +239,6 @@ impl Engine {
                 watches: Default::default(),
                 monitors: Vec::new(),
                 pubsub: Default::default(),
-                evict: Default::default(),
                 scripting: Default::default(),
                 evict: Default::default(),
             },
