@@ -1,0 +1,223 @@
+//! `redis.call` / `redis.pcall`: a script's command runs through the
+//! engine's own command table and handlers, on a [`Ctx`] for the calling
+//! client, with Redis's checks in `scriptCall` order (unknown command,
+//! arity, NOSCRIPT, read-only), never blocking, counted in INFO
+//! commandstats, touching watched keys, and recorded as an execution of the
+//! script's group (`Executed::in_exec` = the EVAL's request).
+
+use mlua::{Lua, MultiValue, Value};
+
+use super::convert;
+use super::Run;
+use crate::cmd::{flags, lookup_subcommand, CommandSpec, Ctx};
+use crate::engine::{Event, Executed, REPLY_BYTES_PER_WORK_UNIT};
+use crate::resp::{FrameDecoder, Protocol};
+use crate::stats::{CommandName, Finished};
+
+/// Redis's errors for a command a script may not run.
+const UNKNOWN_COMMAND: &str = "Unknown Redis command called from script";
+const WRONG_ARITY: &str = "Wrong number of args calling Redis command from script";
+const NOT_ALLOWED: &str = "This Redis command is not allowed from script";
+const READ_ONLY: &str = "Write commands are not allowed from read-only scripts.";
+const NO_ARGUMENTS: &str = "Please specify at least one argument for this redis lib call";
+const BAD_ARGUMENT: &str = "Lua redis lib command arguments must be strings or integers";
+
+/// The per-run host function behind the prelude's `host(op, ...)`.
+pub fn host(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: MultiValue) -> mlua::Result<MultiValue> {
+    let mut args = args.into_iter();
+    let op = match args.next() {
+        Some(Value::Integer(n)) => n,
+        Some(Value::Number(n)) => n as i64,
+        _ => 0,
+    };
+    match op {
+        1 => {
+            let raise = matches!(args.next(), Some(Value::Boolean(true)));
+            let (value, failed) = call(lua, ctx, run, args.collect())?;
+            let failed = Value::Boolean(raise && failed);
+            Ok(MultiValue::from_iter([value, failed]))
+        }
+        2 => Ok(MultiValue::from_iter([Value::Number(run.rng.next_unit())])),
+        3 => {
+            let seed = match args.next() {
+                Some(Value::Integer(n)) => n as i32,
+                Some(Value::Number(n)) => n as i64 as i32,
+                _ => 0,
+            };
+            run.rng = super::rand48::Rand48::new(seed);
+            Ok(MultiValue::new())
+        }
+        5 => {
+            // redis.acl_check_cmd: whether the command exists (no ACLs).
+            let argv: Vec<Value> = args.collect();
+            let known = to_argv(lua, &argv)
+                .is_ok_and(|argv| ctx.server.commands.lookup(&argv[0]).is_some());
+            Ok(MultiValue::from_iter([Value::Nil, Value::Boolean(!known)]))
+        }
+        4 => {
+            run.resp = match args.next() {
+                Some(Value::Integer(3)) => Protocol::Resp3,
+                Some(Value::Number(n)) if n == 3.0 => Protocol::Resp3,
+                _ => Protocol::Resp2,
+            };
+            Ok(MultiValue::new())
+        }
+        _ => Ok(MultiValue::new()),
+    }
+}
+
+/// Runs one command for the script: its reply as a Lua value, and whether
+/// it is an error (which `redis.call` raises).
+fn call(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: Vec<Value>) -> mlua::Result<(Value, bool)> {
+    let argv = match to_argv(lua, &args) {
+        Ok(argv) => argv,
+        Err(msg) => return Ok((rejected(lua, msg)?, true)),
+    };
+    let spec = match resolve(ctx, &argv) {
+        Ok(spec) => spec,
+        Err(msg) => return Ok((rejected(lua, msg)?, true)),
+    };
+    if run.read_only && spec.1.flags & (flags::WRITE | flags::MAY_REPLICATE) != 0 {
+        return Ok((rejected(lua, READ_ONLY)?, true));
+    }
+    if spec.1.has(flags::WRITE) {
+        run.wrote = true;
+    }
+    let reply = execute(ctx, run, spec, argv);
+    let mut decoder = FrameDecoder::new();
+    decoder.feed(&reply);
+    let frame = match decoder.next_frame() {
+        Ok(Some(frame)) => frame,
+        _ => return Ok((Value::Nil, false)),
+    };
+    let failed = matches!(frame, crate::resp::Frame::Error(_));
+    Ok((convert::frame_to_lua(lua, &frame, run.resp)?, failed))
+}
+
+/// An error of the script's call itself (not of the command), as a Lua
+/// error table.
+fn rejected(lua: &Lua, msg: &str) -> mlua::Result<Value> {
+    let t = lua.create_table()?;
+    t.raw_set("err", format!("ERR {msg}"))?;
+    t.raw_set("ignore_error_stats_update", true)?;
+    Ok(Value::Table(t))
+}
+
+/// The arguments as bytes: strings as they are, numbers as `%.17g`.
+fn to_argv(lua: &Lua, args: &[Value]) -> Result<Vec<Vec<u8>>, &'static str> {
+    if args.is_empty() {
+        return Err(NO_ARGUMENTS);
+    }
+    let _ = lua;
+    args.iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s.as_bytes().to_vec()),
+            Value::Integer(n) => Ok(crate::resp::encode::format_g17(*n as f64).into_bytes()),
+            Value::Number(n) => Ok(crate::resp::encode::format_g17(*n).into_bytes()),
+            _ => Err(BAD_ARGUMENT),
+        })
+        .collect()
+}
+
+type Resolved = (Option<&'static CommandSpec>, &'static CommandSpec);
+
+/// Redis's `lookupCommand` plus `scriptCall`'s arity and NOSCRIPT checks.
+fn resolve(ctx: &Ctx, argv: &[Vec<u8>]) -> Result<Resolved, &'static str> {
+    let spec = ctx
+        .server
+        .commands
+        .lookup(&argv[0])
+        .ok_or(UNKNOWN_COMMAND)?;
+    let resolved = if !spec.subcommands.is_empty() && argv.len() >= 2 {
+        let sub = lookup_subcommand(spec, &argv[1]).ok_or(UNKNOWN_COMMAND)?;
+        (Some(spec), sub)
+    } else {
+        (None, spec)
+    };
+    if !resolved.1.arity_ok(argv.len()) || resolved.1.handler.is_none() {
+        return Err(WRONG_ARITY);
+    }
+    if resolved.1.has(flags::NOSCRIPT) {
+        return Err(NOT_ALLOWED);
+    }
+    Ok(resolved)
+}
+
+/// Runs the handler on a nested context for the same client, then does
+/// what the engine does after a command: watched keys, stats, the record.
+fn execute(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    (parent, spec): Resolved,
+    mut argv: Vec<Vec<u8>>,
+) -> Vec<u8> {
+    let db = ctx.db_index();
+    let dirty_before = ctx.server.dirty;
+    let flushed = crate::multi::before_flush(&ctx.server.watches, &ctx.server.keyspace, spec, db);
+    let mut inner = Ctx {
+        server: &mut *ctx.server,
+        clients: &mut *ctx.clients,
+        client_id: ctx.client_id,
+        events: &mut *ctx.events,
+        now: ctx.now,
+        reply: Vec::new(),
+        protocol: run.resp,
+        work_units: 1,
+        spec,
+        may_block: false,
+        block: None,
+    };
+    (spec.handler.expect("resolved specs have handlers"))(&mut inner, &mut argv);
+    let mut reply = inner.reply;
+    let mut work_units = inner.work_units;
+    if let Some(request) = inner.block {
+        // Scripts never block (Redis denies blocking commands to them):
+        // the command replies as if its timeout had passed.
+        reply.clear();
+        reply.extend_from_slice(request.on_timeout.encoded(run.resp));
+    }
+    work_units += reply.len() as u64 / REPLY_BYTES_PER_WORK_UNIT;
+    ctx.work(work_units);
+    let failed = ctx.server.stats.record_error_reply(&reply);
+    if ctx.server.dirty > dirty_before {
+        crate::multi::touch_after_write(
+            &ctx.server.watches,
+            ctx.clients,
+            &ctx.server.keyspace,
+            spec,
+            &argv,
+            db,
+        );
+    }
+    if !failed {
+        for (d, key) in &flushed {
+            crate::multi::touch_key(&ctx.server.watches, ctx.clients, *d, key);
+        }
+    }
+    if let Some(client) = ctx.clients.get(&ctx.client_id) {
+        crate::stats::command_finished(
+            ctx.server,
+            client,
+            Finished {
+                name: CommandName::of(parent, spec),
+                flags: spec.flags,
+                work_units,
+                duration_ns: work_units.saturating_mul(crate::stopwatch::WORK_UNIT_NS),
+                failed,
+                args: Some(&argv),
+            },
+        );
+    }
+    if ctx.server.config.record_executions {
+        ctx.events.push_back(Event::Executed(Executed {
+            client: ctx.client_id,
+            request_seq: run.request_seq,
+            name: spec.name,
+            flags: spec.flags,
+            work_units,
+            reply_bytes: reply.len(),
+            in_exec: Some(run.request_seq),
+        }));
+    }
+    reply
+}

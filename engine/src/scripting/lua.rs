@@ -1,0 +1,203 @@
+//! One Lua 5.1 state per server (Redis's `lctx.lua`), created on first use
+//! and dropped by SCRIPT FLUSH: the libraries Redis opens, the sandbox
+//! prelude, the error handler, the instruction-count hook that charges a
+//! script's work, and the compiled scripts by SHA.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
+
+use super::sandbox::{PRELUDE, PRELUDE_CHUNK_NAME};
+
+/// The chunk name scripts compile under, so that positions read
+/// `user_script:LINE:` and sources `@user_script`, as in Redis.
+pub const SCRIPT_CHUNK_NAME: &str = "@user_script";
+
+/// VM instructions between two calls of the count hook. Redis checks for a
+/// busy script every 100000 instructions; work is charged at the same
+/// points, so a finer step costs hook calls without changing totals much.
+pub const HOOK_INSTRUCTIONS: u32 = 1000;
+
+/// Lua VM instructions per work unit. A unit is the cost of visiting a key
+/// (about 300 ns on the reference machine, `stopwatch::WORK_UNIT_NS`); Lua
+/// 5.1 runs an instruction in roughly 5 to 10 ns, so about 32 of them.
+pub const INSTRUCTIONS_PER_WORK_UNIT: u64 = 32;
+
+/// The most memory a Lua state may allocate: past it allocations fail with
+/// Lua's "not enough memory" error inside the script, instead of taking
+/// the host's memory down (Redis has no such bound and would be OOM-killed).
+pub const LUA_MEMORY_MAX_BYTES: usize = 512 << 20;
+
+/// The prelude's entry points (see [`super::sandbox`]).
+pub struct Api {
+    pub new_env: Function,
+    pub run: Function,
+}
+
+/// The server's Lua state.
+pub struct Vm {
+    pub lua: Lua,
+    pub api: Api,
+    /// Compiled scripts by lowercase SHA-1 hex (Redis's `f_<sha>`).
+    pub functions: BTreeMap<String, Function>,
+    /// VM instructions counted by the hook since the state was created.
+    pub instructions: Rc<Cell<u64>>,
+}
+
+impl Vm {
+    pub fn new() -> mlua::Result<Vm> {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
+        let lua = Lua::new_with(libs, LuaOptions::default())?;
+        lua.set_memory_limit(LUA_MEMORY_MAX_BYTES)?;
+        let globals = lua.globals();
+        for name in ["dofile", "loadfile", "print", "module", "require"] {
+            globals.raw_set(name, Value::Nil)?;
+        }
+        let redis = lua.create_table()?;
+        super::api::fill_redis(&lua, &redis)?;
+        let math = lua.create_table()?;
+        for pair in globals.get::<Table>("math")?.pairs::<Value, Value>() {
+            let (k, v) = pair?;
+            math.raw_set(k, v)?;
+        }
+        super::api::fill_math(&lua, &math)?;
+        let bit = super::bit::library(&lua)?;
+        let handler = lua.create_function(error_handler)?;
+        let errmsg = lua.create_function(|lua, v: Value| match v {
+            Value::Error(e) => {
+                let (msg, _) = super::api::error_message(&e);
+                Ok(Value::String(lua.create_string(msg)?))
+            }
+            other => Ok(other),
+        })?;
+        let api: Table = lua
+            .load(PRELUDE)
+            .set_name(PRELUDE_CHUNK_NAME)
+            .call((redis, math, bit, handler, errmsg))?;
+        let api = Api {
+            new_env: api.get("new_env")?,
+            run: api.get("run")?,
+        };
+        let instructions = Rc::new(Cell::new(0u64));
+        let counted = Rc::clone(&instructions);
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
+            move |_, _| {
+                counted.set(counted.get() + u64::from(HOOK_INSTRUCTIONS));
+                Ok(VmState::Continue)
+            },
+        );
+        Ok(Vm {
+            lua,
+            api,
+            functions: BTreeMap::new(),
+            instructions,
+        })
+    }
+
+    /// Compiles `body` (its shebang line already blanked) as the script
+    /// `sha`; the error is Redis's "Error compiling script" text.
+    pub fn compile(&mut self, sha: &str, body: &[u8]) -> Result<(), String> {
+        if self.functions.contains_key(sha) {
+            return Ok(());
+        }
+        let f = self
+            .lua
+            .load(body)
+            .set_name(SCRIPT_CHUNK_NAME)
+            .into_function()
+            .map_err(|e| {
+                let msg = match e {
+                    mlua::Error::SyntaxError { message, .. } => message,
+                    other => other.to_string(),
+                };
+                format!("ERR Error compiling script (new function): {msg}")
+            })?;
+        self.functions.insert(sha.to_string(), f);
+        Ok(())
+    }
+
+    /// Bytes the Lua state uses (INFO `used_memory_lua`).
+    pub fn used_memory_bytes(&self) -> usize {
+        self.lua.used_memory()
+    }
+}
+
+/// Redis's `__redis__err__handler`: turns what a script raised into the
+/// table `{err=..., source=..., line=...}` EVAL replies from. The position
+/// is the script's frame: the raising C function (`error`, `redis.call`)
+/// and the prelude's own frames are skipped.
+fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Table> {
+    let frame = script_frame(lua);
+    let t = match err {
+        Value::Table(t) => t,
+        Value::Error(e) if super::api::error_message(&e).1 => {
+            // A Redis API function's error table, raised as a Rust error.
+            let t = lua.create_table()?;
+            t.raw_set("err", lua.create_string(super::api::error_message(&e).0)?)?;
+            t
+        }
+        other => {
+            let t = lua.create_table()?;
+            let msg = describe(lua, &other);
+            t.raw_set("err", lua.create_string(&msg)?)?;
+            t
+        }
+    };
+    if let Some((source, _, line)) = frame {
+        t.raw_set("source", source)?;
+        t.raw_set("line", line)?;
+    }
+    Ok(t)
+}
+
+/// (source, short_src, current line) of the frame an error is reported at.
+type Frame = (String, String, i32);
+
+fn script_frame(lua: &Lua) -> Option<Frame> {
+    // Level 0 is this handler; 1 the function that raised.
+    let mut level = 1;
+    let mut first = true;
+    // A script cannot nest deeper than Lua's C stack allows (LUAI_MAXCCALLS
+    // is 200), so this bound is never the reason the walk stops.
+    while level < 256 {
+        let debug = lua.inspect_stack(level)?;
+        let source = debug.source();
+        let what = source.what;
+        let src = source.source.as_deref().unwrap_or("").to_string();
+        let short = source.short_src.as_deref().unwrap_or("").to_string();
+        level += 1;
+        if first && what == "C" {
+            first = false;
+            continue;
+        }
+        first = false;
+        if src == super::sandbox::PRELUDE_CHUNK_NAME {
+            continue;
+        }
+        return Some((src, short, debug.curr_line()));
+    }
+    None
+}
+
+/// The message of a raised non-table value: Redis's `'ERR ' ..
+/// tostring(err)`; an error raised by a Rust function gives its message
+/// (which carries its position, see `api::error_at_caller`).
+fn describe(lua: &Lua, v: &Value) -> Vec<u8> {
+    let mut msg = b"ERR ".to_vec();
+    match v {
+        Value::String(s) => msg.extend_from_slice(&s.as_bytes()),
+        Value::Integer(_) | Value::Number(_) => {
+            if let Ok(Some(s)) = lua.coerce_string(v.clone()) {
+                msg.extend_from_slice(&s.as_bytes());
+            }
+        }
+        Value::Nil => msg.extend_from_slice(b"nil"),
+        Value::Boolean(b) => msg.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Error(e) => msg.extend_from_slice(&super::api::error_message(e).0),
+        other => msg.extend_from_slice(other.type_name().as_bytes()),
+    }
+    msg
+}

@@ -1,0 +1,272 @@
+//! Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, with Redis
+//! 7.0's semantics (eval.c, script.c, script_lua.c).
+//!
+//! A script is atomic for the same reason a command is: it runs to the end
+//! inside one command's execution, and its `redis.call`s go straight to the
+//! command handlers on the calling client's context, with nothing else
+//! running in between. The simulator sees that group in the execution
+//! records: each call is recorded (`Executed::in_exec` = the EVAL's
+//! request) back to back, before the EVAL itself.
+//!
+//! Determinism: the Lua state is created from nothing but the script
+//! sources; `math.random` is Redis's own generator (rand48), whose state
+//! is part of the server's; a script's cost is counted in VM instructions by a count hook
+//! and charged as work units (see [`lua::INSTRUCTIONS_PER_WORK_UNIT`]).
+//!
+//! Files: `lua` (the state, compile, error handler), `sandbox` (the Lua
+//! prelude: read-only globals, the `redis` table, math.random), `call`
+//! (redis.call), `convert` (reply <-> Lua), `rand48`, `bit`, `shebang`.
+
+mod api;
+mod bit;
+mod call;
+mod convert;
+mod lua;
+mod rand48;
+mod sandbox;
+mod shebang;
+
+use std::collections::BTreeMap;
+
+use mlua::{Lua, MultiValue, Table, Value};
+
+use crate::cmd::Ctx;
+use crate::resp::{Protocol, ReplyWriter};
+pub use shebang::ScriptFlags;
+
+/// Per-server scripting state (Redis's `lctx`).
+#[derive(Default)]
+pub struct Scripting {
+    /// The Lua state, created by the first script, dropped by SCRIPT FLUSH.
+    vm: Option<lua::Vm>,
+    /// Script bodies by lowercase SHA-1 hex (SCRIPT EXISTS, EVALSHA).
+    scripts: BTreeMap<String, Script>,
+    /// Bytes of the cached bodies (INFO `used_memory_scripts_eval`).
+    scripts_bytes: usize,
+    /// `math.random`'s generator. As in Redis 7.0.15 it is not reseeded per
+    /// script (a script that wants a reproducible sequence calls
+    /// `math.randomseed`); it is part of the server's deterministic state.
+    rng: rand48::Rand48,
+    /// The request being executed, set by the engine before each command:
+    /// a script's calls are recorded under it (see [`call`]).
+    pub request_seq: u64,
+}
+
+/// A cached script.
+struct Script {
+    flags: ScriptFlags,
+}
+
+/// State of one script run, shared with the host function.
+pub struct Run {
+    /// The protocol `redis.call` replies are read in (`redis.setresp`).
+    resp: Protocol,
+    /// EVAL_RO, or a `no-writes` shebang: write commands are refused.
+    read_only: bool,
+    /// A write command ran (SCRIPT KILL is then refused).
+    wrote: bool,
+    rng: rand48::Rand48,
+    request_seq: u64,
+}
+
+/// Which of the four EVAL forms runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvalKind {
+    pub by_sha: bool,
+    pub read_only: bool,
+}
+
+/// Lowercase SHA-1 hex of `bytes` (script names, `redis.sha1hex`).
+pub fn sha1_hex(bytes: &[u8]) -> String {
+    sha1_smol::Sha1::from(bytes).digest().to_string()
+}
+
+impl Scripting {
+    /// Cached scripts (INFO `number_of_cached_scripts`).
+    pub fn cached_scripts_count(&self) -> usize {
+        self.scripts.len()
+    }
+
+    /// Bytes of the cached script bodies.
+    pub fn scripts_bytes(&self) -> usize {
+        self.scripts_bytes
+    }
+
+    /// Bytes the Lua state uses (INFO `used_memory_lua`); a state that does
+    /// not exist yet counts as a fresh one.
+    pub fn used_memory_lua_bytes(&self) -> usize {
+        self.vm
+            .as_ref()
+            .map_or(FRESH_STATE_BYTES, lua::Vm::used_memory_bytes)
+    }
+
+    pub fn exists(&self, sha: &[u8]) -> bool {
+        std::str::from_utf8(sha)
+            .map(|s| self.scripts.contains_key(&s.to_ascii_lowercase()))
+            .unwrap_or(false)
+    }
+
+    /// SCRIPT FLUSH: forgets every script and starts a new Lua state.
+    pub fn flush(&mut self) {
+        self.vm = None;
+        self.scripts.clear();
+        self.scripts_bytes = 0;
+    }
+
+    /// Compiles and caches `body` (EVAL, SCRIPT LOAD); returns its SHA or
+    /// the error reply text.
+    pub fn load(&mut self, body: &[u8]) -> Result<String, String> {
+        let sha = sha1_hex(body);
+        if self.scripts.contains_key(&sha) {
+            return Ok(sha);
+        }
+        let (flags, lua_body) = shebang::parse(body)?;
+        let vm = self.vm()?;
+        vm.compile(&sha, &lua_body)?;
+        self.scripts_bytes += body.len();
+        self.scripts.insert(sha.clone(), Script { flags });
+        Ok(sha)
+    }
+
+    fn vm(&mut self) -> Result<&mut lua::Vm, String> {
+        if self.vm.is_none() {
+            let vm = lua::Vm::new().map_err(|e| format!("ERR Lua state: {e}"))?;
+            self.vm = Some(vm);
+        }
+        Ok(self.vm.as_mut().expect("created above"))
+    }
+}
+
+/// `used_memory_lua` of a state before any script, as Redis 7.0.15 reports
+/// it (the engine's Lua allocates less, but nothing has run yet).
+const FRESH_STATE_BYTES: usize = 32 * 1024;
+
+/// EVAL / EVALSHA / EVAL_RO / EVALSHA_RO `script-or-sha numkeys key... arg...`.
+pub fn eval(ctx: &mut Ctx, args: &mut [Vec<u8>], kind: EvalKind) {
+    let Some(numkeys) = crate::util::parse_i64_strict(&args[2]) else {
+        return ctx.error("ERR value is not an integer or out of range");
+    };
+    if numkeys > (args.len() - 3) as i64 {
+        return ctx.error("ERR Number of keys can't be greater than number of args");
+    }
+    if numkeys < 0 {
+        return ctx.error("ERR Number of keys can't be negative");
+    }
+    let sha = if kind.by_sha {
+        let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+        if args[1].len() != 40 || !ctx.server.scripting.scripts.contains_key(&sha) {
+            return ctx.error("NOSCRIPT No matching script. Please use EVAL.");
+        }
+        sha
+    } else {
+        match ctx.server.scripting.load(&args[1]) {
+            Ok(sha) => sha,
+            Err(e) => return ctx.error(&e),
+        }
+    };
+    let flags = ctx.server.scripting.scripts[&sha].flags;
+    if kind.read_only && flags.declared && !flags.no_writes {
+        return ctx.error("ERR Can not execute a script with write flag using *_ro command.");
+    }
+    let keys_end = 3 + numkeys as usize;
+    let read_only = kind.read_only || (flags.declared && flags.no_writes);
+    let mut run = Run {
+        resp: Protocol::Resp2,
+        read_only,
+        wrote: false,
+        rng: ctx.server.scripting.rng,
+        request_seq: ctx.server.scripting.request_seq,
+    };
+    let caller_db = ctx.client().db;
+    let outcome = run_script(ctx, &mut run, &sha, &args[3..keys_end], &args[keys_end..]);
+    // A script's SELECT stays inside the script.
+    ctx.client().db = caller_db;
+    ctx.server.scripting.rng = run.rng;
+    match outcome {
+        Ok((reply, elements)) => {
+            ctx.work(elements);
+            ctx.w().raw(&reply);
+        }
+        Err(e) => ctx.error(&e),
+    }
+}
+
+/// Runs the compiled script `sha`; returns its encoded reply (in the
+/// caller's protocol) and the number of reply elements.
+fn run_script(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    sha: &str,
+    keys: &[Vec<u8>],
+    argv: &[Vec<u8>],
+) -> Result<(Vec<u8>, u64), String> {
+    let vm = ctx.server.scripting.vm()?;
+    let lua = vm.lua.clone();
+    let function = vm
+        .functions
+        .get(sha)
+        .cloned()
+        .ok_or("ERR script not compiled")?;
+    let (new_env, run_fn) = (vm.api.new_env.clone(), vm.api.run.clone());
+    let instructions = std::rc::Rc::clone(&vm.instructions);
+    let instructions_before = instructions.get();
+    let protocol = ctx.protocol;
+    let sha_owned = sha.to_string();
+    let result = lua.scope(|scope| {
+        let host =
+            scope.create_function_mut(|lua, args: MultiValue| call::host(lua, ctx, run, args))?;
+        lua.set_named_registry_value(api::HOST_REGISTRY_KEY, host)?;
+        let env: Table = new_env.call((string_array(&lua, keys)?, string_array(&lua, argv)?))?;
+        let (ok, value): (bool, Value) = run_fn.call((function, env))?;
+        lua.unset_named_registry_value(api::HOST_REGISTRY_KEY)?;
+        Ok((ok, value))
+    });
+    let instructions_run = instructions.get().wrapping_sub(instructions_before);
+    ctx.work(instructions_run / lua::INSTRUCTIONS_PER_WORK_UNIT);
+    let (ok, value) =
+        result.map_err(|e| format!("ERR Error running script (call to f_{sha_owned}): {e}"))?;
+    let mut reply = Vec::new();
+    let mut w = ReplyWriter::new(&mut reply, protocol);
+    let elements = if ok {
+        convert::write_lua_reply(&mut w, run.resp, &value)
+    } else {
+        write_script_error(&mut w, &value, &sha_owned);
+        1
+    };
+    Ok((reply, elements))
+}
+
+/// EVAL's reply to a script that raised: `-<err> script: <sha>, on
+/// <source>:<line>.` (luaCallFunction).
+fn write_script_error(w: &mut ReplyWriter, value: &Value, sha: &str) {
+    let Value::Table(t) = value else {
+        let msg = format!("ERR Error running script {sha}, execution failure");
+        return w.error(&msg);
+    };
+    let text = |name: &str| -> Option<Vec<u8>> {
+        match t.raw_get::<Value>(name) {
+            Ok(Value::String(s)) => Some(s.as_bytes().to_vec()),
+            Ok(Value::Integer(n)) => Some(n.to_string().into_bytes()),
+            Ok(Value::Number(n)) => Some(crate::resp::encode::format_g17(n).into_bytes()),
+            _ => None,
+        }
+    };
+    let mut msg = b"-".to_vec();
+    msg.extend_from_slice(&text("err").unwrap_or_default());
+    if let (Some(source), Some(line)) = (text("source"), text("line")) {
+        msg.extend_from_slice(format!(" script: {sha}, on ").as_bytes());
+        msg.extend_from_slice(&source);
+        msg.push(b':');
+        msg.extend_from_slice(&line);
+        msg.push(b'.');
+    }
+    convert::write_error_bytes(w, &msg);
+}
+
+fn string_array(lua: &Lua, items: &[Vec<u8>]) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, item) in items.iter().enumerate() {
+        t.raw_set(i + 1, lua.create_string(item)?)?;
+    }
+    Ok(t)
+}

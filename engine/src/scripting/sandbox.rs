@@ -1,0 +1,114 @@
+//! The sandbox scripts run in, written in Lua and loaded once per Lua
+//! state.
+//!
+//! Redis 7.0 patches its Lua to make tables read-only; stock Lua 5.1 cannot,
+//! so each run gets a fresh environment instead: a proxy table whose reads
+//! fall through to the allowed builtins and to read-only proxies of the
+//! libraries (string, math, table, coroutine, bit, redis), and whose writes
+//! raise Redis's errors. Everything a script could modify dies with its run;
+//! the real tables stay out of reach (`__metatable` hides every proxy's
+//! metatable, and the string metatable too). There is no `os`, `io`,
+//! `package`, `require`, `dofile`, `loadfile` or `print`: the state never
+//! opens those libraries, and the proxies do not expose what base defines.
+//!
+//! `KEYS` and `ARGV` are per-run, writable tables, as in Redis (where they
+//! are plain globals set before each run).
+
+/// The chunk name of the prelude. Frames from this chunk (the environment's
+/// `__index` raising "nonexistent global") are skipped when an error's
+/// position is reported, so that it points at the script's line, as
+/// Redis's C metamethod does.
+pub const PRELUDE_CHUNK_NAME: &str = "=seedkv";
+
+/// Called with `(redis, math, bit, handler, errmsg)`: the `redis` table and
+/// the `math` library with Redis's `random` (see [`super::api`]), the bit
+/// library, the error handler, and `errmsg(e)` that turns an error raised
+/// by a Rust function into its message. Returns `{ new_env, run }`.
+pub const PRELUDE: &str = r##"
+local redis, math, bit, handler, errmsg = ...
+local error, type, tostring, select = error, type, tostring, select
+local setmetatable, rawset, unpack, pairs = setmetatable, rawset, unpack, pairs
+local setfenv, xpcall, pcall = setfenv, xpcall, pcall
+
+local READONLY = "Attempt to modify a readonly table"
+local protected = setmetatable({}, {__mode = "k"})
+
+local function readonly(t)
+  local p = setmetatable({}, {
+    __index = t,
+    __newindex = function() error(READONLY, 2) end,
+    __metatable = false,
+  })
+  protected[p] = true
+  return p
+end
+
+local LIBS = {
+  string = string, table = table, coroutine = coroutine, math = math,
+  bit = bit, redis = redis,
+}
+
+-- Redis's pcall hands back a raised error table's message, as Redis 6 did;
+-- errors raised by the Rust functions (redis.*, math.random) become theirs.
+local function pack(...) return {n = select("#", ...), ...} end
+local function redis_pcall(f, ...)
+  local r = pack(pcall(f, ...))
+  if not r[1] then
+    local e = r[2]
+    if type(e) == "userdata" then e = errmsg(e) end
+    if type(e) == "table" and type(e.err) == "string" then e = e.err end
+    return false, e
+  end
+  return unpack(r, 1, r.n)
+end
+
+local BASE = {
+  xpcall = xpcall, tostring = tostring, setmetatable = setmetatable,
+  next = next, assert = assert, tonumber = tonumber, rawequal = rawequal,
+  collectgarbage = collectgarbage, getmetatable = getmetatable,
+  pcall = redis_pcall, type = type, select = select, unpack = unpack,
+  gcinfo = gcinfo, pairs = pairs, rawget = rawget, loadstring = loadstring,
+  ipairs = ipairs, _VERSION = _VERSION, load = load, error = error,
+  __redis__err__handler = handler,
+  rawset = function(t, k, v)
+    if protected[t] then error(READONLY, 0) end
+    return rawset(t, k, v)
+  end,
+}
+
+-- The string metatable's __index is the real string library: hide it.
+getmetatable("").__metatable = false
+
+local function new_env(keys, argv)
+  local libs = {}
+  for name, t in pairs(LIBS) do libs[name] = readonly(t) end
+  local vars = {KEYS = keys, ARGV = argv}
+  local env = {}
+  setmetatable(env, {
+    __index = function(_, k)
+      local v = vars[k]
+      if v ~= nil then return v end
+      v = libs[k]
+      if v ~= nil then return v end
+      v = BASE[k]
+      if v ~= nil then return v end
+      if k == "_G" then return env end
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end,
+    __newindex = function() error(READONLY, 2) end,
+    __metatable = false,
+  })
+  protected[env] = true
+  return env
+end
+
+-- The thread's globals become the run's environment too, so that chunks
+-- made by loadstring see (and cannot write) the same globals.
+local function run(f, env)
+  setfenv(0, env)
+  setfenv(f, env)
+  return xpcall(f, handler)
+end
+
+return {new_env = new_env, run = run}
+"##;
