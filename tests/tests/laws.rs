@@ -7,8 +7,12 @@
 //! - INCRBY: `INCRBY a` then `INCRBY b` ends where `INCRBY a+b` does, and
 //!   overflows with the same error.
 //!
-//! Set algebra laws (SUNION/SINTER/SDIFF identities) come with the data
-//! types issue, when the engine has sets.
+//! - sets, through the engine: SUNION and SINTER commute; `A∖B ∪ (A∩B) =
+//!   A`; `|A∪B| = |A| + |B| − |A∩B|`; SINTERCARD is the SCARD of SINTER
+//!   (and LIMIT caps it); each *STORE stores exactly what its read form
+//!   replies and returns its size; all of it equals a `BTreeSet` model,
+//!   across intset and hashtable encodings (small `set-max-intset-entries`
+//!   thresholds, integer-only and mixed members).
 
 use std::collections::BTreeSet;
 
@@ -343,4 +347,199 @@ fn incrby_a_then_b_is_incrby_a_plus_b() {
         TestResult::from_bool(ok)
     }
     quickcheck(law as fn(Edgy, Edgy, Edgy) -> TestResult);
+}
+
+// ---- Set algebra ----
+
+/// Two sets and an intset threshold. Members are integers (intset while
+/// few enough) or, in a mixed set, also short strings (hashtable).
+#[derive(Clone, Debug)]
+struct TwoSets {
+    a: BTreeSet<Vec<u8>>,
+    b: BTreeSet<Vec<u8>>,
+    intset_entries_max: u16,
+}
+
+fn arbitrary_members(g: &mut Gen, mixed: bool) -> BTreeSet<Vec<u8>> {
+    let count = usize::arbitrary(g) % 24;
+    (0..count)
+        .map(|_| {
+            // A narrow range, so that the two sets overlap.
+            let n = i64::from(i8::arbitrary(g) % 16);
+            match mixed && bool::arbitrary(g) {
+                true => format!("m{n}").into_bytes(),
+                false => n.to_string().into_bytes(),
+            }
+        })
+        .collect()
+}
+
+impl Arbitrary for TwoSets {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let (a_mixed, b_mixed) = (bool::arbitrary(g), bool::arbitrary(g));
+        TwoSets {
+            a: arbitrary_members(g, a_mixed),
+            b: arbitrary_members(g, b_mixed),
+            intset_entries_max: *g.choose(&[0, 1, 4, 16, 512]).expect("non-empty"),
+        }
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
+        let (b, max) = (self.b.clone(), self.intset_entries_max);
+        let from_a = self.a.clone().shrink().map(move |a| TwoSets {
+            a,
+            b: b.clone(),
+            intset_entries_max: max,
+        });
+        let a = self.a.clone();
+        let from_b = self.b.clone().shrink().map(move |b| TwoSets {
+            a: a.clone(),
+            b,
+            intset_entries_max: max,
+        });
+        Box::new(from_a.chain(from_b))
+    }
+}
+
+/// An engine holding `sets.a` at `a` and `sets.b` at `b` (absent if empty).
+fn engine_with(sets: &TwoSets) -> (TestEngine, seedkv_engine::ClientId) {
+    let mut engine = TestEngine::new();
+    let c = engine.connect();
+    let max = sets.intset_entries_max.to_string();
+    assert_eq!(
+        engine.cmd(c, &["CONFIG", "SET", "set-max-intset-entries", &max]),
+        Frame::Simple(b"OK".to_vec())
+    );
+    for (key, members) in [("a", &sets.a), ("b", &sets.b)] {
+        if members.is_empty() {
+            continue;
+        }
+        let mut args: Vec<&[u8]> = vec![b"SADD", key.as_bytes()];
+        args.extend(members.iter().map(Vec::as_slice));
+        assert_eq!(engine.cmd_bytes(c, &args), int(members.len() as i64));
+    }
+    (engine, c)
+}
+
+/// The members of a set reply (an array of bulk strings, any order).
+fn members_of(reply: &Frame) -> BTreeSet<Vec<u8>> {
+    let Frame::Array(items) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    let members: BTreeSet<Vec<u8>> = items
+        .iter()
+        .map(|item| match item {
+            Frame::Bulk(m) => m.clone(),
+            other => panic!("not a bulk string: {other:?}"),
+        })
+        .collect();
+    assert_eq!(members.len(), items.len(), "duplicates in {reply:?}");
+    members
+}
+
+/// The encoding Redis 7.0 gives a set of these members.
+fn expected_encoding(members: &BTreeSet<Vec<u8>>, intset_entries_max: u16) -> &'static str {
+    let all_integers = members
+        .iter()
+        .all(|m| std::str::from_utf8(m).is_ok_and(|t| t.parse::<i64>().is_ok()));
+    match all_integers && members.len() <= usize::from(intset_entries_max) {
+        true => "intset",
+        false => "hashtable",
+    }
+}
+
+#[test]
+fn set_algebra_identities_hold() {
+    fn law(sets: TwoSets) -> bool {
+        let (mut e, c) = engine_with(&sets);
+        let (a, b) = (&sets.a, &sets.b);
+        let union: BTreeSet<Vec<u8>> = a.union(b).cloned().collect();
+        let inter: BTreeSet<Vec<u8>> = a.intersection(b).cloned().collect();
+        let diff: BTreeSet<Vec<u8>> = a.difference(b).cloned().collect();
+
+        let sunion_ab = members_of(&e.cmd(c, &["SUNION", "a", "b"]));
+        let sunion_ba = members_of(&e.cmd(c, &["SUNION", "b", "a"]));
+        let sinter_ab = members_of(&e.cmd(c, &["SINTER", "a", "b"]));
+        let sinter_ba = members_of(&e.cmd(c, &["SINTER", "b", "a"]));
+        let sdiff_ab = members_of(&e.cmd(c, &["SDIFF", "a", "b"]));
+        let smembers_a = members_of(&e.cmd(c, &["SMEMBERS", "a"]));
+        let scard = |e: &mut TestEngine, key: &str| match e.cmd(c, &["SCARD", key]) {
+            Frame::Integer(n) => n,
+            other => panic!("SCARD {key}: {other:?}"),
+        };
+        let (card_a, card_b) = (scard(&mut e, "a"), scard(&mut e, "b"));
+
+        // Commutativity, and agreement with the model.
+        assert_eq!(sunion_ab, sunion_ba);
+        assert_eq!(sinter_ab, sinter_ba);
+        assert_eq!(sunion_ab, union);
+        assert_eq!(sinter_ab, inter);
+        assert_eq!(sdiff_ab, diff);
+        // A∖B ∪ (A∩B) = A, and the two parts are disjoint.
+        let rebuilt: BTreeSet<Vec<u8>> = sdiff_ab.union(&sinter_ab).cloned().collect();
+        assert_eq!(rebuilt, smembers_a);
+        assert!(sdiff_ab.is_disjoint(&sinter_ab));
+        // Inclusion–exclusion.
+        assert_eq!(
+            sunion_ab.len() as i64,
+            card_a + card_b - sinter_ab.len() as i64
+        );
+        // SINTERCARD = SCARD of SINTER; LIMIT caps it (0: no limit).
+        assert_eq!(
+            e.cmd(c, &["SINTERCARD", "2", "a", "b"]),
+            int(inter.len() as i64)
+        );
+        for limit in [0usize, 1, 2, 5] {
+            let capped = match limit {
+                0 => inter.len(),
+                _ => inter.len().min(limit),
+            };
+            let reply = e.cmd(
+                c,
+                &["SINTERCARD", "2", "a", "b", "LIMIT", &limit.to_string()],
+            );
+            assert_eq!(reply, int(capped as i64), "LIMIT {limit}");
+        }
+        // Each *STORE stores what its read form replies, returns its size,
+        // and gives the destination the encoding Redis would.
+        for (store, read, expected) in [
+            ("SUNIONSTORE", "SUNION", &union),
+            ("SINTERSTORE", "SINTER", &inter),
+            ("SDIFFSTORE", "SDIFF", &diff),
+        ] {
+            let read_reply = members_of(&e.cmd(c, &[read, "a", "b"]));
+            assert_eq!(
+                e.cmd(c, &[store, "d", "a", "b"]),
+                int(expected.len() as i64)
+            );
+            assert_eq!(members_of(&e.cmd(c, &["SMEMBERS", "d"])), read_reply);
+            let encoding = e.cmd(c, &["OBJECT", "ENCODING", "d"]);
+            match expected.is_empty() {
+                // An empty result deletes the destination.
+                true => assert_eq!(encoding, Frame::Null, "{store}"),
+                false => assert_eq!(
+                    encoding,
+                    Frame::Bulk(
+                        expected_encoding(expected, sets.intset_entries_max)
+                            .as_bytes()
+                            .to_vec()
+                    ),
+                    "{store} of {expected:?}"
+                ),
+            }
+        }
+        // The sources kept their encodings.
+        for (key, members) in [("a", a), ("b", b)] {
+            if !members.is_empty() {
+                let encoding = expected_encoding(members, sets.intset_entries_max);
+                assert_eq!(
+                    e.cmd(c, &["OBJECT", "ENCODING", key]),
+                    Frame::Bulk(encoding.as_bytes().to_vec()),
+                    "{key} = {members:?}"
+                );
+            }
+        }
+        true
+    }
+    quickcheck(law as fn(TwoSets) -> bool);
 }
