@@ -33,6 +33,11 @@ pub struct Args {
     /// Defaults to one drawn from the clock and process id, and logged.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// For testing checkers only: switch on one of the engine's planted bugs
+    /// (`incr-not-atomic`, `reply-to-wrong-connection`, ...), so that
+    /// `seedkv-sim probe` can be shown to catch it over real sockets.
+    #[arg(long, value_name = "NAME", hide = true)]
+    pub bug: Option<String>,
 }
 
 /// One address to bind.
@@ -95,6 +100,11 @@ impl Options {
             flag(&mut config, "requirepass", pass)?;
         }
         config.seed = args.seed.unwrap_or_else(default_seed);
+        if let Some(name) = &args.bug {
+            let bug = seedkv_engine::PlantedBug::from_name(name)
+                .ok_or_else(|| OptionsError(format!("Invalid --bug: no planted bug '{name}'")))?;
+            config.planted_bug = Some(bug);
+        }
         Options::from_config(config)
     }
 
@@ -195,6 +205,24 @@ mod tests {
         let args = args_with_file("bind \"unbalanced\n");
         let e = Options::from_args(&args).unwrap_err();
         assert!(e.0.contains("Unbalanced"), "{e}");
+    }
+
+    #[test]
+    fn bug_flag_switches_on_a_planted_bug() {
+        let args = Args {
+            bug: Some("incr-not-atomic".into()),
+            ..Args::default()
+        };
+        let o = Options::from_args(&args).unwrap();
+        assert_eq!(
+            o.config.planted_bug,
+            Some(seedkv_engine::PlantedBug::IncrNotAtomic)
+        );
+        let args = Args {
+            bug: Some("no-such-bug".into()),
+            ..Args::default()
+        };
+        assert!(Options::from_args(&args).unwrap_err().0.contains("--bug"));
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub mod fxhash;
 pub mod history;
 pub mod knobs;
 pub mod net;
+/// The one real-time path (sockets, threads, `Instant`): see its docs.
+pub mod probe;
 pub mod queue;
 pub mod report;
 pub mod rng;

@@ -70,6 +70,9 @@ enum Command {
         #[arg(long)]
         trace: bool,
     },
+    /// Black-box mode: the workloads and history-only checkers over real
+    /// TCP against a real server on a loopback address (real time).
+    Probe(seedkv_sim::probe::cli::ProbeArgs),
     /// Experiments that print a table (`report latency`: seed 002).
     Report {
         #[command(subcommand)]
@@ -151,6 +154,7 @@ fn main() -> ExitCode {
         } => knobs.config(seed).map(|c| cmd_run(&c, trace, no_shrink)),
         Command::Replay { seed, knobs, trace } => knobs.config(seed).map(|c| cmd_replay(&c, trace)),
         Command::Report { report } => report.run(),
+        Command::Probe(args) => return seedkv_sim::probe::cli::run(&args),
         Command::Sweep {
             seeds,
             start,

@@ -1,0 +1,123 @@
+//! `seedkv-sim probe`: the command line of the black-box mode.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::faults::FAULT_PER_MILLE_DEFAULT;
+use super::{default_workloads, probe, ProbeConfig};
+use crate::workload::WorkloadKind;
+
+/// Flags of `seedkv-sim probe`.
+#[derive(Args, Clone, Debug)]
+pub struct ProbeArgs {
+    /// The server to probe: a loopback address only (127.0.0.1:PORT, [::1]:PORT).
+    /// Its data is flushed first.
+    #[arg(long)]
+    pub addr: String,
+    /// Real TCP clients, each running one workload (default: one per workload).
+    #[arg(long)]
+    pub clients: Option<u32>,
+    /// Stop after this many requests...
+    #[arg(long, default_value_t = 10_000)]
+    pub ops: u64,
+    /// ... or after this many seconds, whichever comes first.
+    #[arg(long, default_value_t = 60)]
+    pub duration: u64,
+    /// Fixes every client's workload and fault draws (not the timing).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Workloads, comma-separated (default: all). Client i runs the
+    /// (i mod n)th.
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Option<Vec<String>>,
+    /// Chance per batch that a client injects a fault, per mille.
+    #[arg(long, default_value_t = FAULT_PER_MILLE_DEFAULT)]
+    pub fault_per_mille: u32,
+    /// Inject no faults (same as --fault-per-mille 0).
+    #[arg(long)]
+    pub no_faults: bool,
+}
+
+impl ProbeArgs {
+    pub fn config(&self) -> Result<ProbeConfig, String> {
+        let workloads = match &self.workloads {
+            None => default_workloads(),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    WorkloadKind::from_name(n).ok_or_else(|| format!("unknown workload {n:?}"))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        if let Some(k) = workloads
+            .iter()
+            .find(|k| !super::PROBE_WORKLOADS.contains(&k.name()))
+        {
+            return Err(format!(
+                "the probe cannot drive workload {:?} yet (it can: {})",
+                k.name(),
+                super::PROBE_WORKLOADS.join(",")
+            ));
+        }
+        if workloads.is_empty() {
+            return Err("--workloads needs at least one".into());
+        }
+        let clients = self.clients.unwrap_or(workloads.len() as u32);
+        if clients == 0 || clients > super::CLIENTS_MAX {
+            return Err(format!("--clients must be 1..={}", super::CLIENTS_MAX));
+        }
+        if self.ops == 0 || self.ops > super::OPS_MAX {
+            return Err(format!("--ops must be 1..={}", super::OPS_MAX));
+        }
+        if self.duration == 0 || self.duration > super::DURATION_S_MAX {
+            return Err(format!(
+                "--duration must be 1..={} s",
+                super::DURATION_S_MAX
+            ));
+        }
+        if self.fault_per_mille > 1000 {
+            return Err("--fault-per-mille must be 0..=1000".into());
+        }
+        Ok(ProbeConfig {
+            addr: self.addr.clone(),
+            clients,
+            ops: self.ops,
+            duration: Duration::from_secs(self.duration),
+            seed: self.seed,
+            workloads,
+            fault_per_mille: if self.no_faults {
+                0
+            } else {
+                self.fault_per_mille
+            },
+        })
+    }
+}
+
+/// Runs the subcommand: prints the report; exit code 1 on any violation or
+/// unexpected error reply, 2 if the probe could not run.
+pub fn run(args: &ProbeArgs) -> ExitCode {
+    let config = match args.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match probe(&config) {
+        Ok(report) => {
+            print!("{}", report.render());
+            if report.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
