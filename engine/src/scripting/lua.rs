@@ -44,7 +44,25 @@ pub struct Vm {
     pub functions: BTreeMap<String, Function>,
     /// VM instructions counted by the hook since the state was created.
     pub instructions: Rc<Cell<u64>>,
+    /// The count past which the running script is stopped (see
+    /// [`BUSY_REPLY_THRESHOLD_MS`]); `u64::MAX` between runs.
+    pub kill_at: Rc<Cell<u64>>,
 }
+
+/// Redis's `busy-reply-threshold` (`lua-time-limit`) default. Redis starts
+/// answering other clients `-BUSY` past it and lets SCRIPT KILL stop the
+/// script; here a script runs inside one command, so no other client can
+/// be served meanwhile, and a script still running past it is stopped as
+/// SCRIPT KILL would stop it (Redis's "Script killed by user" error).
+/// Without that, a script that never ends would stop the engine for good.
+pub const BUSY_REPLY_THRESHOLD_MS: u64 = 5000;
+
+/// The threshold in VM instructions, deterministically: milliseconds to
+/// work units through the engine's stopwatch rate (`WORK_UNIT_NS` per
+/// unit), then to instructions.
+pub const BUSY_INSTRUCTIONS: u64 = BUSY_REPLY_THRESHOLD_MS * 1_000_000
+    / crate::stopwatch::WORK_UNIT_NS
+    * INSTRUCTIONS_PER_WORK_UNIT;
 
 impl Vm {
     pub fn new() -> mlua::Result<Vm> {
@@ -81,11 +99,19 @@ impl Vm {
             run: api.get("run")?,
         };
         let instructions = Rc::new(Cell::new(0u64));
-        let counted = Rc::clone(&instructions);
+        let kill_at = Rc::new(Cell::new(u64::MAX));
+        let (counted, limit) = (Rc::clone(&instructions), Rc::clone(&kill_at));
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
             move |_, _| {
                 counted.set(counted.get() + u64::from(HOOK_INSTRUCTIONS));
+                if counted.get() > limit.get() {
+                    // Raised at every hook call from now on, so that a
+                    // pcall in the script cannot keep it alive.
+                    return Err(mlua::Error::external(super::api::ScriptError(
+                        b"ERR Script killed by user with SCRIPT KILL...".to_vec(),
+                    )));
+                }
                 Ok(VmState::Continue)
             },
         );
@@ -94,6 +120,7 @@ impl Vm {
             api,
             functions: BTreeMap::new(),
             instructions,
+            kill_at,
         })
     }
 

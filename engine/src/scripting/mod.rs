@@ -210,6 +210,8 @@ fn run_script(
     let (new_env, run_fn) = (vm.api.new_env.clone(), vm.api.run.clone());
     let instructions = std::rc::Rc::clone(&vm.instructions);
     let instructions_before = instructions.get();
+    let kill_at = std::rc::Rc::clone(&vm.kill_at);
+    kill_at.set(instructions_before.saturating_add(lua::BUSY_INSTRUCTIONS));
     let protocol = ctx.protocol;
     let sha_owned = sha.to_string();
     let result = lua.scope(|scope| {
@@ -221,6 +223,7 @@ fn run_script(
         lua.unset_named_registry_value(api::HOST_REGISTRY_KEY)?;
         Ok((ok, value))
     });
+    kill_at.set(u64::MAX);
     let instructions_run = instructions.get().wrapping_sub(instructions_before);
     ctx.work(instructions_run / lua::INSTRUCTIONS_PER_WORK_UNIT);
     let (ok, value) =
