@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")"
 seconds=${1:-600}
 shift || true
-targets=${*:-"resp_parse engine_commands client_stream"}
+targets=${*:-"resp_parse engine_commands client_stream sim_schedule"}
 for t in $targets; do
     mkdir -p "corpus/$t" "seeds/$t" "regressions/$t"
     nice cargo fuzz run -s none "$t" "corpus/$t" "seeds/$t" "regressions/$t" \
