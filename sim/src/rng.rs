@@ -48,15 +48,16 @@ pub fn stream_rng(seed: u64, name: &str, index: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(stream_seed(seed, name, index))
 }
 
-/// Where the choice streams (knobs, network, faults) read from while
-/// [`with_choices`] runs on this thread; `None`: their seeded ChaCha.
-///
-/// Why a thread-local: the fuzz target `sim_schedule` lets libFuzzer's bytes
-/// make the simulator's schedule and fault choices, so that coverage
-/// guidance explores them; a scoped thread-local keeps that a three-line
-/// hook in the world instead of a parameter threaded through every
-/// constructor. A run is single-threaded, so the scope covers it exactly.
 thread_local! {
+    /// Where the choice streams (knobs, network, faults) read from while
+    /// [`with_choices`] runs on this thread; `None`: their seeded ChaCha.
+    ///
+    /// Why a thread-local: the fuzz target `sim_schedule` lets libFuzzer's
+    /// bytes make the simulator's schedule and fault choices, so that
+    /// coverage guidance explores them; a scoped thread-local keeps that a
+    /// three-line hook in the world instead of a parameter threaded through
+    /// every constructor. A run is single-threaded, so the scope covers it
+    /// exactly.
     static CHOICES: RefCell<Option<Rc<RefCell<ByteSource>>>> = const { RefCell::new(None) };
 }
 
@@ -89,6 +90,9 @@ pub fn choice_rng(seed: u64, name: &str, index: u64) -> ChoiceRng {
 }
 
 /// A choice stream's RNG: seeded (every run), or fuzzer bytes.
+// The seeded variant is the common one: boxing it would add an indirection
+// to every network and fault draw of every simulated run.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum ChoiceRng {
     Seeded(ChaCha8Rng),
