@@ -17,6 +17,9 @@ use crate::check::Violation;
 use crate::history::{History, Op};
 use crate::workload::WorkloadKind;
 
+/// Bytes of an error reply that name its kind in the report.
+pub const ERROR_SHOWN_BYTES_MAX: usize = 48;
+
 /// Ops shown in a violation's excerpt at most.
 pub const EXCERPT_OPS_MAX: usize = 40;
 
@@ -28,7 +31,7 @@ pub struct CheckerVerdict {
     pub wall: Duration,
 }
 
-/// Error replies of one kind: (workload, command, error code).
+/// Error replies of one kind: (workload, command, start of the error).
 pub type ErrorKind = (&'static str, String, String);
 
 #[derive(Debug)]
@@ -69,7 +72,7 @@ impl ProbeReport {
                 continue;
             };
             let code =
-                String::from_utf8_lossy(e.split(|&b| b == b' ').next().unwrap_or(b"")).into_owned();
+                String::from_utf8_lossy(&e[..e.len().min(ERROR_SHOWN_BYTES_MAX)]).into_owned();
             let command = String::from_utf8_lossy(&op.args[0]).to_ascii_uppercase();
             let entry = errors
                 .entry((op.workload, command, code))
@@ -170,7 +173,7 @@ impl ProbeReport {
                 Some(why) => format!("expected: {why}"),
                 None => "UNEXPECTED".to_owned(),
             };
-            let _ = writeln!(s, "    {n:>8}  {workload} {command} -{code} ({verdict})");
+            let _ = writeln!(s, "    {n:>8}  {workload} {command}: -{code} ({verdict})");
         }
         row(
             &mut s,
