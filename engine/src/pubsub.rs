@@ -21,6 +21,9 @@ use crate::client::ClientId;
 pub struct Subscriptions {
     pub channels: BTreeSet<Vec<u8>>,
     pub patterns: Vec<Vec<u8>>,
+    /// Shard channels (SSUBSCRIBE): a namespace of their own, counted
+    /// apart in confirmations, as in Redis 7.0.
+    pub shard_channels: BTreeSet<Vec<u8>>,
 }
 
 impl Subscriptions {
@@ -30,10 +33,22 @@ impl Subscriptions {
         self.channels.len() + self.patterns.len()
     }
 
+    /// Redis's `clientShardSubscriptionsCount`: the count shard
+    /// confirmations report.
+    pub fn shard_count(&self) -> usize {
+        self.shard_channels.len()
+    }
+
+    /// No subscription of any kind: the client is not in subscribed mode
+    /// (Redis's CLIENT_PUBSUB flag covers shard channels too).
     pub fn is_empty(&self) -> bool {
-        self.count() == 0
+        self.count() == 0 && self.shard_count() == 0
     }
 }
+
+/// Under [`crate::PlantedBug::PublishTwice`], every this-many PUBLISH
+/// delivers twice to one subscriber.
+pub const PUBLISH_TWICE_EVERY: u64 = 50;
 
 /// The server's subscription tables.
 #[derive(Debug, Default)]
@@ -43,6 +58,11 @@ pub struct PubSub {
     channels: BTreeMap<Vec<u8>, Vec<ClientId>>,
     /// Pattern -> subscribers, in subscription order. Never empty lists.
     patterns: BTreeMap<Vec<u8>, Vec<ClientId>>,
+    /// Shard channel -> subscribers (SSUBSCRIBE), apart from `channels`:
+    /// PUBLISH never reaches them, nor SPUBLISH the others.
+    shard_channels: BTreeMap<Vec<u8>, Vec<ClientId>>,
+    /// [`crate::PlantedBug::PublishTwice`]: PUBLISH commands counted.
+    publishes_count: u64,
     /// Clients given output by PUBLISH since the engine last looked, each
     /// with whether its output was empty before (then, and only then, the
     /// engine queues it for transmission). The engine drains it after every
@@ -75,6 +95,38 @@ impl PubSub {
         remove_subscriber(&mut self.patterns, client, pattern);
     }
 
+    pub fn ssubscribe(&mut self, client: ClientId, channel: &[u8]) {
+        let subscribers = self.shard_channels.entry(channel.to_vec()).or_default();
+        debug_assert!(!subscribers.contains(&client));
+        subscribers.push(client);
+    }
+
+    pub fn sunsubscribe(&mut self, client: ClientId, channel: &[u8]) {
+        remove_subscriber(&mut self.shard_channels, client, channel);
+    }
+
+    /// Subscribers of shard channel `channel`, in subscription order.
+    pub fn shard_subscribers(&self, channel: &[u8]) -> &[ClientId] {
+        self.shard_channels.get(channel).map_or(&[], Vec::as_slice)
+    }
+
+    /// Shard channels with at least one subscriber, in name order.
+    pub fn shard_channels(&self) -> impl Iterator<Item = &[u8]> {
+        self.shard_channels.keys().map(Vec::as_slice)
+    }
+
+    /// The planted bug's hook: whether this PUBLISH delivers its message
+    /// twice to its first channel subscriber (every
+    /// [`PUBLISH_TWICE_EVERY`]th PUBLISH under
+    /// [`crate::PlantedBug::PublishTwice`]; never on a clean engine).
+    pub fn publish_twice_due(&mut self, bug: Option<crate::PlantedBug>) -> bool {
+        if bug != Some(crate::PlantedBug::PublishTwice) {
+            return false;
+        }
+        self.publishes_count += 1;
+        self.publishes_count.is_multiple_of(PUBLISH_TWICE_EVERY)
+    }
+
     /// Drops every subscription of a client that disconnects or resets.
     pub fn remove_client(&mut self, client: ClientId, subscriptions: &mut Subscriptions) {
         for channel in std::mem::take(&mut subscriptions.channels) {
@@ -82,6 +134,9 @@ impl PubSub {
         }
         for pattern in std::mem::take(&mut subscriptions.patterns) {
             self.punsubscribe(client, &pattern);
+        }
+        for channel in std::mem::take(&mut subscriptions.shard_channels) {
+            self.sunsubscribe(client, &channel);
         }
     }
 
@@ -105,6 +160,12 @@ impl PubSub {
     /// Channels with at least one subscriber (INFO `pubsub_channels`).
     pub fn channels_count(&self) -> usize {
         self.channels.len()
+    }
+
+    /// Shard channels with at least one subscriber (INFO
+    /// `pubsubshard_channels`).
+    pub fn shard_channels_count(&self) -> usize {
+        self.shard_channels.len()
     }
 
     /// Patterns with at least one subscriber (PUBSUB NUMPAT, INFO

@@ -491,3 +491,143 @@ fn client_list_and_info_report_subscriptions() {
     assert!(info.contains("pubsub_channels:2\r\n"), "{info}");
     assert!(info.contains("pubsub_patterns:1\r\n"), "{info}");
 }
+
+fn smessage(channel: &str, payload: &str) -> Frame {
+    arr(vec![bulk("smessage"), bulk(channel), bulk(payload)])
+}
+
+#[test]
+fn shard_channels_are_a_namespace_of_their_own() {
+    let mut h = Host::new(Config::default());
+    let (s, c, admin) = (h.connect(), h.connect(), h.connect());
+    // Nothing held: one confirmation with a nil name, as Redis 7.0.
+    assert_eq!(
+        h.call(s, &["sunsubscribe"]),
+        vec![confirm("sunsubscribe", None, 0)]
+    );
+    assert_eq!(
+        h.call(s, &["ssubscribe", "a", "b", "a"]),
+        vec![
+            confirm("ssubscribe", Some("a"), 1),
+            confirm("ssubscribe", Some("b"), 2),
+            confirm("ssubscribe", Some("a"), 2),
+        ]
+    );
+    // Shard and plain subscriptions are counted apart.
+    assert_eq!(
+        h.call(s, &["subscribe", "a"]),
+        vec![confirm("subscribe", Some("a"), 1)]
+    );
+    h.call(c, &["psubscribe", "*"]);
+    // SPUBLISH reaches shard subscribers only, never patterns; PUBLISH
+    // never reaches shard subscribers.
+    assert_eq!(
+        h.call(admin, &["spublish", "a", "m1"]),
+        vec![Frame::Integer(1)]
+    );
+    assert_eq!(h.frames(s), vec![smessage("a", "m1")]);
+    assert_eq!(h.frames(c), vec![]);
+    assert_eq!(
+        h.call(admin, &["publish", "b", "m2"]),
+        vec![Frame::Integer(1)]
+    );
+    assert_eq!(h.frames(s), vec![]);
+    assert_eq!(h.frames(c), vec![pmessage("*", "b", "m2")]);
+    assert_eq!(
+        h.call(admin, &["pubsub", "shardchannels"]),
+        vec![arr(vec![bulk("a"), bulk("b")])]
+    );
+    assert_eq!(
+        h.call(admin, &["pubsub", "shardchannels", "b*"]),
+        vec![arr(vec![bulk("b")])]
+    );
+    assert_eq!(
+        h.call(admin, &["pubsub", "shardnumsub", "a", "x"]),
+        vec![arr(vec![
+            bulk("a"),
+            Frame::Integer(1),
+            bulk("x"),
+            Frame::Integer(0)
+        ])]
+    );
+    assert_eq!(
+        h.call(admin, &["pubsub", "numsub", "a"]),
+        vec![arr(vec![bulk("a"), Frame::Integer(1)])]
+    );
+    assert_eq!(
+        h.call(admin, &["pubsub", "shardchannels", "a", "b"]),
+        vec![Frame::Error(
+            b"ERR unknown subcommand or wrong number of arguments for 'shardchannels'. \
+              Try PUBSUB HELP."
+                .to_vec()
+        )]
+    );
+    let Frame::Bulk(list) = h.call(admin, &["client", "list"]).remove(0) else {
+        panic!("CLIENT LIST replies a bulk string");
+    };
+    let list = String::from_utf8(list).expect("text");
+    let line = list.lines().next().expect("first client");
+    assert!(line.contains(" flags=P "), "{line}");
+    assert!(line.contains(" sub=1 psub=0 ssub=2 "), "{line}");
+    let Frame::Bulk(info) = h.call(admin, &["info", "stats"]).remove(0) else {
+        panic!("INFO replies a bulk string");
+    };
+    let info = String::from_utf8(info).expect("text");
+    assert!(info.contains("pubsubshard_channels:2\r\n"), "{info}");
+    // Without arguments: every shard channel, in name order; the plain
+    // subscription keeps the connection in subscribed mode.
+    assert_eq!(
+        h.call(s, &["sunsubscribe"]),
+        vec![
+            confirm("sunsubscribe", Some("a"), 1),
+            confirm("sunsubscribe", Some("b"), 0),
+        ]
+    );
+    assert!(matches!(h.call(s, &["get", "k"])[0], Frame::Error(_)));
+    h.call(s, &["unsubscribe"]);
+    assert_eq!(h.call(s, &["get", "k"]), vec![Frame::Null]);
+    // A shard subscription alone is subscribed mode too; a disconnect
+    // drops it.
+    h.call(s, &["ssubscribe", "z"]);
+    assert!(matches!(h.call(s, &["get", "k"])[0], Frame::Error(_)));
+    h.engine.disconnect(h.now, s);
+    assert_eq!(
+        h.call(admin, &["pubsub", "shardnumsub", "z"]),
+        vec![arr(vec![bulk("z"), Frame::Integer(0)])]
+    );
+}
+
+#[test]
+fn resp3_shard_confirmations_and_messages_are_pushes() {
+    let mut h = Host::new(Config::default());
+    let (s, admin) = (h.connect(), h.connect());
+    h.call(s, &["hello", "3"]);
+    assert_eq!(
+        h.call(s, &["ssubscribe", "a"]),
+        vec![push(confirm("ssubscribe", Some("a"), 1))]
+    );
+    // Its own SPUBLISH: the message comes ahead of the reply.
+    assert_eq!(
+        h.call(s, &["spublish", "a", "mine"]),
+        vec![push(smessage("a", "mine")), Frame::Integer(1)]
+    );
+    h.call(admin, &["spublish", "a", "theirs"]);
+    assert_eq!(h.frames(s), vec![push(smessage("a", "theirs"))]);
+}
+
+#[test]
+fn publish_twice_planted_bug_doubles_every_nth_publish() {
+    let mut h = Host::new(Config {
+        planted_bug: Some(seedkv_engine::PlantedBug::PublishTwice),
+        ..Config::default()
+    });
+    let (s, p) = (h.connect(), h.connect());
+    h.call(s, &["subscribe", "c"]);
+    let every = seedkv_engine::pubsub::PUBLISH_TWICE_EVERY;
+    for i in 1..=every {
+        let n = h.call(p, &["publish", "c", &i.to_string()]);
+        assert_eq!(n, vec![Frame::Integer(1)], "the count stays right");
+        let copies = if i == every { 2 } else { 1 };
+        assert_eq!(h.frames(s), vec![message("c", &i.to_string()); copies]);
+    }
+}

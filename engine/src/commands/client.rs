@@ -250,7 +250,7 @@ fn info_line(c: &Client, now: Now, current: &Current) -> String {
     let _ = write!(
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
-         sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
+         sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
          rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user=default \
          redir=-1 resp={}",
         c.id.0,
@@ -264,6 +264,7 @@ fn info_line(c: &Client, now: Now, current: &Current) -> String {
         c.db,
         c.subscriptions.channels.len(),
         c.subscriptions.patterns.len(),
+        c.subscriptions.shard_count(),
         qbuf,
         argv_mem,
         REPLY_BUFFER_BYTES,

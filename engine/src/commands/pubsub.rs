@@ -1,5 +1,11 @@
 //! Pub/sub commands: SUBSCRIBE UNSUBSCRIBE PSUBSCRIBE PUNSUBSCRIBE PUBLISH
-//! PUBSUB (CHANNELS NUMSUB NUMPAT HELP).
+//! SSUBSCRIBE SUNSUBSCRIBE SPUBLISH PUBSUB (CHANNELS NUMSUB NUMPAT
+//! SHARDCHANNELS SHARDNUMSUB HELP).
+//!
+//! Shard channels are Redis 7.0's cluster-scoped channels; outside cluster
+//! mode (always, here) they are one more namespace on this server: SPUBLISH
+//! reaches only SSUBSCRIBE subscribers (never patterns), and their
+//! confirmations count shard subscriptions only.
 //!
 //! Confirmations and messages are push frames (`>` in RESP3, plain arrays
 //! in RESP2). A RESP2 client with subscriptions may run only the commands
@@ -68,6 +74,47 @@ pub const COMMANDS: &[CommandSpec] = &[
         ..PUBSUB_SPEC
     },
     CommandSpec {
+        name: "ssubscribe",
+        arity: -2,
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        key_spec_flags: &["not_key"],
+        summary: "Listen for messages published to the given shard channels",
+        since: "7.0.0",
+        complexity: "O(N) where N is the number of shard channels to subscribe to.",
+        handler: Some(ssubscribe),
+        ..PUBSUB_SPEC
+    },
+    CommandSpec {
+        name: "sunsubscribe",
+        arity: -1,
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        key_spec_flags: &["not_key"],
+        summary: "Stop listening for messages posted to the given shard channels",
+        since: "7.0.0",
+        complexity: "O(N) where N is the number of clients already subscribed to a shard channel.",
+        handler: Some(sunsubscribe),
+        ..PUBSUB_SPEC
+    },
+    CommandSpec {
+        name: "spublish",
+        arity: 3,
+        flags: PUBSUB | LOADING | STALE | FAST,
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        key_spec_flags: &["not_key"],
+        acl_categories: &["pubsub", "fast"],
+        summary: "Post a message to a shard channel",
+        since: "7.0.0",
+        complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+        handler: Some(spublish),
+        ..PUBSUB_SPEC
+    },
+    CommandSpec {
         name: "pubsub",
         arity: -2,
         flags: 0,
@@ -113,6 +160,24 @@ const PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
         ..PUBSUB_SUB
     },
     CommandSpec {
+        name: "shardchannels",
+        summary: "List active shard channels",
+        since: "7.0.0",
+        complexity: "O(N) where N is the number of active shard channels, and assuming constant \
+                     time pattern matching (relatively short shard channels).",
+        handler: Some(pubsub_shardchannels),
+        ..PUBSUB_SUB
+    },
+    CommandSpec {
+        name: "shardnumsub",
+        summary: "Get the count of subscribers for shard channels",
+        since: "7.0.0",
+        complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested \
+                     shard channels",
+        handler: Some(pubsub_shardnumsub),
+        ..PUBSUB_SUB
+    },
+    CommandSpec {
         name: "help",
         arity: 2,
         flags: LOADING | STALE,
@@ -150,9 +215,15 @@ pub fn not_allowed_while_subscribed(name: &str) -> String {
     )
 }
 
-/// Writes one confirmation: `[kind, name or nil, subscription count]`.
+/// Writes one confirmation: `[kind, name or nil, subscription count]`;
+/// shard confirmations count shard channels only.
 fn confirm(ctx: &mut Ctx, kind: &str, name: Option<&[u8]>) {
-    let count = ctx.client().subscriptions.count();
+    let subscriptions = &ctx.client().subscriptions;
+    let count = if matches!(kind, "ssubscribe" | "sunsubscribe") {
+        subscriptions.shard_count()
+    } else {
+        subscriptions.count()
+    };
     let mut w = ctx.w();
     w.push_len(3);
     w.bulk_str(kind);
@@ -240,6 +311,59 @@ fn punsubscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
 }
 
+fn ssubscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let id = ctx.client_id;
+    for channel in &args[1..] {
+        ctx.work(1);
+        if ctx
+            .client()
+            .subscriptions
+            .shard_channels
+            .insert(channel.clone())
+        {
+            ctx.server.pubsub.ssubscribe(id, channel);
+        }
+        confirm(ctx, "ssubscribe", Some(channel));
+    }
+}
+
+fn sunsubscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let id = ctx.client_id;
+    let channels: Vec<Vec<u8>> = if args.len() > 1 {
+        args[1..].to_vec()
+    } else {
+        let all = &ctx.client().subscriptions.shard_channels;
+        if all.is_empty() {
+            return confirm(ctx, "sunsubscribe", None);
+        }
+        all.iter().cloned().collect()
+    };
+    for channel in channels {
+        ctx.work(1);
+        if ctx.client().subscriptions.shard_channels.remove(&channel) {
+            ctx.server.pubsub.sunsubscribe(id, &channel);
+        }
+        confirm(ctx, "sunsubscribe", Some(&channel));
+    }
+}
+
+/// SPUBLISH: the shard channel's subscribers only (patterns never match
+/// shard messages), as `smessage`.
+fn spublish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let (channel, message) = (&args[1], &args[2]);
+    let subscribers = ctx.server.pubsub.shard_subscribers(channel).to_vec();
+    for &id in &subscribers {
+        ctx.work(1);
+        deliver(ctx, id, |w| {
+            w.push_len(3);
+            w.bulk_str("smessage");
+            w.bulk(channel);
+            w.bulk(message);
+        });
+    }
+    ctx.int(subscribers.len() as i64);
+}
+
 fn publish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let receivers = publish_message(ctx, &args[1], &args[2]);
     ctx.int(receivers as i64);
@@ -253,16 +377,22 @@ fn publish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// through the command itself.
 pub fn publish_message(ctx: &mut Ctx, channel: &[u8], message: &[u8]) -> usize {
     let subscribers = ctx.server.pubsub.channel_subscribers(channel).to_vec();
+    let bug = ctx.server.config.planted_bug;
+    let twice = ctx.server.pubsub.publish_twice_due(bug);
     let mut receivers = 0;
-    for id in subscribers {
+    for (i, id) in subscribers.into_iter().enumerate() {
         ctx.work(1);
         receivers += 1;
-        deliver(ctx, id, |w| {
-            w.push_len(3);
-            w.bulk_str("message");
-            w.bulk(channel);
-            w.bulk(message);
-        });
+        // Planted bug: the first subscriber gets this message twice.
+        let copies = if twice && i == 0 { 2 } else { 1 };
+        for _ in 0..copies {
+            deliver(ctx, id, |w| {
+                w.push_len(3);
+                w.bulk_str("message");
+                w.bulk(channel);
+                w.bulk(message);
+            });
+        }
     }
     let mut matched: Vec<(Vec<u8>, ClientId)> = Vec::new();
     let mut patterns_visited = 0;
@@ -311,6 +441,16 @@ fn deliver(ctx: &mut Ctx, id: ClientId, write: impl FnOnce(&mut ReplyWriter)) {
 }
 
 fn pubsub_channels(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    list_channels(ctx, args, false);
+}
+
+fn pubsub_shardchannels(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    list_channels(ctx, args, true);
+}
+
+/// PUBSUB CHANNELS / SHARDCHANNELS: the active (shard) channels matching
+/// the optional pattern, in name order.
+fn list_channels(ctx: &mut Ctx, args: &[Vec<u8>], shard: bool) {
     if args.len() > 3 {
         return ctx.error(&format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
@@ -318,12 +458,15 @@ fn pubsub_channels(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         ));
     }
     let pattern = args.get(2).map(Vec::as_slice);
-    let mut visited = 0;
-    let channels: Vec<Vec<u8>> = ctx
-        .server
-        .pubsub
-        .channels()
-        .inspect(|_| visited += 1)
+    let pubsub = &ctx.server.pubsub;
+    let all: Vec<&[u8]> = if shard {
+        pubsub.shard_channels().collect()
+    } else {
+        pubsub.channels().collect()
+    };
+    let visited = all.len() as u64;
+    let channels: Vec<Vec<u8>> = all
+        .into_iter()
         .filter(|ch| pattern.is_none_or(|p| glob_match(p, ch, false)))
         .map(<[u8]>::to_vec)
         .collect();
@@ -336,10 +479,27 @@ fn pubsub_channels(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn pubsub_numsub(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    count_subscribers(ctx, args, false);
+}
+
+fn pubsub_shardnumsub(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    count_subscribers(ctx, args, true);
+}
+
+/// PUBSUB NUMSUB / SHARDNUMSUB: each named (shard) channel with its
+/// subscriber count (patterns not counted).
+fn count_subscribers(ctx: &mut Ctx, args: &[Vec<u8>], shard: bool) {
     ctx.work(args.len() as u64);
+    let pubsub = &ctx.server.pubsub;
     let counts: Vec<usize> = args[2..]
         .iter()
-        .map(|ch| ctx.server.pubsub.channel_subscribers(ch).len())
+        .map(|ch| {
+            if shard {
+                pubsub.shard_subscribers(ch).len()
+            } else {
+                pubsub.channel_subscribers(ch).len()
+            }
+        })
         .collect();
     let mut w = ctx.w();
     // An array even in RESP3, as Redis 7.0 replies.

@@ -814,7 +814,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  keyspace_misses:{}\r\n\
                  pubsub_channels:{}\r\n\
                  pubsub_patterns:{}\r\n\
-                 pubsubshard_channels:0\r\n\
+                 pubsubshard_channels:{}\r\n\
                  latest_fork_usec:0\r\n\
                  total_forks:0\r\n\
                  migrate_cached_sockets:0\r\n\
@@ -850,6 +850,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 s.keyspace_misses,
                 ctx.server.pubsub.channels_count(),
                 ctx.server.pubsub.patterns_count(),
+                ctx.server.pubsub.shard_channels_count(),
                 s.total_error_replies,
             )
         }
