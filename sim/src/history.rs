@@ -46,6 +46,11 @@ pub struct Execution {
     pub name: &'static str,
     pub flags: u32,
     pub work_units: u64,
+    /// For a command an atomic group ran: the `seq_in_conn` of the EXEC or
+    /// script (EVAL...) that ran it. EXEC's commands keep the index they
+    /// were queued under, a script's calls its own; a group is recorded
+    /// back to back, right before the EXEC or script itself.
+    pub in_exec: Option<u64>,
 }
 
 /// The moment the engine was handed the last byte of a request that may

@@ -240,6 +240,10 @@ fn draw_collections(seed: u64) -> (Vec<WorkloadKind>, u32) {
             if kind == WorkloadKind::Blocking {
                 drawn.push(kind);
             }
+            if kind == WorkloadKind::Transfer {
+                // Two clients contend for the accounts.
+                drawn.push(kind);
+            }
         }
     }
     let clients_extra = drawn.len() as u32;

@@ -499,6 +499,7 @@ impl World {
         let c = &mut self.clients[client as usize];
         c.conn = Some(id.0);
         c.seq_next = 0;
+        c.workload.on_connect();
         self.drain_engine(None);
         if !self.cpu_busy {
             self.release();
@@ -904,6 +905,7 @@ impl World {
                         name: e.name,
                         flags: e.flags,
                         work_units: e.work_units,
+                        in_exec: e.in_exec,
                     });
                 }
                 Event::Free(garbage) => {

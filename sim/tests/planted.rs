@@ -131,3 +131,17 @@ fn lazy_free_still_reachable_is_found() {
 fn reply_to_wrong_connection_is_found() {
     hunt(PlantedBug::ReplyToWrongConnection, 20, &["pipeline-order"]);
 }
+
+#[test]
+fn exec_interleaved_is_found() {
+    hunt(
+        PlantedBug::ExecInterleaved,
+        20,
+        &["group-atomicity", "transfer"],
+    );
+}
+
+#[test]
+fn watch_ignores_expiry_is_found() {
+    hunt(PlantedBug::WatchIgnoresExpiry, 20, &["transfer"]);
+}

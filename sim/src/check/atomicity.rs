@@ -14,6 +14,24 @@
 //! - no two INCRs of one counter return the same value.
 //!
 //! INCRs answered with an error did not increment and count on neither side.
+//!
+//! # Atomic groups ([`GroupAtomicity`])
+//!
+//! An EXEC runs its queue, and a script its `redis.call`s, with nothing
+//! else in between: the engine is one thread. In the engine's execution
+//! order (`History::executions`), the commands of one group are recorded
+//! back to back with `in_exec` naming the EXEC or script, right before the
+//! EXEC or script itself. So, for every group:
+//!
+//! - no other command — another client's, or another group's — falls
+//!   between its commands, or between them and the EXEC or script;
+//! - an EXEC's commands are exactly the requests queued since its MULTI,
+//!   in order, and an EXEC that replied an array of N replies ran N;
+//! - a script's calls carry the script's own request index.
+//!
+//! A pipeline is no group: its commands carry no `in_exec`, and other
+//! clients' commands may fall between them (pipelines give no isolation).
+//! The checker accepts that.
 
 use std::collections::BTreeMap;
 
@@ -21,7 +39,8 @@ use seedkv_engine::resp::Frame;
 
 use super::pipeline::{parse_i64, render_args};
 use super::{Checker, RunFacts, Violation};
-use crate::history::{History, Op};
+use crate::fxhash::FxHashMap;
+use crate::history::{ConnId, Execution, History, Op};
 use crate::workload::counter::is_counter_key;
 
 pub struct IncrAtomicity;
@@ -152,6 +171,187 @@ impl Checker for IncrAtomicity {
         }
         Ok(())
     }
+}
+
+/// See the module docs, "Atomic groups".
+pub struct GroupAtomicity;
+
+const GROUP_NAME: &str = "group-atomicity";
+
+impl Checker for GroupAtomicity {
+    fn name(&self) -> &'static str {
+        GROUP_NAME
+    }
+
+    fn check(&self, history: &History, _facts: &RunFacts) -> Result<(), Violation> {
+        check_groups(history).map_err(|message| Violation {
+            checker: GROUP_NAME,
+            message,
+        })
+    }
+}
+
+/// A group whose commands are being recorded.
+struct OpenGroup {
+    conn: ConnId,
+    /// The EXEC's or script's request index.
+    owner_seq: u64,
+    /// Request indices of its commands so far.
+    members: Vec<u64>,
+}
+
+fn describe(e: &Execution) -> String {
+    let name = if e.name.is_empty() {
+        "(rejected)"
+    } else {
+        e.name
+    };
+    match e.in_exec {
+        Some(owner) => format!(
+            "{name} (conn {} request #{}, of the group of request #{owner})",
+            e.conn, e.seq_in_conn
+        ),
+        None => format!("{name} (conn {} request #{})", e.conn, e.seq_in_conn),
+    }
+}
+
+/// The group checks over the execution order (see the module docs).
+pub fn check_groups(history: &History) -> Result<(), String> {
+    let mut ops: FxHashMap<ConnId, Vec<&Op>> = FxHashMap::default();
+    for op in &history.ops {
+        ops.entry(op.conn).or_default().push(op);
+    }
+    for list in ops.values_mut() {
+        list.sort_by_key(|op| op.seq_in_conn);
+    }
+    let op_of = |conn: ConnId, seq: u64| -> Option<&Op> {
+        let list = ops.get(&conn)?;
+        let op = *list.get(usize::try_from(seq).ok()?)?;
+        (op.seq_in_conn == seq).then_some(op)
+    };
+    let mut open: Option<OpenGroup> = None;
+    for (index, e) in history.executions.iter().enumerate() {
+        if let Some(owner_seq) = e.in_exec {
+            match &mut open {
+                Some(g) if g.conn == e.conn && g.owner_seq == owner_seq => {
+                    g.members.push(e.seq_in_conn)
+                }
+                Some(g) => {
+                    return Err(format!(
+                        "execution #{index}: {} ran between the commands of the group of conn {} \
+                         request #{}: the group is not atomic",
+                        describe(e),
+                        g.conn,
+                        g.owner_seq
+                    ))
+                }
+                None => {
+                    open = Some(OpenGroup {
+                        conn: e.conn,
+                        owner_seq,
+                        members: vec![e.seq_in_conn],
+                    })
+                }
+            }
+            continue;
+        }
+        let owner = op_of(e.conn, e.seq_in_conn);
+        let members = match open.take() {
+            Some(g) if g.conn == e.conn && g.owner_seq == e.seq_in_conn => g.members,
+            Some(g) => {
+                return Err(format!(
+                    "execution #{index}: {} ran after {} command(s) of the group of conn {} \
+                     request #{} and before it ended: the group is not atomic",
+                    describe(e),
+                    g.members.len(),
+                    g.conn,
+                    g.owner_seq
+                ))
+            }
+            None => Vec::new(),
+        };
+        let Some(owner) = owner else {
+            continue;
+        };
+        check_group(
+            index,
+            e,
+            owner,
+            &members,
+            ops.get(&e.conn).map_or(&[][..], Vec::as_slice),
+        )?;
+    }
+    match open {
+        Some(g) => Err(format!(
+            "the group of conn {} request #{} ran {} command(s) and never ended",
+            g.conn,
+            g.owner_seq,
+            g.members.len()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The commands recorded for the EXEC or script `e` (its request `owner`)
+/// are the ones it should have run.
+fn check_group(
+    index: usize,
+    e: &Execution,
+    owner: &Op,
+    members: &[u64],
+    conn_ops: &[&Op],
+) -> Result<(), String> {
+    let name = owner.args[0].to_ascii_uppercase();
+    match name.as_slice() {
+        b"EXEC" => {}
+        b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL" | b"FCALL_RO" => {
+            if let Some(m) = members.iter().find(|&&m| m != e.seq_in_conn) {
+                return Err(format!(
+                    "execution #{index}: the script of conn {} request #{} ran request #{m} as one \
+                     of its calls",
+                    e.conn, e.seq_in_conn
+                ));
+            }
+            return Ok(());
+        }
+        _ if members.is_empty() => return Ok(()),
+        _ => {
+            return Err(format!(
+                "execution #{index}: {} is neither EXEC nor a script but ran a group of {}",
+                describe(e),
+                members.len()
+            ))
+        }
+    }
+    if let Some((_, Frame::Array(items))) = &owner.complete {
+        if items.len() != members.len() {
+            return Err(format!(
+                "execution #{index}: EXEC of conn {} request #{} replied {} results but only {} \
+                 of its commands ran right before it: the rest ran elsewhere in the order",
+                e.conn,
+                e.seq_in_conn,
+                items.len(),
+                members.len()
+            ));
+        }
+    }
+    if members.is_empty() {
+        return Ok(());
+    }
+    let queued = super::transfer::queued_before(conn_ops, owner).unwrap_or_default();
+    let expected: Vec<u64> = queued
+        .iter()
+        .filter(|q| !super::transfer::runs_inside_multi(&q.args[0]))
+        .map(|q| q.seq_in_conn)
+        .collect();
+    if members != expected {
+        return Err(format!(
+            "execution #{index}: EXEC of conn {} request #{} ran requests {members:?}, but \
+             {expected:?} were queued since its MULTI",
+            e.conn, e.seq_in_conn
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

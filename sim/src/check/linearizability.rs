@@ -310,6 +310,10 @@ fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
             (_, false) => Writes::Nothing,
         };
     }
+    if let Some(keys) = super::transfer::script_keys(args) {
+        // The workloads' scripts touch only the keys they declare.
+        return Writes::Keys(keys.iter().map(Vec::as_slice).collect());
+    }
     match table.lookup(&args[0]) {
         Some(spec) if spec.has(flags::READONLY) => Writes::Nothing,
         Some(spec) if spec.has(flags::WRITE) => {

@@ -16,6 +16,7 @@ pub mod linearizability;
 pub mod model;
 pub mod pop_model;
 pub mod scan;
+pub mod transfer;
 
 /// What a checker knows about the run besides the history.
 #[derive(Clone, Debug, Default)]
@@ -49,6 +50,8 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(pipeline::PipelineOrder),
         Box::new(liveness::Liveness),
         Box::new(atomicity::IncrAtomicity),
+        Box::new(atomicity::GroupAtomicity),
+        Box::new(transfer::TransferCheck),
         Box::new(model::ReferenceModel),
         Box::new(linearizability::Linearizability),
         Box::new(scan::ScanCompleteness),

@@ -382,6 +382,16 @@ impl KeyspaceModel {
             .first()
             .is_some_and(|a| a.eq_ignore_ascii_case(top_name.as_bytes()));
         let mode = self.conns[&exec.conn].mode.clone();
+        if let (ConnMode::Normal, Some(keys)) = (&mode, super::transfer::script_keys(&op.args)) {
+            // A script, or one of its calls (recorded under the script's
+            // index): the model runs no Lua, and forgets the keys the
+            // script declared (the workloads' scripts touch no others).
+            let db = self.conns[&exec.conn].db;
+            for key in keys {
+                self.forget_key_somewhere(db, key);
+            }
+            return Expected::Unpredictable;
+        }
         if !name_matches {
             // Not the request the op describes: e.g. commands EXEC runs,
             // recorded under EXEC's index. Outside a transaction the model

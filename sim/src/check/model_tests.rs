@@ -106,6 +106,7 @@ pub(crate) mod testkit {
                 name,
                 flags,
                 work_units: 1,
+                in_exec: None,
             });
             self.now_ns += duration_ns;
         }

@@ -57,7 +57,10 @@ impl Checker for PipelineOrder {
         // Executions per connection, by request index.
         let mut executed: BTreeMap<ConnId, Vec<u64>> = BTreeMap::new();
         for e in &history.executions {
-            executed.entry(e.conn).or_default().push(e.seq_in_conn);
+            // A script's calls are recorded under the script's own index.
+            if e.in_exec != Some(e.seq_in_conn) {
+                executed.entry(e.conn).or_default().push(e.seq_in_conn);
+            }
         }
         for seqs in executed.values_mut() {
             seqs.sort_unstable();
@@ -82,7 +85,18 @@ impl Checker for PipelineOrder {
             }
             let mut answered_prefix = true;
             let mut last_complete_ns = 0;
+            // Between MULTI and EXEC/DISCARD a request may be answered
+            // +QUEUED, and runs only if EXEC does.
+            let mut in_multi = false;
             for (i, op) in ops.iter().enumerate() {
+                let queued = in_multi
+                    && matches!(&op.complete, Some((_, Frame::Simple(s))) if s == b"QUEUED");
+                let name = op.args[0].to_ascii_uppercase();
+                match name.as_slice() {
+                    b"MULTI" => in_multi = true,
+                    b"EXEC" | b"DISCARD" | b"RESET" => in_multi = false,
+                    _ => {}
+                }
                 if op.seq_in_conn != i as u64 {
                     return violation(format!(
                         "conn {conn}: request #{i} recorded with index {}",
@@ -102,6 +116,9 @@ impl Checker for PipelineOrder {
                     return violation(format!("conn {conn}: request #{i} answered out of order"));
                 }
                 last_complete_ns = *complete_ns;
+                if queued {
+                    continue;
+                }
                 if seqs.binary_search(&(i as u64)).is_err() {
                     return violation(format!(
                         "conn {conn}: request #{i} ({}) got a reply ({}) but the engine never \
@@ -320,6 +337,7 @@ mod tests {
             name: "x",
             flags: 0,
             work_units: 1,
+            in_exec: None,
         }
     }
 

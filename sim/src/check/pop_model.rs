@@ -567,6 +567,7 @@ mod tests {
             name,
             flags: flags::WRITE,
             work_units: 1,
+            in_exec: None,
         }
     }
 

@@ -4,7 +4,7 @@
 //!
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
-//! for lists, `blk:` and `bzs:` for blocking), so a checker can reason about one workload's
+//! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer), so a checker can reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
 //! checker tell a reply that belongs to another key.
@@ -23,6 +23,7 @@ pub mod ping;
 pub mod pipeline;
 pub mod scan;
 pub mod sets;
+pub mod transfer;
 pub mod ttl;
 pub mod zsets;
 
@@ -46,6 +47,10 @@ pub trait Workload {
     /// The reply to one of this workload's requests, in request order;
     /// `None` when the connection died before it came.
     fn on_reply(&mut self, _request: &Request, _reply: Option<&Frame>) {}
+
+    /// A new connection opened: whatever state the server kept for the
+    /// previous one (subscriptions, protocol) is gone.
+    fn on_connect(&mut self) {}
 
     /// Virtual time to wait between the end of a batch and the next one.
     fn think_ns(&mut self, rng: &mut ChaCha8Rng) -> u64;
@@ -87,6 +92,10 @@ pub enum WorkloadKind {
     /// Blocking pops with small timeouts against producers of tagged
     /// elements.
     Blocking,
+    /// Bank transfers between accounts in MULTI/EXEC, WATCH retry loops
+    /// and scripts, against readers of every balance; plus unprotected
+    /// pipelined pairs.
+    Transfer,
 }
 
 impl WorkloadKind {
@@ -103,6 +112,7 @@ impl WorkloadKind {
         WorkloadKind::ZSets,
         WorkloadKind::Lists,
         WorkloadKind::Blocking,
+        WorkloadKind::Transfer,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -118,13 +128,15 @@ impl WorkloadKind {
         WorkloadKind::Ping,
     ];
 
-    /// The collection-type workloads (see [`WorkloadKind::CORE`]).
+    /// The collection-type workloads, and the later ones drawn the same
+    /// way with clients of their own (see [`WorkloadKind::CORE`]).
     pub const COLLECTIONS: &'static [WorkloadKind] = &[
         WorkloadKind::Hashes,
         WorkloadKind::Sets,
         WorkloadKind::ZSets,
         WorkloadKind::Lists,
         WorkloadKind::Blocking,
+        WorkloadKind::Transfer,
     ];
 
     pub fn name(self) -> &'static str {
@@ -141,6 +153,7 @@ impl WorkloadKind {
             WorkloadKind::ZSets => "zsets",
             WorkloadKind::Lists => "lists",
             WorkloadKind::Blocking => "blocking",
+            WorkloadKind::Transfer => "transfer",
         }
     }
 
@@ -163,6 +176,7 @@ impl WorkloadKind {
             WorkloadKind::ZSets => Box::new(zsets::ZSets::new(rng)),
             WorkloadKind::Lists => Box::new(lists::Lists::new(client)),
             WorkloadKind::Blocking => Box::new(blocking::Blocking::new(client)),
+            WorkloadKind::Transfer => Box::new(transfer::Transfer::new(client)),
         }
     }
 }
