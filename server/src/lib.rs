@@ -40,9 +40,15 @@ pub fn run(options: Options) -> io::Result<()> {
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let mut listeners = Vec::new();
+        // With `--port 0` the first address gets a port from the OS and the
+        // others reuse it, so that every address serves the same port.
+        let mut bind_port = options.port;
         for addr in &options.bind {
-            match tokio::net::TcpListener::bind((addr.host.as_str(), options.port)).await {
-                Ok(l) => listeners.push(l),
+            match tokio::net::TcpListener::bind((addr.host.as_str(), bind_port)).await {
+                Ok(l) => {
+                    bind_port = l.local_addr()?.port();
+                    listeners.push(l);
+                }
                 Err(e) if addr.optional => {
                     logging::warn(&format!(
                         "Could not bind optional address {}: {e}",

@@ -1,16 +1,94 @@
-//! Redis-style log lines on stderr: `pid:M 14 Nov 2023 22:13:20.000 * text`.
+//! Logging through `tracing`, written as Redis writes its log on stderr:
+//! `pid:M 14 Nov 2023 22:13:20.000 * text`.
+//!
+//! The server logs with `tracing` events (through [`notice`] and [`warn`]);
+//! the binary installs [`RedisStyleLog`] as the global subscriber, which
+//! renders each event as one Redis log line, with Redis's level marks
+//! (`.` debug, `-` verbose, `*` notice, `#` warning). Embedders (tests,
+//! turmoil) may install any other subscriber, or none.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// A `*` (notice) line.
+use tracing::field::{Field, Visit};
+use tracing::{span, Event, Level, Metadata, Subscriber};
+
+/// A notice (`*`) event.
 pub fn notice(msg: &str) {
-    line('*', msg);
+    tracing::info!(target: "seedkv", "{msg}");
 }
 
-/// A `#` (warning) line.
+/// A warning (`#`) event.
 pub fn warn(msg: &str) {
-    line('#', msg);
+    tracing::warn!(target: "seedkv", "{msg}");
+}
+
+/// A `tracing` subscriber that writes each event at `max_level` or more
+/// severe as one Redis-style line on stderr. It keeps no spans: the server
+/// has none worth a line.
+pub struct RedisStyleLog {
+    pub max_level: Level,
+}
+
+impl RedisStyleLog {
+    /// Installs the subscriber for the whole process (once; later calls are
+    /// ignored, as the first subscriber wins).
+    pub fn install(max_level: Level) {
+        let _ = tracing::subscriber::set_global_default(RedisStyleLog { max_level });
+    }
+}
+
+impl Subscriber for RedisStyleLog {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        *metadata.level() <= self.max_level
+    }
+
+    fn new_span(&self, _span: &span::Attributes<'_>) -> span::Id {
+        span::Id::from_u64(1)
+    }
+
+    fn record(&self, _span: &span::Id, _values: &span::Record<'_>) {}
+
+    fn record_follows_from(&self, _span: &span::Id, _follows: &span::Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        let mut text = MessageText(String::new());
+        event.record(&mut text);
+        let mark = match *event.metadata().level() {
+            Level::ERROR | Level::WARN => '#',
+            Level::INFO => '*',
+            Level::DEBUG => '-',
+            Level::TRACE => '.',
+        };
+        line(mark, &text.0);
+    }
+
+    fn enter(&self, _span: &span::Id) {}
+
+    fn exit(&self, _span: &span::Id) {}
+}
+
+/// Collects an event's message, then its other fields as ` name=value`.
+struct MessageText(String);
+
+impl Visit for MessageText {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.0.insert_str(0, value);
+        } else {
+            let _ = write!(self.0, " {}={value}", field.name());
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            let message = format!("{value:?}");
+            self.0.insert_str(0, &message);
+        } else {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
 }
 
 fn line(level: char, msg: &str) {

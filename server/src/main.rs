@@ -1,4 +1,4 @@
-//! `seedkv-server [config-file] [--port N] [--bind ADDR] [--requirepass PW] [--seed N]`
+//! `seedkv-server [config-file] [--port N] [--bind ADDR] [--requirepass PW] [--protected-mode yes|no] [--seed N]`
 
 use clap::Parser;
 use seedkv_server::{Args, Options};
@@ -8,6 +8,7 @@ static GLOBAL: seedkv_server::alloc::CountingAlloc = seedkv_server::alloc::Count
 
 fn main() {
     seedkv_server::alloc::mark_installed();
+    seedkv_server::logging::RedisStyleLog::install(tracing::Level::INFO);
     let args = Args::parse();
     let options = match Options::from_args(&args) {
         Ok(options) => options,

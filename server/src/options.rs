@@ -15,7 +15,8 @@ use seedkv_engine::Config;
 #[command(
     name = "seedkv-server",
     version,
-    about = "A Redis 7.0 compatible server built on a sans-IO core"
+    about = "A Redis 7.0 compatible server built on a sans-IO core",
+    after_help = AFTER_HELP
 )]
 pub struct Args {
     /// A configuration file in redis.conf syntax (`port 6380`, `bind 127.0.0.1`, ...).
@@ -29,6 +30,10 @@ pub struct Args {
     /// Require clients to AUTH with this password.
     #[arg(long)]
     pub requirepass: Option<String>,
+    /// `yes` (default) or `no`: with protected mode on and no password, only
+    /// loopback clients are served; others get Redis's -DENIED error.
+    #[arg(long, value_name = "yes|no")]
+    pub protected_mode: Option<String>,
     /// Seed of every random choice the engine makes (RANDOMKEY, hash seeds, ...).
     /// Defaults to one drawn from the clock and process id, and logged.
     #[arg(long)]
@@ -38,6 +43,31 @@ pub struct Args {
     /// `seedkv-sim probe` can be shown to catch it over real sockets.
     #[arg(long, value_name = "NAME", hide = true)]
     pub bug: Option<String>,
+}
+
+/// What `--help` says after the flags: the defaults that matter for
+/// security, and how the server stops.
+const AFTER_HELP: &str = "\
+Defaults: port 6379, bind \"127.0.0.1 -::1\" (loopback only, IPv6 optional):
+the bind of the redis.conf that Redis ships, not the `* -::*` compiled into
+Redis 7, so a server started without a configuration is not reachable from
+other machines. Protected mode is on: while no password is set, clients
+that are not on loopback get -DENIED and are disconnected.
+The configuration file (redis.conf syntax) is read first; flags override it.
+SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE], SIGTERM and SIGINT close every
+connection and exit with status 0 (nothing is saved: seedkv keeps no data
+on disk, so SHUTDOWN SAVE fails unless FORCE is given).";
+
+/// The addresses a server listens on unless told otherwise: the shipped
+/// redis.conf's `bind 127.0.0.1 -::1` (see [`AFTER_HELP`]).
+pub const DEFAULT_BIND: &str = "127.0.0.1 -::1";
+
+/// The engine's defaults with the server's own bind default.
+fn default_config() -> Config {
+    Config {
+        bind: DEFAULT_BIND.into(),
+        ..Config::default()
+    }
 }
 
 /// One address to bind.
@@ -71,7 +101,7 @@ impl std::error::Error for OptionsError {}
 impl Options {
     /// Reads the file named by `args` (if any), then applies the flags.
     pub fn from_args(args: &Args) -> Result<Options, OptionsError> {
-        let mut config = Config::default();
+        let mut config = default_config();
         if let Some(path) = &args.config_file {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 OptionsError(format!(
@@ -98,6 +128,9 @@ impl Options {
         }
         if let Some(pass) = &args.requirepass {
             flag(&mut config, "requirepass", pass)?;
+        }
+        if let Some(mode) = &args.protected_mode {
+            flag(&mut config, "protected-mode", mode)?;
         }
         config.seed = args.seed.unwrap_or_else(default_seed);
         if let Some(name) = &args.bug {
@@ -137,7 +170,7 @@ impl Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options::from_config(Config::default()).expect("the default bind address is valid")
+        Options::from_config(default_config()).expect("the default bind address is valid")
     }
 }
 
@@ -231,10 +264,56 @@ mod tests {
         assert_eq!(o.port, 6379);
         assert_eq!(
             o.bind,
-            vec![BindAddr {
-                host: "127.0.0.1".into(),
-                optional: false
-            }]
+            vec![
+                BindAddr {
+                    host: "127.0.0.1".into(),
+                    optional: false
+                },
+                BindAddr {
+                    host: "::1".into(),
+                    optional: true
+                }
+            ]
         );
+        let o = Options::from_args(&Args::default()).unwrap();
+        assert_eq!(o.config.bind, DEFAULT_BIND);
+    }
+
+    #[test]
+    fn help_documents_every_flag() {
+        use clap::CommandFactory;
+        let mut cmd = Args::command();
+        let help = cmd.render_help().to_string();
+        for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            let shown = match arg.get_long() {
+                Some(long) => format!("--{long}"),
+                None => format!("[{}]", arg.get_id().as_str().to_uppercase()),
+            };
+            assert!(
+                help.contains(&shown),
+                "{shown} missing from --help:\n{help}"
+            );
+            assert!(arg.get_help().is_some(), "{shown} has no help text");
+        }
+        assert!(help.contains(DEFAULT_BIND), "{help}");
+    }
+
+    #[test]
+    fn protected_mode_flag() {
+        let args = Args {
+            protected_mode: Some("no".into()),
+            seed: Some(1),
+            ..Args::default()
+        };
+        let o = Options::from_args(&args).unwrap();
+        assert_eq!(
+            seedkv_engine::commands::config::config_get(&o.config, "protected-mode").as_deref(),
+            Some("no")
+        );
+        let args = Args {
+            protected_mode: Some("maybe".into()),
+            ..Args::default()
+        };
+        assert!(Options::from_args(&args).is_err());
     }
 }
