@@ -1,7 +1,8 @@
 //! Replays every committed fuzz input through the fuzz targets' logic, on
 //! the stable toolchain and without libFuzzer: the hand-made seeds
-//! (`fuzz/seeds/TARGET/`) and the inputs of every crash found so far
-//! (`fuzz/regressions/TARGET/`). A crash fixed once stays fixed.
+//! (`fuzz/seeds/TARGET/`), the inputs of every crash found so far
+//! (`fuzz/regressions/TARGET/`) and the minimized corpora of the soaks
+//! (`fuzz/found/TARGET/`). A crash fixed once stays fixed.
 //!
 //! The logic is fuzz/src/lib.rs, included by path: the fuzz crate is its
 //! own workspace (it links libFuzzer), so it cannot be a dependency here.
@@ -14,8 +15,10 @@ use std::path::{Path, PathBuf};
 #[allow(dead_code)]
 mod seedkv_fuzz;
 
-/// Where committed inputs live, relative to the fuzz crate.
-const INPUT_DIRS: &[&str] = &["seeds", "regressions"];
+/// Where committed inputs live, relative to the fuzz crate: hand-made
+/// seeds, crash inputs, and the minimized corpora the soaks found (inputs
+/// that add coverage over the seeds, `-merge=1`).
+const INPUT_DIRS: &[&str] = &["seeds", "regressions", "found"];
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
