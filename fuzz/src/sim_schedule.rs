@@ -7,8 +7,9 @@
 //! one the checkers understand. Every checker runs; a violation is a crash
 //! whose message is the checker's.
 
+use seedkv_engine::PlantedBug;
 use seedkv_sim::knobs::Overrides;
-use seedkv_sim::run::{run_with_choices, RunConfig, RunOptions};
+use seedkv_sim::run::{run_with_choices, RunConfig, RunOptions, RunReport};
 
 /// Clients per run: 2 ..= this (few, so one execution takes milliseconds).
 pub const CLIENTS_MAX: u32 = 4;
@@ -19,9 +20,7 @@ pub const OPS_COUNT: u64 = 240;
 /// workload streams (and of the engine), the rest are the choices. Short
 /// inputs run too: missing choices come from a stream seeded by the input.
 pub fn run(data: &[u8]) {
-    let config = config_of(data);
-    let choices = data.get(3..).unwrap_or(&[]);
-    let report = run_with_choices(&config, RunOptions::default(), choices);
+    let report = run_input(data, None);
     if let Some(v) = report.violations.first() {
         panic!(
             "checker {} failed ({} violations; knobs {:?}): {}",
@@ -31,6 +30,16 @@ pub fn run(data: &[u8]) {
             v.message
         );
     }
+}
+
+/// Runs the input, on an engine with `bug` planted (the target: none).
+pub fn run_input(data: &[u8], bug: Option<PlantedBug>) -> RunReport {
+    let config = RunConfig {
+        bug,
+        ..config_of(data)
+    };
+    let choices = data.get(3..).unwrap_or(&[]);
+    run_with_choices(&config, RunOptions::default(), choices)
 }
 
 /// The run an input asks for (its seeded half).
