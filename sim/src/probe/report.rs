@@ -152,6 +152,15 @@ impl ProbeReport {
             "unknown outcome (connection lost)",
             (ops - answered).to_string(),
         );
+        let mut by_workload: BTreeMap<&str, u64> = BTreeMap::new();
+        for op in &self.history.ops {
+            *by_workload.entry(op.workload).or_default() += 1;
+        }
+        let by_workload: Vec<String> = by_workload
+            .iter()
+            .map(|(w, n)| format!("{w} {n}"))
+            .collect();
+        row(&mut s, "by workload", by_workload.join(", "));
         row(&mut s, "connections", self.history.conns.len().to_string());
         row(&mut s, "duration", format!("{secs:.2} s"));
         row(
