@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use seedkv_engine::resp::FrameDecoder;
+use seedkv_engine::resp::{Frame, FrameDecoder};
 
 use crate::history::ClientIndex;
 use crate::net::NetKnobs;
@@ -51,6 +51,11 @@ pub struct SimClient {
     pub decoder: FrameDecoder,
     /// History indices of requests awaiting replies, oldest first.
     pub outstanding: VecDeque<usize>,
+    /// For each of `outstanding`, the frames its reply is made of (see
+    /// `Workload::reply_frames`), and the frames of the oldest's reply
+    /// received so far.
+    pub reply_frames: VecDeque<usize>,
+    pub reply_parts: Vec<Frame>,
     /// Index of the next request on the current connection.
     pub seq_next: u64,
     /// Requests this client may still send.
@@ -81,6 +86,8 @@ impl SimClient {
             conn: None,
             decoder: FrameDecoder::new(),
             outstanding: VecDeque::new(),
+            reply_frames: VecDeque::new(),
+            reply_parts: Vec::new(),
             seq_next: 0,
             ops_left,
             slow_reader,
@@ -96,6 +103,8 @@ impl SimClient {
     pub fn drop_conn(&mut self) {
         self.conn = None;
         self.decoder = FrameDecoder::new();
+        self.reply_frames.clear();
+        self.reply_parts.clear();
         self.seq_next = 0;
         self.read_scheduled = false;
         self.wake_gen += 1;

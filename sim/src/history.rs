@@ -93,6 +93,88 @@ pub struct History {
     pub received: Vec<Received>,
     /// Virtual time at which fault injection stopped (liveness is judged after it).
     pub faults_end_ns: TimeNs,
+    /// Pub/sub messages the clients received, and where connections left
+    /// the engine (see [`PubSubRecord`]).
+    pub pubsub: PubSubRecord,
     /// Virtual time at which the run ended.
     pub end_ns: TimeNs,
+}
+
+/// The kind of a pub/sub message, as its first element names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MessageKind {
+    /// `message`: a channel subscription (SUBSCRIBE).
+    Message,
+    /// `pmessage`: a pattern subscription (PSUBSCRIBE).
+    PMessage,
+    /// `smessage`: a shard channel subscription (SSUBSCRIBE).
+    SMessage,
+}
+
+/// One pub/sub message a client received: a RESP2 array in subscribed
+/// mode or a RESP3 push, unsolicited (it answers no request).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub conn: ConnId,
+    pub client: ClientIndex,
+    pub at_ns: TimeNs,
+    /// Index on the connection of the request whose reply comes next in
+    /// the stream (the first still unanswered, or the next to be sent):
+    /// the message was written before that reply.
+    pub before_seq: u64,
+    pub kind: MessageKind,
+    /// The pattern that matched (`pmessage` only).
+    pub pattern: Option<Vec<u8>>,
+    pub channel: Vec<u8>,
+    pub payload: Vec<u8>,
+}
+
+impl Delivery {
+    /// The message a frame carries, if it is one: `[message, channel,
+    /// payload]`, `[pmessage, pattern, channel, payload]` or `[smessage,
+    /// channel, payload]`, as a push or (RESP2) an array. The caller knows
+    /// that the connection may be subscribed (a reply array of another
+    /// command could have the same shape).
+    pub fn parse(frame: &Frame) -> Option<(MessageKind, Option<Vec<u8>>, Vec<u8>, Vec<u8>)> {
+        let (Frame::Push(items) | Frame::Array(items)) = frame else {
+            return None;
+        };
+        let bulk = |f: &Frame| match f {
+            Frame::Bulk(b) => Some(b.clone()),
+            _ => None,
+        };
+        let kind = bulk(items.first()?)?;
+        match (kind.as_slice(), items.len()) {
+            (b"message", 3) => Some((
+                MessageKind::Message,
+                None,
+                bulk(&items[1])?,
+                bulk(&items[2])?,
+            )),
+            (b"smessage", 3) => Some((
+                MessageKind::SMessage,
+                None,
+                bulk(&items[1])?,
+                bulk(&items[2])?,
+            )),
+            (b"pmessage", 4) => Some((
+                MessageKind::PMessage,
+                Some(bulk(&items[1])?),
+                bulk(&items[2])?,
+                bulk(&items[3])?,
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// What the pub/sub checker needs beyond the ops and executions.
+#[derive(Clone, Debug, Default)]
+pub struct PubSubRecord {
+    /// Every message received, in the order the world saw them.
+    pub deliveries: Vec<Delivery>,
+    /// Connections the engine dropped (disconnect or reset), each with
+    /// `History::executions.len()` at that moment: from then on it holds
+    /// no subscription, so PUBLISH no longer counts it.
+    pub server_disconnects: Vec<(ConnId, usize)>,
 }

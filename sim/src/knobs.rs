@@ -244,6 +244,10 @@ fn draw_collections(seed: u64) -> (Vec<WorkloadKind>, u32) {
                 // Two clients contend for the accounts.
                 drawn.push(kind);
             }
+            if kind == WorkloadKind::PubSub {
+                // One client per role (see `workload::pubsub`).
+                drawn.extend([kind; 3]);
+            }
         }
     }
     let clients_extra = drawn.len() as u32;

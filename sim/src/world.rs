@@ -25,7 +25,7 @@ use seedkv_engine::{ClientId, Config, ConnectInfo, Engine, Event, Now, PlantedBu
 use crate::check::blocking::blocking_timeout;
 use crate::client::{encode_request_into, SimClient, SlowReader, RECONNECT_NS};
 use crate::cost::CostModel;
-use crate::history::{Conn, Execution, History, Op, Received};
+use crate::history::{Conn, Delivery, Execution, History, Op, Received};
 use crate::knobs::{Knobs, CLOCK_JUMP_MS_MAX, IDLE_MS_MAX};
 use crate::net::{Pipe, CLIENT_PIPE_BYTES_MAX, SERVER_READ_BYTES_MAX};
 use crate::queue::EventQueue;
@@ -409,6 +409,8 @@ impl World {
                 cs.up_watched.push_back((end, seq_in_conn));
             }
             c.outstanding.push_back(self.history.ops.len());
+            let frames = c.workload.reply_frames(&request);
+            c.reply_frames.push_back(frames);
             self.history.ops.push(Op {
                 client,
                 conn,
@@ -599,6 +601,13 @@ impl World {
             match c.decoder.next_frame() {
                 Ok(Some(frame)) => {
                     self.trace.word(0xf4a3e);
+                    // Pub/sub: messages answer no request; a reply of
+                    // several frames (subscribe confirmations) is gathered.
+                    let frame = match self.pubsub_frame(client, conn, frame) {
+                        Some(frame) => frame,
+                        None => continue,
+                    };
+                    let c = &mut self.clients[ci];
                     let Some(op_index) = c.outstanding.pop_front() else {
                         if matches!(frame, Frame::Push(_)) {
                             continue;
@@ -651,6 +660,56 @@ impl World {
         }
     }
 
+    /// Routes one received frame of a client that may be subscribed: a
+    /// pub/sub message is recorded (`History::pubsub`) and handed to the
+    /// workload; a frame that is part of a reply of several frames is kept
+    /// until the last one. Returns the frame (or the gathered array of
+    /// frames) that answers the oldest outstanding request, if complete.
+    fn pubsub_frame(&mut self, client: u32, conn: u64, frame: Frame) -> Option<Frame> {
+        let c = &mut self.clients[client as usize];
+        if c.workload.takes_messages() {
+            if let Some((kind, pattern, channel, payload)) = Delivery::parse(&frame) {
+                let before_seq = c
+                    .outstanding
+                    .front()
+                    .map_or(c.seq_next, |&i| self.history.ops[i].seq_in_conn);
+                let delivery = Delivery {
+                    conn,
+                    client,
+                    at_ns: self.now_ns,
+                    before_seq,
+                    kind,
+                    pattern,
+                    channel,
+                    payload,
+                };
+                if self.trace.printing() {
+                    self.trace.line(
+                        self.now_ns,
+                        format_args!(
+                            "  client {client} conn {conn} message {}",
+                            frame_summary(&frame)
+                        ),
+                    );
+                }
+                c.workload.on_message(&delivery);
+                self.history.pubsub.deliveries.push(delivery);
+                return None;
+            }
+        }
+        let wanted = c.reply_frames.front().copied().unwrap_or(1);
+        if wanted <= 1 {
+            c.reply_frames.pop_front();
+            return Some(frame);
+        }
+        c.reply_parts.push(frame);
+        if c.reply_parts.len() < wanted {
+            return None;
+        }
+        c.reply_frames.pop_front();
+        Some(Frame::Array(std::mem::take(&mut c.reply_parts)))
+    }
+
     fn mark_done(&mut self, client: u32) {
         let c = &mut self.clients[client as usize];
         if !c.done {
@@ -678,6 +737,14 @@ impl World {
         let think = c.workload.think_ns(&mut c.rng);
         c.wake_gen += 1;
         let gen = c.wake_gen;
+        // A slow reader's scheduled read went stale with `wake_gen`: read
+        // on, for pub/sub messages keep arriving between batches.
+        if let (true, Some(s)) = (c.read_scheduled, c.slow_reader) {
+            self.schedule(
+                self.now_ns + s.interval_ns,
+                SimEvent::ClientRead { client, gen },
+            );
+        }
         self.schedule(self.now_ns + think, SimEvent::ClientWake { client, gen });
     }
 
@@ -743,6 +810,7 @@ impl World {
         cs.client_open = false;
         if cs.server_open {
             cs.server_open = false;
+            self.record_server_disconnect(id);
             self.engine.disconnect(self.now(), id);
             self.drain_engine(None);
         }
@@ -784,8 +852,15 @@ impl World {
         }
         cs.server_open = false;
         let id = cs.id;
+        self.record_server_disconnect(id);
         self.engine.disconnect(self.now(), id);
         self.drain_engine(None);
+    }
+
+    /// For the pub/sub checker: from here on `id` has no subscriptions.
+    fn record_server_disconnect(&mut self, id: ClientId) {
+        let at = self.history.executions.len();
+        self.history.pubsub.server_disconnects.push((id.0, at));
     }
 
     /// Starts a CPU turn if the CPU is free and has work.

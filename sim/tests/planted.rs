@@ -158,3 +158,8 @@ fn script_partial_visible_is_found() {
         &["group-atomicity", "transfer"],
     );
 }
+
+#[test]
+fn publish_twice_is_found() {
+    hunt(PlantedBug::PublishTwice, 20, &["pubsub"]);
+}

@@ -131,6 +131,7 @@ mod tests {
             }],
             received: vec![],
             faults_end_ns: 50,
+            pubsub: Default::default(),
             end_ns: 10_000,
         }
     }

@@ -10,6 +10,7 @@ pub mod collection_scan;
 pub mod conservation;
 pub mod liveness;
 pub mod pipeline;
+pub mod pubsub;
 
 pub mod latency;
 pub mod linearizability;
@@ -59,5 +60,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(collection_scan::CollectionScan),
         Box::new(blocking::Blocking),
         Box::new(conservation::Conservation),
+        Box::new(pubsub::PubSubDelivery),
     ]
 }

@@ -353,6 +353,7 @@ mod tests {
             }],
             received: vec![],
             faults_end_ns: 0,
+            pubsub: Default::default(),
             end_ns: 1000,
         }
     }

@@ -21,6 +21,7 @@ pub mod kv;
 pub mod lists;
 pub mod ping;
 pub mod pipeline;
+pub mod pubsub;
 pub mod scan;
 pub mod sets;
 pub mod transfer;
@@ -47,6 +48,26 @@ pub trait Workload {
     /// The reply to one of this workload's requests, in request order;
     /// `None` when the connection died before it came.
     fn on_reply(&mut self, _request: &Request, _reply: Option<&Frame>) {}
+
+    /// Called once per request as it is sent, in order: how many frames
+    /// its reply is made of (a SUBSCRIBE of three channels is answered by
+    /// three confirmations). The world hands the reply to [`on_reply`]
+    /// and records it as an array of those frames when more than one.
+    ///
+    /// [`on_reply`]: Workload::on_reply
+    fn reply_frames(&mut self, _request: &Request) -> usize {
+        1
+    }
+
+    /// Whether this client may be subscribed: then a pub/sub message frame
+    /// (see [`crate::history::Delivery::parse`]) answers no request, and
+    /// goes to [`Workload::on_message`] and the history instead.
+    fn takes_messages(&self) -> bool {
+        false
+    }
+
+    /// A pub/sub message arrived (recorded in the history already).
+    fn on_message(&mut self, _delivery: &crate::history::Delivery) {}
 
     /// A new connection opened: whatever state the server kept for the
     /// previous one (subscriptions, protocol) is gone.
@@ -92,6 +113,9 @@ pub enum WorkloadKind {
     /// Blocking pops with small timeouts against producers of tagged
     /// elements.
     Blocking,
+    /// Publishers of numbered messages and RESP2/RESP3 subscribers that
+    /// come and go (channels, patterns, shard channels).
+    PubSub,
     /// Bank transfers between accounts in MULTI/EXEC, WATCH retry loops
     /// and scripts, against readers of every balance; plus unprotected
     /// pipelined pairs.
@@ -112,6 +136,7 @@ impl WorkloadKind {
         WorkloadKind::ZSets,
         WorkloadKind::Lists,
         WorkloadKind::Blocking,
+        WorkloadKind::PubSub,
         WorkloadKind::Transfer,
     ];
 
@@ -128,8 +153,9 @@ impl WorkloadKind {
         WorkloadKind::Ping,
     ];
 
-    /// The collection-type workloads, and the later ones drawn the same
-    /// way with clients of their own (see [`WorkloadKind::CORE`]).
+    /// The collection-type workloads (see [`WorkloadKind::CORE`]), and
+    /// those added after them (transfer, pub/sub), drawn the same way on
+    /// clients of their own.
     pub const COLLECTIONS: &'static [WorkloadKind] = &[
         WorkloadKind::Hashes,
         WorkloadKind::Sets,
@@ -137,6 +163,7 @@ impl WorkloadKind {
         WorkloadKind::Lists,
         WorkloadKind::Blocking,
         WorkloadKind::Transfer,
+        WorkloadKind::PubSub,
     ];
 
     pub fn name(self) -> &'static str {
@@ -153,6 +180,7 @@ impl WorkloadKind {
             WorkloadKind::ZSets => "zsets",
             WorkloadKind::Lists => "lists",
             WorkloadKind::Blocking => "blocking",
+            WorkloadKind::PubSub => "pubsub",
             WorkloadKind::Transfer => "transfer",
         }
     }
@@ -176,6 +204,7 @@ impl WorkloadKind {
             WorkloadKind::ZSets => Box::new(zsets::ZSets::new(rng)),
             WorkloadKind::Lists => Box::new(lists::Lists::new(client)),
             WorkloadKind::Blocking => Box::new(blocking::Blocking::new(client)),
+            WorkloadKind::PubSub => Box::new(pubsub::PubSub::new(client)),
             WorkloadKind::Transfer => Box::new(transfer::Transfer::new(client)),
         }
     }

@@ -1,0 +1,547 @@
+//! Pub/sub delivery: pub/sub keeps nothing, and delivers each message once
+//! to whoever is subscribed when it is published.
+//!
+//! A *target* is one subscription of one connection: a channel
+//! (`message`), a pattern (`pmessage`) or a shard channel (`smessage`).
+//! For each PUBLISH/SPUBLISH (payloads are unique in a run, see
+//! `workload::pubsub`):
+//!
+//! - **nothing unsubscribed**: a message reaches only targets subscribed
+//!   when it was published, so nothing is replayed to a new connection
+//!   and nothing reaches a connection after it unsubscribed;
+//! - **exactly once**: no target gets a message twice;
+//! - **no loss**: a target subscribed when the message was published, and
+//!   still subscribed when its connection received the reply of a request
+//!   that executed after the publish, got the message before that reply
+//!   (the server writes one connection's output in execution order);
+//! - **order**: each target gets its messages in publish order;
+//! - **count**: PUBLISH replies the number of targets it reached.
+//!
+//! Where the engine's execution order is recorded (the simulator), "when"
+//! is exact: subscriptions are replayed through it, with the moments the
+//! engine dropped connections (`History::pubsub`). Over a real socket
+//! (no executions), client-side intervals bound it conservatively: a
+//! subscription confirmed before the publish was sent must deliver, one
+//! begun after the publish was answered (or ended before it was sent) must
+//! not; the receiver count is then not checked.
+//!
+//! A pure function of the history, so it can judge any recorded run.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use seedkv_engine::resp::Frame;
+use seedkv_engine::util::glob_match;
+
+use super::{Checker, RunFacts, Violation};
+use crate::check::pipeline::render_args;
+use crate::history::{ConnId, Delivery, History, MessageKind, Op};
+
+pub struct PubSubDelivery;
+
+const NAME: &str = "pubsub";
+
+/// One subscription of one connection.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Target {
+    pub conn: ConnId,
+    pub kind: MessageKind,
+    /// The channel, pattern or shard channel.
+    pub name: Vec<u8>,
+}
+
+impl Target {
+    fn of(d: &Delivery) -> Target {
+        let name = match d.kind {
+            MessageKind::PMessage => d.pattern.clone().unwrap_or_default(),
+            _ => d.channel.clone(),
+        };
+        Target {
+            conn: d.conn,
+            kind: d.kind,
+            name,
+        }
+    }
+
+    fn render(&self) -> String {
+        let kind = match self.kind {
+            MessageKind::Message => "channel",
+            MessageKind::PMessage => "pattern",
+            MessageKind::SMessage => "shard channel",
+        };
+        format!(
+            "conn {} {kind} {}",
+            self.conn,
+            String::from_utf8_lossy(&self.name)
+        )
+    }
+}
+
+/// One PUBLISH or SPUBLISH.
+struct Publish<'a> {
+    op: &'a Op,
+    shard: bool,
+    channel: &'a [u8],
+    /// Its index in the execution order, if the engine executed it.
+    exec: Option<usize>,
+    /// Targets subscribed when it executed (execution order known).
+    receivers: BTreeSet<Target>,
+}
+
+fn violation(message: String) -> Result<(), Violation> {
+    Err(Violation {
+        checker: NAME,
+        message,
+    })
+}
+
+/// The subscription kind a subscribe-family command changes, and whether
+/// it subscribes.
+fn subscription_command(name: &[u8]) -> Option<(MessageKind, bool)> {
+    let upper = name.to_ascii_uppercase();
+    Some(match upper.as_slice() {
+        b"SUBSCRIBE" => (MessageKind::Message, true),
+        b"UNSUBSCRIBE" => (MessageKind::Message, false),
+        b"PSUBSCRIBE" => (MessageKind::PMessage, true),
+        b"PUNSUBSCRIBE" => (MessageKind::PMessage, false),
+        b"SSUBSCRIBE" => (MessageKind::SMessage, true),
+        b"SUNSUBSCRIBE" => (MessageKind::SMessage, false),
+        _ => return None,
+    })
+}
+
+/// Whether `op` publishes, and on a shard channel.
+fn publish_command(op: &Op) -> Option<bool> {
+    if op.args.len() != 3 {
+        return None;
+    }
+    let upper = op.args[0].to_ascii_uppercase();
+    match upper.as_slice() {
+        b"PUBLISH" => Some(false),
+        b"SPUBLISH" => Some(true),
+        _ => None,
+    }
+}
+
+/// Whether a message of a publish (`shard`, `channel`) reaches `target`'s
+/// kind of subscription named `name`.
+fn reaches(shard: bool, channel: &[u8], kind: MessageKind, name: &[u8]) -> bool {
+    match kind {
+        MessageKind::Message => !shard && name == channel,
+        MessageKind::PMessage => !shard && glob_match(name, channel, false),
+        MessageKind::SMessage => shard && name == channel,
+    }
+}
+
+impl Checker for PubSubDelivery {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn check(&self, history: &History, _facts: &RunFacts) -> Result<(), Violation> {
+        let mut publishes: BTreeMap<&[u8], Publish> = BTreeMap::new();
+        for op in &history.ops {
+            let Some(shard) = publish_command(op) else {
+                continue;
+            };
+            let publish = Publish {
+                op,
+                shard,
+                channel: &op.args[1],
+                exec: None,
+                receivers: BTreeSet::new(),
+            };
+            if publishes.insert(&op.args[2], publish).is_some() {
+                // Payloads are unique by construction; a repeat is someone
+                // else's workload, not ours to judge.
+                return Ok(());
+            }
+        }
+        if publishes.is_empty() {
+            return Ok(());
+        }
+        let ops: BTreeMap<(ConnId, u64), &Op> = history
+            .ops
+            .iter()
+            .map(|op| ((op.conn, op.seq_in_conn), op))
+            .collect();
+        if history.executions.is_empty() {
+            return by_client_intervals(history, &publishes, &ops);
+        }
+        by_execution_order(history, &mut publishes, &ops)?;
+        check_deliveries(history, &publishes, |p| p.exec.map(|e| e as u64))?;
+        check_no_loss(history, &publishes, &ops)
+    }
+}
+
+/// Replays subscriptions through the execution order: each publish's
+/// receivers and its reply.
+fn by_execution_order(
+    history: &History,
+    publishes: &mut BTreeMap<&[u8], Publish>,
+    ops: &BTreeMap<(ConnId, u64), &Op>,
+) -> Result<(), Violation> {
+    let mut held: BTreeMap<ConnId, BTreeSet<(MessageKind, Vec<u8>)>> = BTreeMap::new();
+    let mut disconnects = history.pubsub.server_disconnects.iter().peekable();
+    for (index, exec) in history.executions.iter().enumerate() {
+        while let Some(&&(conn, _)) = disconnects.peek().filter(|(_, at)| *at <= index) {
+            held.remove(&conn);
+            disconnects.next();
+        }
+        let Some(op) = ops.get(&(exec.conn, exec.seq_in_conn)) else {
+            continue;
+        };
+        if exec.name.is_empty() {
+            continue;
+        }
+        if let Some((kind, subscribe)) = subscription_command(&op.args[0]) {
+            let set = held.entry(op.conn).or_default();
+            let names = &op.args[1..];
+            if subscribe {
+                set.extend(names.iter().map(|n| (kind, n.clone())));
+            } else if names.is_empty() {
+                set.retain(|(k, _)| *k != kind);
+            } else {
+                for n in names {
+                    set.remove(&(kind, n.clone()));
+                }
+            }
+            continue;
+        }
+        if publish_command(op).is_none() {
+            continue;
+        }
+        let Some(p) = publishes.get_mut(op.args[2].as_slice()) else {
+            continue;
+        };
+        p.exec = Some(index);
+        for (&conn, set) in &held {
+            for (kind, name) in set {
+                if reaches(p.shard, p.channel, *kind, name) {
+                    p.receivers.insert(Target {
+                        conn,
+                        kind: *kind,
+                        name: name.clone(),
+                    });
+                }
+            }
+        }
+        if let Some((_, reply)) = &op.complete {
+            let expected = p.receivers.len() as i64;
+            if *reply != Frame::Integer(expected) {
+                return violation(format!(
+                    "execution #{index} `{}` (conn {} request {}) replied {} but {expected} \
+                     subscription(s) held it then: {}",
+                    render_args(&op.args),
+                    op.conn,
+                    op.seq_in_conn,
+                    crate::world::frame_summary(reply),
+                    render_targets(&p.receivers)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn render_targets(targets: &BTreeSet<Target>) -> String {
+    let v: Vec<String> = targets.iter().take(8).map(Target::render).collect();
+    format!("[{}]", v.join(", "))
+}
+
+/// The rules every delivery obeys on its own: it was published, to a
+/// subscription it reaches, once, in order. `order_of` gives a publish's
+/// place in publish order (None: never executed).
+fn check_deliveries(
+    history: &History,
+    publishes: &BTreeMap<&[u8], Publish>,
+    order_of: impl Fn(&Publish) -> Option<u64>,
+) -> Result<(), Violation> {
+    let mut seen: BTreeSet<(&[u8], Target)> = BTreeSet::new();
+    let mut last: BTreeMap<Target, (u64, &[u8])> = BTreeMap::new();
+    for d in &history.pubsub.deliveries {
+        let target = Target::of(d);
+        let what = format!(
+            "{} at {} ns got {:?} on {}",
+            target.render(),
+            d.at_ns,
+            String::from_utf8_lossy(&d.payload),
+            String::from_utf8_lossy(&d.channel)
+        );
+        let Some(p) = publishes.get(d.payload.as_slice()) else {
+            return violation(format!("{what}: no such message was ever published"));
+        };
+        if p.channel != d.channel.as_slice()
+            || !reaches(p.shard, p.channel, target.kind, &target.name)
+        {
+            return violation(format!(
+                "{what}: it was published by `{}`",
+                render_args(&p.op.args)
+            ));
+        }
+        let Some(order) = order_of(p) else {
+            return violation(format!(
+                "{what}: its `{}` never executed",
+                render_args(&p.op.args)
+            ));
+        };
+        if p.exec.is_some() && !p.receivers.contains(&target) {
+            return violation(format!(
+                "{what}: not subscribed when `{}` executed (execution #{order}): delivered \
+                 to a connection that was not listening, or replayed",
+                render_args(&p.op.args)
+            ));
+        }
+        if !seen.insert((&d.payload, target.clone())) {
+            return violation(format!("{what}: delivered twice"));
+        }
+        if let Some(&(prev, prev_payload)) = last.get(&target) {
+            if prev >= order {
+                return violation(format!(
+                    "{what}: after {:?}, which was published later",
+                    String::from_utf8_lossy(prev_payload)
+                ));
+            }
+        }
+        last.insert(target, (order, &d.payload));
+    }
+    Ok(())
+}
+
+/// Requests of each connection in execution order: (execution index,
+/// request index).
+fn executions_by_conn(history: &History) -> BTreeMap<ConnId, Vec<(usize, u64)>> {
+    let mut by_conn: BTreeMap<ConnId, Vec<(usize, u64)>> = BTreeMap::new();
+    for (index, e) in history.executions.iter().enumerate() {
+        by_conn
+            .entry(e.conn)
+            .or_default()
+            .push((index, e.seq_in_conn));
+    }
+    by_conn
+}
+
+/// Where each (payload, target) was delivered: the request whose reply
+/// came next.
+fn delivered_before(history: &History) -> BTreeMap<(&[u8], Target), u64> {
+    let mut at = BTreeMap::new();
+    for d in &history.pubsub.deliveries {
+        at.entry((d.payload.as_slice(), Target::of(d)))
+            .or_insert(d.before_seq);
+    }
+    at
+}
+
+/// No loss, by execution order: a receiver whose connection answered a
+/// request executed after the publish got the message before that answer.
+fn check_no_loss(
+    history: &History,
+    publishes: &BTreeMap<&[u8], Publish>,
+    ops: &BTreeMap<(ConnId, u64), &Op>,
+) -> Result<(), Violation> {
+    let by_conn = executions_by_conn(history);
+    let delivered = delivered_before(history);
+    for (payload, p) in publishes {
+        let Some(exec) = p.exec else { continue };
+        for target in &p.receivers {
+            let Some(execs) = by_conn.get(&target.conn) else {
+                continue;
+            };
+            let first_after = execs.partition_point(|&(e, _)| e <= exec);
+            let Some(&(later_exec, later_seq)) = execs.get(first_after) else {
+                continue;
+            };
+            let answered = ops
+                .get(&(target.conn, later_seq))
+                .is_some_and(|op| op.complete.is_some());
+            if !answered {
+                continue;
+            }
+            let got = delivered.get(&(*payload, target.clone()));
+            if got.is_none_or(|&before| before > later_seq) {
+                return violation(format!(
+                    "{} lost {:?} (`{}`, execution #{exec}): subscribed then, and request \
+                     #{later_seq} (execution #{later_exec}) was answered {}",
+                    target.render(),
+                    String::from_utf8_lossy(payload),
+                    render_args(&p.op.args),
+                    match got {
+                        None => "without the message ever arriving".to_string(),
+                        Some(b) => format!("before it (it came before request #{b})"),
+                    }
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One subscription change on a connection, from the client's view.
+struct Change<'a> {
+    op: &'a Op,
+    kind: MessageKind,
+    subscribe: bool,
+}
+
+impl Change<'_> {
+    /// Whether it adds or drops `target`'s subscription.
+    fn touches(&self, target: &Target) -> bool {
+        self.kind == target.kind
+            && (self.op.args.len() == 1 || self.op.args[1..].contains(&target.name))
+    }
+}
+
+/// The conservative checks when only client-side times are known.
+fn by_client_intervals(
+    history: &History,
+    publishes: &BTreeMap<&[u8], Publish>,
+    ops: &BTreeMap<(ConnId, u64), &Op>,
+) -> Result<(), Violation> {
+    let mut changes: BTreeMap<ConnId, Vec<Change>> = BTreeMap::new();
+    for op in &history.ops {
+        if let Some((kind, subscribe)) = subscription_command(&op.args[0]) {
+            changes.entry(op.conn).or_default().push(Change {
+                op,
+                kind,
+                subscribe,
+            });
+        }
+    }
+    // Publish order per publisher: the sequence number in `<client>:<seq>`.
+    let seq_of = |p: &Publish| -> Option<u64> {
+        let payload = std::str::from_utf8(&p.op.args[2]).ok()?;
+        payload.rsplit_once(':')?.1.parse().ok()
+    };
+    let empty = Vec::new();
+    for d in &history.pubsub.deliveries {
+        let Some(p) = publishes.get(d.payload.as_slice()) else {
+            continue;
+        };
+        let target = Target::of(d);
+        let end_ns = p.op.complete.as_ref().map_or(u64::MAX, |(t, _)| *t);
+        let conn_changes = changes.get(&d.conn).unwrap_or(&empty);
+        let possible = conn_changes.iter().any(|s| {
+            s.subscribe
+                && s.touches(&target)
+                && s.op.invoke_ns <= end_ns
+                && !conn_changes.iter().any(|u| {
+                    !u.subscribe
+                        && u.touches(&target)
+                        && u.op.seq_in_conn > s.op.seq_in_conn
+                        && u.op
+                            .complete
+                            .as_ref()
+                            .is_some_and(|(t, _)| *t < p.op.invoke_ns)
+                })
+        });
+        if !possible {
+            return violation(format!(
+                "{} got {:?} (`{}`) though no subscription of it can have been active \
+                 between {} and {} ns",
+                target.render(),
+                String::from_utf8_lossy(&d.payload),
+                render_args(&p.op.args),
+                p.op.invoke_ns,
+                end_ns
+            ));
+        }
+    }
+    // Exactly once, and per publisher in its sequence order (a publisher
+    // keeps one order across its connections: it reconnects only when
+    // nothing is in flight).
+    let mut seen: BTreeSet<(&[u8], Target)> = BTreeSet::new();
+    let mut last: BTreeMap<(Target, &[u8]), u64> = BTreeMap::new();
+    for d in &history.pubsub.deliveries {
+        let target = Target::of(d);
+        if !seen.insert((&d.payload, target.clone())) {
+            return violation(format!(
+                "{} got {:?} twice",
+                target.render(),
+                String::from_utf8_lossy(&d.payload)
+            ));
+        }
+        let Some(p) = publishes.get(d.payload.as_slice()) else {
+            return violation(format!(
+                "{} got {:?}: no such message was ever published",
+                target.render(),
+                String::from_utf8_lossy(&d.payload)
+            ));
+        };
+        let Some((publisher, _)) = std::str::from_utf8(&d.payload)
+            .ok()
+            .and_then(|s| s.rsplit_once(':'))
+        else {
+            continue;
+        };
+        if let Some(seq) = seq_of(p) {
+            let key = (target.clone(), publisher.as_bytes());
+            if last.get(&key).is_some_and(|&prev| prev >= seq) {
+                return violation(format!(
+                    "{} got {:?} after a later message of the same publisher",
+                    target.render(),
+                    String::from_utf8_lossy(&d.payload)
+                ));
+            }
+            last.insert(key, seq);
+        }
+    }
+    // No loss: confirmed before the publish was sent, and a request sent
+    // after its reply was answered, with no unsubscribe of it in between.
+    let delivered = delivered_before(history);
+    for (payload, p) in publishes {
+        let Some((published_ns, _)) = &p.op.complete else {
+            continue;
+        };
+        for (&conn, conn_changes) in &changes {
+            for s in conn_changes {
+                let confirmed =
+                    s.op.complete
+                        .as_ref()
+                        .is_some_and(|(t, _)| *t < p.op.invoke_ns);
+                if !s.subscribe || !confirmed {
+                    continue;
+                }
+                for name in &s.op.args[1..] {
+                    let target = Target {
+                        conn,
+                        kind: s.kind,
+                        name: name.clone(),
+                    };
+                    if !reaches(p.shard, p.channel, s.kind, name) {
+                        continue;
+                    }
+                    let later = (s.op.seq_in_conn + 1..)
+                        .map_while(|seq| ops.get(&(conn, seq)))
+                        .find(|op| op.invoke_ns > *published_ns);
+                    let Some(later) = later.filter(|op| op.complete.is_some()) else {
+                        continue;
+                    };
+                    let dropped = conn_changes.iter().any(|u| {
+                        !u.subscribe
+                            && u.touches(&target)
+                            && u.op.seq_in_conn > s.op.seq_in_conn
+                            && u.op.seq_in_conn < later.seq_in_conn
+                    });
+                    if dropped {
+                        continue;
+                    }
+                    let got = delivered.get(&(*payload, target.clone()));
+                    if got.is_none_or(|&before| before > later.seq_in_conn) {
+                        return violation(format!(
+                            "{} lost {:?} (`{}`): confirmed before it was sent, and request \
+                             #{} sent after its reply was answered",
+                            target.render(),
+                            String::from_utf8_lossy(payload),
+                            render_args(&p.op.args),
+                            later.seq_in_conn
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "pubsub_tests.rs"]
+mod tests;
