@@ -78,6 +78,17 @@ impl EvictState {
             .map_or(0, |since| now.mono_ns.saturating_sub(since) / 1_000_000)
     }
 
+    /// CONFIG RESETSTAT: `evicted_keys` and the time over the limit start
+    /// again from zero (a stretch over the limit in progress counts from
+    /// now).
+    pub fn reset_stats(&mut self, now: Now) {
+        self.evicted_keys = 0;
+        self.exceeded_before_ns = 0;
+        if self.exceeded_since_ns.is_some() {
+            self.exceeded_since_ns = Some(now.mono_ns);
+        }
+    }
+
     fn exceeded(&mut self, now: Now) {
         self.exceeded_since_ns.get_or_insert(now.mono_ns);
     }
@@ -289,7 +300,7 @@ fn pick_victim(server: &mut Server, policy: MaxmemoryPolicy) -> Option<(usize, B
         }
         return None;
     }
-    let samples = server.config.maxmemory_samples.clamp(1, 64);
+    let samples = server.config.maxmemory_samples.max(1);
     // Each round either finds a live candidate or empties the pool of
     // stale ones after refilling it; a round that samples no key ends it.
     loop {

@@ -77,7 +77,7 @@ impl EvictionPool {
     }
 
     /// Samples `samples` keys of `db` (from its TTL dict for volatile
-    /// policies) and offers each to the pool.
+    /// policies; at most as many as it holds) and offers each to the pool.
     pub fn populate(
         &mut self,
         db_index: usize,
@@ -88,7 +88,15 @@ impl EvictionPool {
     ) {
         debug_assert!(policy != MaxmemoryPolicy::NoEviction);
         let access = db.access();
-        for _ in 0..samples {
+        let dict_len = if volatile_only(policy) {
+            db.expires.len()
+        } else {
+            db.len()
+        };
+        // Like Redis's dictGetSomeKeys, never more draws than keys: a huge
+        // maxmemory-samples costs at most one pass's worth of the dict.
+        let draws = (samples as usize).min(dict_len);
+        for _ in 0..draws {
             let key = if volatile_only(policy) {
                 db.expires.random_key(rng)
             } else {

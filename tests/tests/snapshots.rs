@@ -92,6 +92,11 @@ fn multi() {
     check("multi");
 }
 
+#[test]
+fn maxmemory() {
+    check("maxmemory");
+}
+
 /// Every script has a snapshot test above.
 #[test]
 fn every_script_is_snapshotted() {
@@ -112,6 +117,7 @@ fn every_script_is_snapshotted() {
         "blocking",
         "multi",
         "slowlog",
+        "maxmemory",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();

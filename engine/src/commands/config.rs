@@ -376,7 +376,10 @@ static PARAMS: &[Param] = &[
     Param {
         name: "maxmemory-samples",
         alias: None,
-        ty: Type::Int { min: 1, max: 64 },
+        ty: Type::Int {
+            min: 1,
+            max: INT_MAX,
+        },
         flags: 0,
         store: Store::Field {
             get: |c| c.maxmemory_samples.to_string(),
@@ -1103,6 +1106,7 @@ fn config_set_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn config_resetstat(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     ctx.server.stats.reset();
     ctx.server.keyspace.expired_keys = 0;
+    ctx.server.evict.reset_stats(ctx.now);
     ctx.ok();
 }
 
