@@ -1,0 +1,64 @@
+//! redis-py, the most used Python client, against seedkv-server: common
+//! commands, a pipeline, MULTI/EXEC and WATCH, and pub/sub
+//! (tests/py/redis_py_smoke.py). The same script runs against Debian's
+//! redis-server when it is installed, so the script's expectations are
+//! Redis's own.
+//!
+//! redis-py comes from Debian's `python3-redis` (.ci/run installs it). The
+//! test skips with a printed reason only when no Python on this machine can
+//! import it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use seedkv_tests::{find_in_path, workspace_root, ServerProcess};
+
+/// A Python that can `import redis`: Debian's first (python3-redis installs
+/// into the system interpreter, which a pyenv shim may hide), then `python3`
+/// on PATH.
+fn python_with_redis() -> Option<PathBuf> {
+    let candidates = [
+        Some(PathBuf::from("/usr/bin/python3")),
+        find_in_path("python3"),
+    ];
+    candidates.into_iter().flatten().find(|py| {
+        Command::new(py)
+            .args(["-c", "import redis"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+fn run_script(python: &PathBuf, port: u16) -> String {
+    let script = workspace_root().join("tests/py/redis_py_smoke.py");
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(port.to_string())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "redis-py script failed on port {port}:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn redis_py_common_ops_pipeline_transactions_pubsub() {
+    let Some(python) = python_with_redis() else {
+        eprintln!(
+            "SKIPPED: redis-py is not installed (apt-get install python3-redis; .ci/run installs it)"
+        );
+        return;
+    };
+    let server = ServerProcess::seedkv(&[]);
+    let out = run_script(&python, server.port);
+    eprint!("seedkv: {out}");
+    assert!(out.contains("OK"), "{out}");
+    if let Some(redis) = ServerProcess::redis() {
+        let out = run_script(&python, redis.port);
+        eprint!("redis-server: {out}");
+    }
+}

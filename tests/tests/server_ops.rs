@@ -1,0 +1,295 @@
+//! Operating the shipped binary: `--help`, a redis.conf-style file, CONFIG
+//! SET at run time, SHUTDOWN and the signals that stop it. Each test spawns
+//! `seedkv-server` itself (it needs the child's pid and exit status).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use seedkv_engine::resp::reply::Frame;
+use seedkv_tests::{server_binary, RespClient, ServerProcess};
+
+/// How long a server may take to start or to exit.
+const PROCESS_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A seedkv-server child whose stderr (the log) is collected.
+struct Spawned {
+    child: Child,
+    port: u16,
+    log: Arc<Mutex<String>>,
+}
+
+impl Spawned {
+    fn start(args: &[&str]) -> Spawned {
+        let mut child = Command::new(server_binary())
+            .args(["--port", "0", "--seed", "1"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn seedkv-server");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let writer = log.clone();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if line.contains("Ready to accept connections") {
+                    let port = line
+                        .rsplit("port=")
+                        .next()
+                        .and_then(|p| p.parse::<u16>().ok());
+                    if let (Some(tx), Some(port)) = (tx.take(), port) {
+                        let _ = tx.send(port);
+                    }
+                }
+                let mut log = writer.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let port = rx
+            .recv_timeout(PROCESS_TIMEOUT)
+            .unwrap_or_else(|_| panic!("no ready line; log:\n{}", log.lock().unwrap()));
+        Spawned { child, port, log }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits for the process to exit (bounded).
+    fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + PROCESS_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                // Let the log reader catch the last lines.
+                std::thread::sleep(Duration::from_millis(50));
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "seedkv-server did not exit; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("run kill")
+            .success();
+        assert!(ok, "kill -{name} failed");
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bulk(s: &str) -> Frame {
+    Frame::Bulk(s.as_bytes().to_vec())
+}
+
+fn error(s: &str) -> Frame {
+    Frame::Error(s.as_bytes().to_vec())
+}
+
+fn ok() -> Frame {
+    Frame::Simple(b"OK".to_vec())
+}
+
+/// A raw connection that notices when the server closes it.
+fn idle_connection(port: u16) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(PROCESS_TIMEOUT)).unwrap();
+    s.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+    let mut pong = [0u8; 7];
+    s.read_exact(&mut pong).unwrap();
+    assert_eq!(&pong, b"+PONG\r\n");
+    s
+}
+
+/// Reads until EOF: what the server sent before closing.
+fn read_to_close(mut s: TcpStream) -> Vec<u8> {
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    rest
+}
+
+#[test]
+fn help_documents_every_flag() {
+    let out = Command::new(server_binary())
+        .arg("--help")
+        .output()
+        .expect("run --help");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "[CONFIG_FILE]",
+        "--port",
+        "--bind",
+        "--requirepass",
+        "--protected-mode",
+        "--seed",
+        "--help",
+        "--version",
+        "127.0.0.1 -::1",
+        "SIGTERM",
+    ] {
+        assert!(
+            help.contains(flag),
+            "--help does not mention {flag}:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn config_file_in_redis_conf_syntax() {
+    let dir = std::env::temp_dir().join(format!("seedkv-server-ops-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("seedkv.conf");
+    std::fs::write(
+        &path,
+        "# a redis.conf\nrequirepass \"s3 cret\"\nmaxclients 77\nhz 20\ntcp-keepalive 60\nhash-max-listpack-entries 64\n",
+    )
+    .unwrap();
+    let server = ServerProcess::seedkv(&[path.to_str().unwrap()]);
+    let mut c = RespClient::connect(server.port);
+    assert_eq!(
+        c.command(&[b"GET", b"k"]),
+        error("NOAUTH Authentication required.")
+    );
+    assert_eq!(c.command(&[b"AUTH", b"s3 cret"]), ok());
+    for (key, want) in [
+        ("maxclients", "77"),
+        ("hz", "20"),
+        ("tcp-keepalive", "60"),
+        ("hash-max-listpack-entries", "64"),
+        ("bind", "127.0.0.1 -::1"),
+    ] {
+        assert_eq!(
+            c.command(&[b"CONFIG", b"GET", key.as_bytes()]),
+            Frame::Array(vec![bulk(key), bulk(want)]),
+            "{key}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn config_set_at_run_time() {
+    let server = ServerProcess::seedkv(&[]);
+    let mut c = RespClient::connect(server.port);
+    // What Redis lets change at run time takes effect ...
+    assert_eq!(
+        c.command(&[b"CONFIG", b"SET", b"tcp-keepalive", b"30"]),
+        ok()
+    );
+    assert_eq!(
+        c.command(&[b"CONFIG", b"SET", b"protected-mode", b"no"]),
+        ok()
+    );
+    assert_eq!(c.command(&[b"CONFIG", b"SET", b"requirepass", b"pw"]), ok());
+    let mut other = RespClient::connect(server.port);
+    assert_eq!(
+        other.command(&[b"PING"]),
+        error("NOAUTH Authentication required.")
+    );
+    assert_eq!(other.command(&[b"AUTH", b"pw"]), ok());
+    assert_eq!(
+        other.command(&[b"CONFIG", b"GET", b"tcp-keepalive"]),
+        Frame::Array(vec![bulk("tcp-keepalive"), bulk("30")])
+    );
+    // ... and what it does not is refused with its words.
+    assert_eq!(
+        other.command(&[b"CONFIG", b"SET", b"daemonize", b"yes"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'daemonize') - can't set immutable config")
+    );
+    assert_eq!(
+        other.command(&[b"CONFIG", b"SET", b"tcp-keepalive", b"abc"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'tcp-keepalive') - argument couldn't be parsed into an integer")
+    );
+}
+
+#[test]
+fn shutdown_command_exits_zero_and_closes_connections() {
+    let mut server = Spawned::start(&[]);
+    let idle = idle_connection(server.port);
+    let mut c = RespClient::connect(server.port);
+    assert_eq!(
+        c.command(&[b"SHUTDOWN", b"ABORT"]),
+        error("ERR No shutdown in progress.")
+    );
+    assert_eq!(
+        c.command(&[b"SHUTDOWN", b"SAVE"]),
+        error("ERR Errors trying to SHUTDOWN. Check logs.")
+    );
+    assert_eq!(
+        c.command(&[b"SHUTDOWN", b"NOSAVE", b"SAVE"]),
+        error("ERR syntax error")
+    );
+    let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    s.set_read_timeout(Some(PROCESS_TIMEOUT)).unwrap();
+    s.write_all(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n")
+        .unwrap();
+    assert_eq!(read_to_close(s), b"", "SHUTDOWN itself replies nothing");
+    assert_eq!(read_to_close(idle), b"", "other clients are closed");
+    let status = server.wait_exit();
+    let log = server.log();
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
+    assert!(log.contains("User requested shutdown..."), "{log}");
+    assert!(
+        log.contains("Error trying to save the DB, can't exit."),
+        "{log}"
+    );
+    assert!(log.contains("ready to exit, bye bye..."), "{log}");
+}
+
+#[test]
+fn sigterm_and_sigint_exit_zero_and_close_connections() {
+    for (signal, line) in [
+        ("TERM", "Received SIGTERM scheduling shutdown..."),
+        ("INT", "Received SIGINT scheduling shutdown..."),
+    ] {
+        let mut server = Spawned::start(&[]);
+        let idle = idle_connection(server.port);
+        server.signal(signal);
+        assert_eq!(read_to_close(idle), b"", "SIG{signal} closes clients");
+        let status = server.wait_exit();
+        let log = server.log();
+        assert_eq!(status.code(), Some(0), "SIG{signal}; log:\n{log}");
+        assert!(log.contains(line), "{log}");
+        assert!(log.contains("ready to exit, bye bye..."), "{log}");
+    }
+}
+
+#[test]
+fn default_bind_is_loopback_with_optional_ipv6() {
+    let server = Spawned::start(&[]);
+    let mut c = RespClient::connect(server.port);
+    assert_eq!(
+        c.command(&[b"CONFIG", b"GET", b"bind"]),
+        Frame::Array(vec![bulk("bind"), bulk("127.0.0.1 -::1")])
+    );
+    // IPv6 loopback is served when the machine has it (the `-` makes it
+    // optional, so a machine without IPv6 still starts).
+    if !server.log().contains("Could not bind optional address ::1") {
+        let mut s = TcpStream::connect(("::1", server.port)).expect("connect over ::1");
+        s.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+        let mut pong = [0u8; 7];
+        s.read_exact(&mut pong).unwrap();
+        assert_eq!(&pong, b"+PONG\r\n");
+    }
+}
