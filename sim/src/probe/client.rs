@@ -63,10 +63,16 @@ impl Shared {
         self.start.elapsed().as_nanos() as u64
     }
 
-    /// Reserves `n` requests of the budget; `false` once it is spent.
+    /// Reserves `n` requests of the budget; `false` (and nothing reserved)
+    /// if they do not fit, so that smaller batches of other clients can
+    /// still use what is left.
     fn reserve(&self, n: u64) -> bool {
         let before = self.ops_reserved.fetch_add(n, Ordering::Relaxed);
-        before + n <= self.ops_max
+        if before + n <= self.ops_max {
+            return true;
+        }
+        self.ops_reserved.fetch_sub(n, Ordering::Relaxed);
+        false
     }
 
     fn faults_active(&self) -> bool {
