@@ -332,3 +332,25 @@ fn script_cache_commands() {
         err("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
     );
 }
+
+#[test]
+fn planted_script_partial_visible_shows_the_first_write_alone() {
+    let mut t = TestEngine::with_config(Config {
+        planted_bug: Some(seedkv_engine::PlantedBug::ScriptPartialVisible),
+        ..Config::default()
+    });
+    let a = t.connect();
+    let b = t.connect();
+    let transfer = "redis.call('DECRBY', 'acct:a', 5); redis.call('INCRBY', 'acct:b', 5); return 1";
+    assert_eq!(eval(&mut t, a, transfer, &["0"]), int(1));
+    // Another client sees the debit without the credit.
+    assert_eq!(
+        t.cmd(b, &["MGET", "acct:a", "acct:b"]),
+        Frame::Array(vec![bulk("-5"), Frame::Null])
+    );
+    // The credit lands when the next script starts.
+    assert_eq!(
+        eval(&mut t, b, "return redis.call('GET', 'acct:b')", &["0"]),
+        bulk("5")
+    );
+}
