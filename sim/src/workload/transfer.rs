@@ -131,6 +131,10 @@ enum Round {
     },
 }
 
+/// A WATCH round to start again: `(from, to, amount, retries so far,
+/// lease_ms)`.
+type Retry = (Vec<u8>, Vec<u8>, i64, u32, Option<u64>);
+
 pub struct Transfer {
     client: u32,
     /// Both MSETNX replies came (the accounts exist).
@@ -139,9 +143,8 @@ pub struct Transfer {
     /// when the engine ran it.
     scripts: Option<bool>,
     round: Round,
-    /// A WATCH round whose EXEC came back null, to start again:
-    /// `(from, to, amount, retries so far, lease_ms)`.
-    retry: Option<(Vec<u8>, Vec<u8>, i64, u32, Option<u64>)>,
+    /// A WATCH round whose EXEC came back null, to start again.
+    retry: Option<Retry>,
 }
 
 fn amount(rng: &mut ChaCha8Rng) -> i64 {
