@@ -703,6 +703,7 @@ fn drain(engine: &mut Engine, now: Now, history: &mut History, clients: &mut [Dr
                     name: e.name,
                     flags: e.flags,
                     work_units: e.work_units,
+                    in_exec: e.in_exec,
                 });
             }
             Event::Close { client, reason } => {
