@@ -78,6 +78,11 @@ fn sort() {
 }
 
 #[test]
+fn pubsub() {
+    check("pubsub");
+}
+
+#[test]
 fn blocking() {
     check("blocking");
 }
@@ -118,6 +123,7 @@ fn every_script_is_snapshotted() {
         "multi",
         "slowlog",
         "maxmemory",
+        "pubsub",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
