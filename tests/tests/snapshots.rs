@@ -98,6 +98,11 @@ fn multi() {
 }
 
 #[test]
+fn scripting() {
+    check("scripting");
+}
+
+#[test]
 fn maxmemory() {
     check("maxmemory");
 }
@@ -121,6 +126,7 @@ fn every_script_is_snapshotted() {
         "sort",
         "blocking",
         "multi",
+        "scripting",
         "slowlog",
         "maxmemory",
         "pubsub",
