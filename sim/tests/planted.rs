@@ -150,7 +150,6 @@ fn watch_ignores_expiry_is_found() {
 /// clients before it ends); the transfer readers and the group checker
 /// are what must catch it.
 #[test]
-#[ignore = "script-partial-visible is planted by the scripting code; un-ignore once it is"]
 fn script_partial_visible_is_found() {
     hunt(
         PlantedBug::ScriptPartialVisible,
