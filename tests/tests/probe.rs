@@ -37,7 +37,20 @@ fn a_short_probe_passes_every_checker_against_seedkv_server() {
     println!("{text}");
     assert!(report.passed(), "{text}");
     assert!(report.ops_count() >= 3_000, "{text}");
-    assert_eq!(report.verdicts.len(), 5, "{text}");
+    assert_eq!(report.verdicts.len(), 7, "{text}");
+    // The transfer and pub/sub workloads ran, and messages were routed.
+    let names: Vec<&str> = report.verdicts.iter().map(|v| v.name).collect();
+    assert!(
+        names.contains(&"transfer") && names.contains(&"pubsub"),
+        "{text}"
+    );
+    let transfer_ops = report
+        .history
+        .ops
+        .iter()
+        .filter(|op| op.workload == "transfer");
+    assert!(transfer_ops.count() > 0, "{text}");
+    assert!(!report.history.pubsub.deliveries.is_empty(), "{text}");
     // Faults were drawn and injected (DEBUG SLEEP and CLIENT PAUSE may be
     // refused: counted as skipped, never as errors).
     let injected: u64 = report.faults_injected.iter().map(|(_, n)| n).sum();
@@ -55,6 +68,7 @@ fn a_short_probe_passes_every_checker_against_redis_server() {
     println!("{text}");
     assert!(report.server.starts_with("redis-server"), "{text}");
     assert!(report.passed(), "{text}");
+    assert!(!report.history.pubsub.deliveries.is_empty(), "{text}");
     assert!(report.ops_count() >= 3_000, "{text}");
 }
 
@@ -90,6 +104,32 @@ fn the_probe_reports_a_reply_to_the_wrong_connection() {
         report.violations().any(|v| v.checker == "pipeline-order"),
         "{text}"
     );
+}
+
+#[test]
+fn the_probe_reports_a_reader_seeing_half_a_script_transfer() {
+    let server = ServerProcess::seedkv(&["--bug", "script-partial-visible"]);
+    let mut c = config(server.port, 4_000);
+    c.workloads = workloads(&["transfer"]);
+    c.clients = 4;
+    let report = probe(&c).expect("the probe runs");
+    let text = report.render();
+    println!("{text}");
+    assert!(!report.passed(), "{text}");
+    assert!(text.contains("FAIL [transfer]"), "{text}");
+}
+
+#[test]
+fn the_probe_reports_a_message_delivered_twice() {
+    let server = ServerProcess::seedkv(&["--bug", "publish-twice"]);
+    let mut c = config(server.port, 4_000);
+    c.workloads = workloads(&["pubsub", "pubsub", "pubsub", "pubsub"]);
+    c.clients = 4;
+    let report = probe(&c).expect("the probe runs");
+    let text = report.render();
+    println!("{text}");
+    assert!(!report.passed(), "{text}");
+    assert!(text.contains("FAIL [pubsub]"), "{text}");
 }
 
 #[test]

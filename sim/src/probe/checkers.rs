@@ -5,11 +5,15 @@
 //! which the server executed requests. A checker is run here only if it is
 //! sound on that alone.
 
-use crate::check::{atomicity, linearizability, liveness, pipeline, Checker};
+use crate::check::{
+    atomicity, linearizability, liveness, pipeline, pubsub, Checker, RunFacts, Violation,
+};
 use crate::history::{Execution, History};
 
 /// The checkers a probe runs, in this order.
-pub fn black_box() -> Vec<Box<dyn Checker>> {
+/// `transfer_end`: both account pools as read after every client stopped
+/// (`None` when no client ran the transfer workload).
+pub fn black_box(transfer_end: Option<super::transfer::EndState>) -> Vec<Box<dyn Checker>> {
     vec![
         // Exactly one reply per request, in order, each one plausible for
         // its request; its executed-request rules see the synthesized
@@ -26,11 +30,57 @@ pub fn black_box() -> Vec<Box<dyn Checker>> {
         Box::new(linearizability::Linearizability),
         // SCAN's guarantees, from real-time order alone.
         Box::new(super::scan::BlackBoxScan),
+        // Every reader's view of the protected pool sums to the total, and
+        // each account ends within what the acknowledged and lost
+        // transfers allow (see `probe::transfer`).
+        Box::new(super::transfer::BlackBoxTransfer {
+            end_state: transfer_end,
+        }),
+        // Pub/sub delivery in its client-interval mode.
+        Box::new(BlackBoxPubSub),
     ]
+}
+
+/// The pub/sub checker without the synthesized executions: with none, it
+/// judges by client-side intervals (a synthesized "execution" is only a
+/// reply time, which its execution-order mode would take for the
+/// server's order).
+pub struct BlackBoxPubSub;
+
+impl Checker for BlackBoxPubSub {
+    fn name(&self) -> &'static str {
+        "pubsub"
+    }
+
+    fn check(&self, history: &History, facts: &RunFacts) -> Result<(), Violation> {
+        if history.pubsub.deliveries.is_empty()
+            && !history.ops.iter().any(|op| op.workload == "pubsub")
+        {
+            return Ok(());
+        }
+        let view = History {
+            ops: history.ops.clone(),
+            conns: history.conns.clone(),
+            pubsub: history.pubsub.clone(),
+            faults_end_ns: history.faults_end_ns,
+            end_ns: history.end_ns,
+            ..History::default()
+        };
+        pubsub::PubSubDelivery.check(&view, facts)
+    }
 }
 
 /// The simulator's checkers a probe does not run, with the reason.
 pub const NOT_RUN: &[(&str, &str)] = &[
+    (
+        "group-atomicity",
+        "needs which requests ran between an EXEC's or a script's commands in execution order",
+    ),
+    (
+        "transfer (replay)",
+        "replays every account through the execution order (the probe runs the transfer \
+         checker's history-only half and an end-state range check)",
+    ),
     (
         "reference-model",
         "replays the server's execution order through a model; a real server does not reveal it",

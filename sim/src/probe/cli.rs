@@ -49,7 +49,8 @@ impl ProbeArgs {
                 .map(|n| {
                     WorkloadKind::from_name(n).ok_or_else(|| format!("unknown workload {n:?}"))
                 })
-                .collect::<Result<Vec<_>, _>>()?,
+                .collect::<Result<Vec<_>, _>>()
+                .map(super::expand_workloads)?,
         };
         if let Some(k) = workloads
             .iter()

@@ -8,6 +8,7 @@
 //! None`, and the workload hears `on_reply(None)`), and the client
 //! reconnects after a lost connection.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -19,7 +20,7 @@ use super::conn::{ProbeConn, ReadError};
 use super::faults::{Fault, FaultKind, SharedFaults, FAULTS_STOP_PER_MILLE};
 use crate::check::blocking::blocking_timeout;
 use crate::client::encode_request_into;
-use crate::history::{ClientIndex, Conn, ConnId, Op};
+use crate::history::{ClientIndex, Conn, ConnId, Delivery, Op};
 use crate::rng::{stream, stream_rng};
 use crate::workload::{Request, Workload, WorkloadKind, BATCH_REQUESTS_MAX};
 
@@ -109,6 +110,9 @@ pub struct ClientRecord {
     pub gave_up: bool,
     /// Set-up failures: connects or `CLIENT ID`s that failed.
     pub connect_failures: u64,
+    /// Pub/sub messages received (`History::pubsub.deliveries`), in the
+    /// order this client read them.
+    pub deliveries: Vec<Delivery>,
 }
 
 /// The connection in use.
@@ -118,6 +122,9 @@ struct Live {
     /// Index into `ClientRecord::conns`.
     slot: usize,
     seq_next: u64,
+    /// Per request sent and not yet answered, how many frames its reply
+    /// is made of (`Workload::reply_frames`: subscribe confirmations).
+    reply_frames: VecDeque<usize>,
 }
 
 struct Client<'a> {
@@ -239,7 +246,10 @@ impl Client<'_> {
             id,
             slot: self.record.conns.len() - 1,
             seq_next: 0,
+            reply_frames: VecDeque::new(),
         });
+        // Whatever the server held for the previous connection is gone.
+        self.workload.on_connect();
         true
     }
 
@@ -253,7 +263,15 @@ impl Client<'_> {
         };
         let refused = matches!(fault, Fault::DebugSleep { .. })
             && faults.debug_refused.load(Ordering::Relaxed);
-        let command = if refused { None } else { fault.command(victim) };
+        // A RESP2 connection in subscribed mode refuses every other
+        // command: a client that may be subscribed sends no server fault
+        // (its draw is still consumed, so the streams stay the same).
+        let subscribed = self.workload.takes_messages();
+        let command = if refused || subscribed {
+            None
+        } else {
+            fault.command(victim)
+        };
         let Some(command) = command else {
             if !matches!(
                 fault,
@@ -311,6 +329,11 @@ impl Client<'_> {
         let invoke_ns = self.shared.now_ns();
         for request in requests.drain(..) {
             encode_request_into(&mut bytes, &request);
+            let frames = match workload == FAULT_WORKLOAD {
+                true => 1,
+                false => self.workload.reply_frames(&request),
+            };
+            live.reply_frames.push_back(frames);
             self.record.ops.push(Op {
                 client: self.index,
                 conn: live.id,
@@ -350,11 +373,33 @@ impl Client<'_> {
             let Some(live) = self.live.as_mut() else {
                 return true;
             };
-            // Bounded: a push is skipped, anything else ends the wait.
+            let before_seq = self.record.ops[i].seq_in_conn;
+            let wanted = live.reply_frames.pop_front().unwrap_or(1);
+            let messages = self.workload.takes_messages();
+            let mut parts: Vec<Frame> = Vec::new();
+            // Bounded by the deadline: a message or a part of a reply of
+            // several frames is taken, anything else ends the wait.
             let frame = loop {
-                match live.conn.read_frame(deadline) {
-                    Ok(Frame::Push(_)) => continue,
-                    other => break other,
+                let frame = match live.conn.read_frame(deadline) {
+                    Ok(frame) => frame,
+                    Err(e) => break Err(e),
+                };
+                if messages {
+                    if let Some(d) = delivery(&frame, live.id, self.index, before_seq, self.shared)
+                    {
+                        self.workload.on_message(&d);
+                        self.record.deliveries.push(d);
+                        continue;
+                    }
+                } else if matches!(frame, Frame::Push(_)) {
+                    continue;
+                }
+                if wanted <= 1 {
+                    break Ok(frame);
+                }
+                parts.push(frame);
+                if parts.len() >= wanted {
+                    break Ok(Frame::Array(std::mem::take(&mut parts)));
                 }
             };
             match frame {
@@ -379,16 +424,26 @@ impl Client<'_> {
                 }
             }
         }
-        // A complete frame already buffered answers nothing: an extra or
-        // misrouted reply.
-        if let Some(live) = self.live.as_mut() {
-            if let Some(frame) = live.conn.buffered_frame() {
-                let reason = format!(
-                    "client: unexpected reply {}",
-                    crate::world::frame_summary(&frame)
-                );
-                self.close(reason, end);
+        // A complete frame already buffered answers nothing: a message
+        // (recorded), or an extra or misrouted reply. Bounded by what is
+        // buffered.
+        while let Some(live) = self.live.as_mut() {
+            let Some(frame) = live.conn.buffered_frame() else {
+                break;
+            };
+            let before_seq = live.seq_next;
+            if self.workload.takes_messages() {
+                if let Some(d) = delivery(&frame, live.id, self.index, before_seq, self.shared) {
+                    self.workload.on_message(&d);
+                    self.record.deliveries.push(d);
+                    continue;
+                }
             }
+            let reason = format!(
+                "client: unexpected reply {}",
+                crate::world::frame_summary(&frame)
+            );
+            self.close(reason, end);
         }
         true
     }
@@ -405,4 +460,26 @@ impl Client<'_> {
             self.workload.on_reply(&op.args, None);
         }
     }
+}
+
+/// The pub/sub message `frame` carries, as received now on connection
+/// `conn` before the reply of its request `before_seq`.
+fn delivery(
+    frame: &Frame,
+    conn: ConnId,
+    client: ClientIndex,
+    before_seq: u64,
+    shared: &Shared,
+) -> Option<Delivery> {
+    let (kind, pattern, channel, payload) = Delivery::parse(frame)?;
+    Some(Delivery {
+        conn,
+        client,
+        at_ns: shared.now_ns(),
+        before_seq,
+        kind,
+        pattern,
+        channel,
+        payload,
+    })
 }

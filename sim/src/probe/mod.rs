@@ -33,6 +33,7 @@ pub mod conn;
 pub mod faults;
 pub mod report;
 pub mod scan;
+pub mod transfer;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -90,19 +91,40 @@ impl ProbeConfig {
     }
 }
 
-/// The workloads a probe can drive: those whose requests are answered one
-/// frame each with no unsolicited frames (pub/sub subscribers, which need
-/// message routing, are not among them yet).
+/// The workloads a probe can drive: every one of the simulator's (pub/sub
+/// messages are routed as the world routes them, see `client.rs`).
 pub const PROBE_WORKLOADS: &[&str] = &[
     "kv", "counter", "pipeline", "scan", "ttl", "big", "ping", "hashes", "sets", "zsets", "lists",
-    "blocking",
+    "blocking", "transfer", "pubsub",
 ];
+
+/// Clients a pub/sub workload gets in a row: its role follows the client
+/// index (`client % 4`: publisher, subscribers RESP2 and RESP3), and any
+/// four consecutive indices hold every role.
+pub const PUBSUB_CLIENTS: usize = 4;
 
 /// The workloads a probe runs by default: every one it can drive.
 pub fn default_workloads() -> Vec<WorkloadKind> {
-    PROBE_WORKLOADS
-        .iter()
-        .filter_map(|n| WorkloadKind::from_name(n))
+    expand_workloads(
+        PROBE_WORKLOADS
+            .iter()
+            .filter_map(|n| WorkloadKind::from_name(n))
+            .collect(),
+    )
+}
+
+/// Each pub/sub entry repeated [`PUBSUB_CLIENTS`] times, so that with one
+/// client per entry (or any multiple of the list) it has every role.
+pub fn expand_workloads(kinds: Vec<WorkloadKind>) -> Vec<WorkloadKind> {
+    kinds
+        .into_iter()
+        .flat_map(|k| {
+            let n = match k {
+                WorkloadKind::PubSub => PUBSUB_CLIENTS,
+                _ => 1,
+            };
+            std::iter::repeat(k).take(n)
+        })
         .collect()
 }
 
@@ -187,7 +209,11 @@ pub fn probe(config: &ProbeConfig) -> Result<ProbeReport, String> {
         slow_readers: Vec::new(),
     };
     checkers::synthesize_executions(&mut history);
-    let verdicts: Vec<CheckerVerdict> = checkers::black_box()
+    let transfer_end = match kinds.contains(&WorkloadKind::Transfer) {
+        true => Some(transfer::read_end_state(addr)?),
+        false => None,
+    };
+    let verdicts: Vec<CheckerVerdict> = checkers::black_box(transfer_end)
         .iter()
         .map(|c| {
             let t = Instant::now();
@@ -254,7 +280,10 @@ fn merge(records: Vec<ClientRecord>, end_ns: u64) -> History {
     for r in records {
         history.ops.extend(r.ops);
         history.conns.extend(r.conns);
+        history.pubsub.deliveries.extend(r.deliveries);
     }
+    // Stable: each connection's messages stay in the order it read them.
+    history.pubsub.deliveries.sort_by_key(|d| d.at_ns);
     history
         .ops
         .sort_by_key(|op| (op.invoke_ns, op.conn, op.seq_in_conn));

@@ -186,6 +186,11 @@ impl ProbeReport {
         }
         row(
             &mut s,
+            "pub/sub messages received",
+            self.history.pubsub.deliveries.len().to_string(),
+        );
+        row(
+            &mut s,
             "connect failures",
             self.connect_failures.to_string(),
         );
