@@ -123,7 +123,7 @@ pub fn expand_workloads(kinds: Vec<WorkloadKind>) -> Vec<WorkloadKind> {
                 WorkloadKind::PubSub => PUBSUB_CLIENTS,
                 _ => 1,
             };
-            std::iter::repeat(k).take(n)
+            std::iter::repeat_n(k, n)
         })
         .collect()
 }
