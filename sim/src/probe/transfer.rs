@@ -297,3 +297,97 @@ pub fn check_end_state(ops: &[Op], end: &EndState) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(seq: u64, args: &[&str], reply: Option<Frame>) -> Op {
+        Op {
+            client: 0,
+            conn: 1,
+            seq_in_conn: seq,
+            args: args.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            workload: WORKLOAD,
+            invoke_ns: seq,
+            complete: reply.map(|f| (seq + 1, f)),
+        }
+    }
+
+    fn bulk(n: i64) -> Frame {
+        Frame::Bulk(n.to_string().into_bytes())
+    }
+
+    fn end(protected: [i64; 5], loose: [i64; 5]) -> EndState {
+        let p = pool_keys(Pool::Protected).into_iter().zip(protected);
+        let l = pool_keys(Pool::Loose).into_iter().zip(loose);
+        p.chain(l).map(|(k, v)| (k, bulk(v))).collect()
+    }
+
+    fn history() -> Vec<Op> {
+        let queued = || Some(Frame::Simple(b"QUEUED".to_vec()));
+        vec![
+            op(0, &["MULTI"], Some(Frame::Simple(b"OK".to_vec()))),
+            op(1, &["DECRBY", "acct:0", "10"], queued()),
+            op(2, &["INCRBY", "acct:1", "10"], queued()),
+            op(
+                3,
+                &["EXEC"],
+                Some(Frame::Array(vec![bulk(990), bulk(1010)])),
+            ),
+            // A pipelined pair whose second reply was lost.
+            op(
+                4,
+                &["DECRBY", "acct:loose:2", "7"],
+                Some(Frame::Integer(993)),
+            ),
+            op(5, &["INCRBY", "acct:loose:3", "7"], None),
+        ]
+    }
+
+    #[test]
+    fn acknowledged_transfers_count_exactly_and_lost_ones_maybe() {
+        let ops = history();
+        let base = [1000; 5];
+        let ok = end([990, 1010, 1000, 1000, 1000], [1000, 1000, 993, 1000, 1000]);
+        assert_eq!(check_end_state(&ops, &ok), Ok(()));
+        let lost_ran = end([990, 1010, 1000, 1000, 1000], [1000, 1000, 993, 1007, 1000]);
+        assert_eq!(check_end_state(&ops, &lost_ran), Ok(()));
+        let committed_lost = end(base, [1000, 1000, 993, 1000, 1000]);
+        let e = check_end_state(&ops, &committed_lost).unwrap_err();
+        assert!(e.contains("acct:0 ends at 1000"), "{e}");
+        let moved = end([990, 1010, 1000, 1000, 1000], [1000, 1000, 993, 1008, 1000]);
+        assert!(check_end_state(&ops, &moved).is_err());
+    }
+
+    #[test]
+    fn a_watch_round_moves_what_its_set_changed() {
+        let ops = vec![
+            op(
+                0,
+                &["WATCH", "acct:0", "acct:1"],
+                Some(Frame::Simple(b"OK".to_vec())),
+            ),
+            op(1, &["GET", "acct:0"], Some(bulk(1000))),
+            op(2, &["GET", "acct:1"], Some(bulk(1000))),
+            op(3, &["MULTI"], Some(Frame::Simple(b"OK".to_vec()))),
+            op(
+                4,
+                &["SET", "acct:0", "975"],
+                Some(Frame::Simple(b"QUEUED".to_vec())),
+            ),
+            op(
+                5,
+                &["SET", "acct:1", "1025"],
+                Some(Frame::Simple(b"QUEUED".to_vec())),
+            ),
+            op(6, &["EXEC"], Some(Frame::Array(vec![]))),
+        ];
+        let ok = end([975, 1025, 1000, 1000, 1000], [1000; 5]);
+        assert_eq!(check_end_state(&ops, &ok), Ok(()));
+        let mut null = ops.clone();
+        null[6].complete = Some((7, Frame::Null));
+        assert!(check_end_state(&null, &ok).is_err());
+        assert_eq!(check_end_state(&null, &end([1000; 5], [1000; 5])), Ok(()));
+    }
+}
