@@ -343,6 +343,12 @@ impl RespClient {
         self.stream
             .write_all(&encode_request(args))
             .expect("send a request");
+        self.next_reply()
+    }
+
+    /// The next frame the server sends: a further frame of a reply made of
+    /// several (UNSUBSCRIBE a b answers one confirmation per channel).
+    pub fn next_reply(&mut self) -> Frame {
         loop {
             if let Some(reply) = self.decoder.next_frame().expect("valid RESP") {
                 return reply;

@@ -136,11 +136,19 @@ fn renderer_matches_redis_cli() {
         for line in &lines {
             let args = script::split(&line.command);
             let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-            let ours = render_reply_to(&args, &client.command(&refs));
+            let mut ours = render_reply_to(&args, &client.command(&refs));
             let name_is = |n: &str| {
                 args.first()
                     .is_some_and(|a| a.eq_ignore_ascii_case(n.as_bytes()))
             };
+            // The unsubscribe family answers one confirmation per channel
+            // named, each its own frame; redis-cli prints them all.
+            let unsubscribe = ["unsubscribe", "punsubscribe", "sunsubscribe"];
+            if unsubscribe.iter().any(|n| name_is(n)) {
+                for _ in 2..args.len() {
+                    ours.push_str(&render_reply_to(&args, &client.next_reply()));
+                }
+            }
             let skip = in_multi || name_is("multi");
             if name_is("multi") {
                 in_multi = true;
@@ -152,7 +160,9 @@ fn renderer_matches_redis_cli() {
             }
             compared += 1;
             let theirs = by_cli.get(&line.number).map(String::as_str).unwrap_or("");
-            if normalize(&ours, Compare::Exact) != normalize(theirs, Compare::Exact) {
+            // redis-cli's own banner once it believes it is subscribed.
+            let theirs = theirs.replace("Reading messages... (press Ctrl-C to quit)\n", "");
+            if normalize(&ours, Compare::Exact) != normalize(&theirs, Compare::Exact) {
                 report.push_str(&format!(
                     "--- {name}:{} > {}\n  redis-cli:\n{theirs}  ours:\n{ours}",
                     line.number, line.command

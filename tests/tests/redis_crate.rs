@@ -145,3 +145,58 @@ fn requirepass_needs_auth() {
     let _: () = con.set("k", "v").unwrap();
     assert_eq!(con.get::<_, String>("k").unwrap(), "v");
 }
+
+/// Pub/sub through the crate: a RESP2 subscriber connection (`as_pubsub`)
+/// gets `message` and `pmessage` for one PUBLISH, and its connection
+/// serves commands again once it unsubscribed from everything; a RESP3
+/// connection gets its messages as pushes between ordinary replies.
+#[test]
+fn pubsub_in_resp2_and_resp3() {
+    use std::time::Duration;
+
+    let server = ServerProcess::seedkv(&[]);
+    let mut publisher = connect(&server, false);
+    let mut con = connect(&server, false);
+    {
+        let mut sub = con.as_pubsub();
+        sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        sub.subscribe("news").unwrap();
+        sub.psubscribe("n*").unwrap();
+        let receivers: i64 = publisher.publish("news", "hello").unwrap();
+        assert_eq!(receivers, 2, "the channel and the pattern");
+        let m = sub.get_message().unwrap();
+        assert_eq!((m.get_channel_name(), m.from_pattern()), ("news", false));
+        assert_eq!(m.get_payload::<String>().unwrap(), "hello");
+        let m = sub.get_message().unwrap();
+        assert!(m.from_pattern());
+        assert_eq!(m.get_pattern::<String>().unwrap(), "n*");
+        assert_eq!(m.get_payload::<String>().unwrap(), "hello");
+        sub.unsubscribe("news").unwrap();
+        sub.punsubscribe("n*").unwrap();
+    }
+    let _: () = con.set("after", "1").unwrap();
+    assert_eq!(publisher.publish::<_, _, i64>("news", "gone").unwrap(), 0);
+
+    let mut con3 = connect(&server, true);
+    let (tx, rx) = std::sync::mpsc::channel();
+    con3.set_push_sender(tx);
+    con3.subscribe_resp3("news").unwrap();
+    assert_eq!(publisher.publish::<_, _, i64>("news", "three").unwrap(), 1);
+    // Commands still run on it; the push comes in ahead of their replies.
+    let v: String = con3.get("after").unwrap();
+    assert_eq!(v, "1");
+    let pushes: Vec<redis::PushInfo> = rx.try_iter().collect();
+    let message = pushes
+        .iter()
+        .find(|p| p.kind == redis::PushKind::Message)
+        .unwrap_or_else(|| panic!("a message push among {pushes:?}"));
+    assert_eq!(
+        message.data,
+        vec![
+            Value::BulkString(b"news".to_vec()),
+            Value::BulkString(b"three".to_vec())
+        ]
+    );
+    let spublished: i64 = publisher.spublish("news", "shard").unwrap();
+    assert_eq!(spublished, 0, "shard channels are another namespace");
+}
