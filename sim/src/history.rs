@@ -129,13 +129,17 @@ pub struct Delivery {
     pub payload: Vec<u8>,
 }
 
+/// A message frame taken apart: kind, pattern (`pmessage` only), channel,
+/// payload.
+pub type ParsedMessage = (MessageKind, Option<Vec<u8>>, Vec<u8>, Vec<u8>);
+
 impl Delivery {
     /// The message a frame carries, if it is one: `[message, channel,
     /// payload]`, `[pmessage, pattern, channel, payload]` or `[smessage,
     /// channel, payload]`, as a push or (RESP2) an array. The caller knows
     /// that the connection may be subscribed (a reply array of another
     /// command could have the same shape).
-    pub fn parse(frame: &Frame) -> Option<(MessageKind, Option<Vec<u8>>, Vec<u8>, Vec<u8>)> {
+    pub fn parse(frame: &Frame) -> Option<ParsedMessage> {
         let (Frame::Push(items) | Frame::Array(items)) = frame else {
             return None;
         };

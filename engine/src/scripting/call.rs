@@ -58,7 +58,7 @@ pub fn host(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: MultiValue) -> mlua::
         4 => {
             run.resp = match args.next() {
                 Some(Value::Integer(3)) => Protocol::Resp3,
-                Some(Value::Number(n)) if n == 3.0 => Protocol::Resp3,
+                Some(Value::Number(3.0)) => Protocol::Resp3,
                 _ => Protocol::Resp2,
             };
             Ok(MultiValue::new())

@@ -145,7 +145,7 @@ fn write_value(
 /// C's `(long long)` cast of a double as x86-64 performs it: truncation
 /// toward zero, and the "integer indefinite" value for NaN or overflow.
 pub fn truncate(n: f64) -> i64 {
-    if n.is_nan() || n >= 9_223_372_036_854_775_808.0 || n < -9_223_372_036_854_775_808.0 {
+    if n.is_nan() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
         i64::MIN
     } else {
         n as i64
