@@ -131,6 +131,29 @@ fn scan_reply(frame: &Frame) -> Option<(&[u8], Vec<&[u8]>)> {
     Some((cursor, keys))
 }
 
+/// What one SCAN call of an iteration brought: the next cursor and the
+/// keys; `None` when it got no reply or an error reply (its iteration ends
+/// unjudged); `Err` for a reply that is not a SCAN reply. Shared with the
+/// probe's black-box SCAN checker.
+pub(crate) fn scan_step(op: &Op) -> Result<Option<(Vec<u8>, Vec<Vec<u8>>)>, String> {
+    let Some((_, reply)) = &op.complete else {
+        return Ok(None);
+    };
+    match scan_reply(reply) {
+        Some((cursor_next, keys)) => Ok(Some((
+            cursor_next.to_vec(),
+            keys.into_iter().map(<[u8]>::to_vec).collect(),
+        ))),
+        None if matches!(reply, Frame::Error(_)) => Ok(None),
+        None => Err(format!(
+            "conn {} request #{}: malformed SCAN reply {}",
+            op.conn,
+            op.seq_in_conn,
+            reply.render()
+        )),
+    }
+}
+
 /// Splits the SCAN requests into finished iterations; `Err` if one does not
 /// terminate within `calls_max()` (computed only if an iteration gets long:
 /// it hashes every argument of the history).
@@ -192,26 +215,14 @@ fn iterations(history: &History, calls_max: impl Fn() -> u64) -> Result<Vec<Iter
                     String::from_utf8_lossy(cursor)
                 ));
             }
-            let Some((_, reply)) = &op.complete else {
+            let Some((cursor_next, keys)) = scan_step(op)? else {
                 current = None;
                 continue;
             };
-            let Some((cursor_next, keys)) = scan_reply(reply) else {
-                if matches!(reply, Frame::Error(_)) {
-                    current = None;
-                    continue;
-                }
-                return Err(format!(
-                    "conn {conn} request {}: malformed SCAN reply {}",
-                    op.seq_in_conn,
-                    reply.render()
-                ));
-            };
-            iteration
-                .returned
-                .extend(keys.into_iter().map(<[u8]>::to_vec));
-            *next = cursor_next.to_vec();
-            if cursor_next == b"0" {
+            iteration.returned.extend(keys);
+            let finished = cursor_next == b"0";
+            *next = cursor_next;
+            if finished {
                 done.push(current.take().expect("in progress").0);
             }
         }

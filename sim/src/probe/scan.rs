@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use seedkv_engine::resp::Frame;
 
 use crate::check::model::util::glob_match;
+use crate::check::scan::scan_step;
 use crate::check::{Checker, RunFacts, Violation};
 use crate::history::{History, Op, TimeNs};
 
@@ -206,24 +207,6 @@ fn scan_pattern(args: &[Vec<u8>]) -> Result<Option<Vec<u8>>, ()> {
     Ok(pattern)
 }
 
-/// A SCAN reply: the next cursor and the keys.
-fn scan_reply(frame: &Frame) -> Option<(&[u8], Vec<&[u8]>)> {
-    let Frame::Array(items) = frame else {
-        return None;
-    };
-    let [Frame::Bulk(cursor), Frame::Array(keys)] = items.as_slice() else {
-        return None;
-    };
-    let keys = keys
-        .iter()
-        .map(|k| match k {
-            Frame::Bulk(k) => Some(k.as_slice()),
-            _ => None,
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((cursor, keys))
-}
-
 /// The finished iterations: per connection, runs of SCAN calls from cursor
 /// 0, each passing the previous reply's cursor, until a reply's cursor is 0.
 /// A call without a reply or with an error ends a run unjudged.
@@ -268,26 +251,14 @@ fn iterations(history: &History) -> Result<Vec<Iteration>, String> {
                     "a SCAN iteration on conn {conn} did not terminate: over {SCAN_CALLS_MAX} calls"
                 ));
             }
-            let Some((_, reply)) = &op.complete else {
+            let Some((cursor_next, keys)) = scan_step(op)? else {
                 current = None;
                 continue;
             };
-            let Some((cursor_next, keys)) = scan_reply(reply) else {
-                if matches!(reply, Frame::Error(_)) {
-                    current = None;
-                    continue;
-                }
-                return Err(format!(
-                    "conn {conn} request #{}: malformed SCAN reply {}",
-                    op.seq_in_conn,
-                    reply.render()
-                ));
-            };
-            iteration
-                .returned
-                .extend(keys.into_iter().map(<[u8]>::to_vec));
-            *next = cursor_next.to_vec();
-            if cursor_next == b"0" {
+            iteration.returned.extend(keys);
+            let finished = cursor_next == b"0";
+            *next = cursor_next;
+            if finished {
                 if let Some((it, _)) = current.take() {
                     done.push(it);
                 }
