@@ -131,11 +131,14 @@ fn scan_reply(frame: &Frame) -> Option<(&[u8], Vec<&[u8]>)> {
     Some((cursor, keys))
 }
 
+/// A SCAN reply's next cursor and keys, owned.
+pub(crate) type CursorAndKeys = (Vec<u8>, Vec<Vec<u8>>);
+
 /// What one SCAN call of an iteration brought: the next cursor and the
 /// keys; `None` when it got no reply or an error reply (its iteration ends
 /// unjudged); `Err` for a reply that is not a SCAN reply. Shared with the
 /// probe's black-box SCAN checker.
-pub(crate) fn scan_step(op: &Op) -> Result<Option<(Vec<u8>, Vec<Vec<u8>>)>, String> {
+pub(crate) fn scan_step(op: &Op) -> Result<Option<CursorAndKeys>, String> {
     let Some((_, reply)) = &op.complete else {
         return Ok(None);
     };
