@@ -416,18 +416,6 @@ fn judge(w: &Window, history: &History) -> Result<(), String> {
                 .map(|p| String::from_utf8_lossy(p).into_owned())
         )
     };
-    let shown = |keys: Vec<&Vec<u8>>| -> String {
-        let n = keys.len();
-        let mut list: Vec<String> = keys
-            .into_iter()
-            .take(KEYS_SHOWN_MAX)
-            .map(|k| format!("{:?}", String::from_utf8_lossy(k)))
-            .collect();
-        if n > KEYS_SHOWN_MAX {
-            list.push(format!("... {} more", n - KEYS_SHOWN_MAX));
-        }
-        list.join(", ")
-    };
     let missed: Vec<&Vec<u8>> = w
         .candidates
         .iter()
@@ -471,6 +459,21 @@ fn judge(w: &Window, history: &History) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Keys for a failure message: the first [`KEYS_SHOWN_MAX`], then a count.
+/// Shared with the probe's SCAN checker.
+pub(crate) fn shown(keys: Vec<&Vec<u8>>) -> String {
+    let n = keys.len();
+    let mut list: Vec<String> = keys
+        .into_iter()
+        .take(KEYS_SHOWN_MAX)
+        .map(|k| format!("{:?}", String::from_utf8_lossy(k)))
+        .collect();
+    if n > KEYS_SHOWN_MAX {
+        list.push(format!("... {} more", n - KEYS_SHOWN_MAX));
+    }
+    list.join(", ")
 }
 
 #[cfg(test)]

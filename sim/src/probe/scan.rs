@@ -24,16 +24,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use seedkv_engine::resp::Frame;
 
 use crate::check::model::util::glob_match;
-use crate::check::scan::scan_step;
+use crate::check::scan::{scan_step, shown};
 use crate::check::{Checker, RunFacts, Violation};
 use crate::history::{History, Op, TimeNs};
 
 /// Calls one iteration may take (the scan workload's key sets stay under
 /// 5,000 keys per client; a reverse-binary cursor visits a bucket per call).
 pub const SCAN_CALLS_MAX: usize = 1_000_000;
-
-/// Keys shown in a violation message.
-const KEYS_SHOWN_MAX: usize = 10;
 
 pub const NAME: &str = "scan-completeness (black box)";
 
@@ -177,19 +174,6 @@ fn check(history: &History) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn shown(keys: Vec<&Vec<u8>>) -> String {
-    let n = keys.len();
-    let mut list: Vec<String> = keys
-        .into_iter()
-        .take(KEYS_SHOWN_MAX)
-        .map(|k| format!("{:?}", String::from_utf8_lossy(k)))
-        .collect();
-    if n > KEYS_SHOWN_MAX {
-        list.push(format!("... {} more", n - KEYS_SHOWN_MAX));
-    }
-    list.join(", ")
 }
 
 /// SCAN's MATCH pattern, or `Err` if the options are not ones the scan
