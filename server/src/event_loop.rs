@@ -277,19 +277,34 @@ async fn accept_loop<L: Listener>(host: Rc<Host>, mut listener: L) {
     }
 }
 
+/// The most a refused peer may send while its -DENIED error drains.
+const DENY_DRAIN_MAX_BYTES: usize = 64 * 1024;
+
 /// Writes protected mode's -DENIED error to a refused peer and closes it,
 /// without involving the engine (Redis writes it from the accept handler,
-/// before the connection becomes a client). A peer that does not read gets
-/// cut after [`CLOSE_FLUSH_TIMEOUT`].
+/// before the connection becomes a client). The socket is closed only after
+/// the peer's own close, or after [`DENY_DRAIN_MAX_BYTES`] or
+/// [`CLOSE_FLUSH_TIMEOUT`]: closing a socket with unread input sends a reset
+/// that may destroy the error before the peer reads it, and a peer that
+/// pipelined a command right after connecting would see a bare reset.
 async fn deny<S: Stream>(mut stream: S) {
-    use tokio::io::AsyncWriteExt;
-    let write = async {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let write_then_drain = async {
         stream
             .write_all(crate::access::DENIED_PROTECTED_MODE.as_bytes())
             .await?;
-        stream.shutdown().await
+        stream.shutdown().await?;
+        let mut scratch = [0u8; 4096];
+        let mut drained_bytes = 0;
+        while drained_bytes < DENY_DRAIN_MAX_BYTES {
+            match stream.read(&mut scratch).await? {
+                0 => break,
+                n => drained_bytes += n,
+            }
+        }
+        std::io::Result::Ok(())
     };
-    let _ = tokio::time::timeout(CLOSE_FLUSH_TIMEOUT, write).await;
+    let _ = tokio::time::timeout(CLOSE_FLUSH_TIMEOUT, write_then_drain).await;
 }
 
 /// Why a connection's task stops.
