@@ -1,0 +1,213 @@
+//! The server's side of the world: arrivals, the CPU turns that hand
+//! bytes to the engine, and the drain of the engine's events that charges
+//! their virtual cost.
+
+use seedkv_engine::{ClientId, Event};
+
+use super::{conn_slot, SimEvent, World};
+use crate::history::{Execution, Received};
+use crate::net::SERVER_READ_BYTES_MAX;
+
+impl World {
+    pub(super) fn up_arrive(&mut self, slot: u32) {
+        let now = self.now_ns;
+        let cs = &mut self.conns[slot as usize];
+        cs.up.advance(now);
+        if !cs.server_open {
+            return;
+        }
+        if !cs.up.readable().is_empty() {
+            if !cs.in_ready {
+                cs.in_ready = true;
+                self.ready.push_back(slot);
+            }
+            self.cpu_start();
+        } else if cs.up.at_eof(now) && !cs.in_ready {
+            self.server_disconnect(slot);
+        }
+    }
+
+    pub(super) fn server_disconnect(&mut self, slot: u32) {
+        let cs = &mut self.conns[slot as usize];
+        if !cs.server_open {
+            return;
+        }
+        cs.server_open = false;
+        let id = cs.id;
+        self.record_server_disconnect(id);
+        self.engine.disconnect(self.now(), id);
+        self.drain_engine(None);
+    }
+
+    /// For the pub/sub checker: from here on `id` has no subscriptions.
+    pub(super) fn record_server_disconnect(&mut self, id: ClientId) {
+        let at = self.history.executions.len();
+        self.history.pubsub.server_disconnects.push((id.0, at));
+    }
+
+    /// Starts a CPU turn if the CPU is free and has work.
+    pub(super) fn cpu_start(&mut self) {
+        if self.cpu_busy {
+            return;
+        }
+        let now = self.now();
+        if self.cron_due {
+            self.cron_due = false;
+            self.engine.handle_timeout(now);
+            // Blocked commands that time out execute in this turn.
+            let cost_ns = self.drain_engine(None);
+            self.begin_turn(self.cost.cron_overhead_ns + cost_ns, None);
+            return;
+        }
+        while let Some(slot) = self.ready.pop_front() {
+            let cs = &mut self.conns[slot as usize];
+            cs.in_ready = false;
+            if !cs.server_open {
+                continue;
+            }
+            let readable = cs.up.readable();
+            let n = readable.len().min(SERVER_READ_BYTES_MAX);
+            if n == 0 {
+                continue;
+            }
+            let executions_before = self.history.executions.len();
+            let received_before = self.history.received.len();
+            self.engine.handle_input(now, cs.id, &readable[..n]);
+            cs.up.consume(n);
+            cs.up_read_bytes += n as u64;
+            while let Some(&(end, seq_in_conn)) = cs.up_watched.front() {
+                if end > cs.up_read_bytes {
+                    break;
+                }
+                cs.up_watched.pop_front();
+                self.history.received.push(Received {
+                    conn: cs.id.0,
+                    seq_in_conn,
+                    at_ns: self.now_ns,
+                    executions_before,
+                    executions_after: usize::MAX,
+                });
+            }
+            let received_in_turn = received_before..self.history.received.len();
+            if !cs.up.readable().is_empty() {
+                cs.in_ready = true;
+                self.ready.push_back(slot);
+            }
+            let mut cost_ns = self.cost.read_ns(n as u64);
+            let executed_before = self.history.executions.len();
+            cost_ns += self.drain_engine(Some(self.now_ns + cost_ns));
+            let executions_after = self.history.executions.len();
+            for r in &mut self.history.received[received_in_turn] {
+                r.executions_after = executions_after;
+            }
+            if self.trace.printing() {
+                let executed = self.history.executions.len() - executed_before;
+                self.trace.line(
+                    self.now_ns,
+                    format_args!(
+                        "  server reads {n} bytes from conn {}, executes {executed} command(s), CPU busy {cost_ns} ns",
+                        slot + 1
+                    ),
+                );
+            }
+            self.pending_flush.push(slot);
+            self.begin_turn(cost_ns, Some(slot));
+            return;
+        }
+    }
+
+    fn begin_turn(&mut self, cost_ns: u64, conn: Option<u32>) {
+        debug_assert!(!self.cpu_busy);
+        self.cpu_busy = true;
+        self.turn_conn = conn;
+        self.stats.cpu_busy_ns += cost_ns;
+        let cron = conn.is_none();
+        self.schedule(self.now_ns + cost_ns.max(1), SimEvent::CpuDone { cron });
+    }
+
+    pub(super) fn cpu_done(&mut self) {
+        debug_assert!(self.cpu_busy);
+        self.cpu_busy = false;
+        self.release();
+        if let Some(slot) = self.turn_conn.take() {
+            let cs = &self.conns[slot as usize];
+            if cs.server_open && !cs.in_ready && cs.up.at_eof(self.now_ns) {
+                self.server_disconnect(slot);
+                self.release();
+            }
+        }
+        self.cpu_start();
+    }
+
+    /// Drains the engine after an input (the drive/drain contract): records
+    /// executions starting at `turn_start_ns` (None: outside a command turn)
+    /// and returns the CPU time they cost.
+    pub(super) fn drain_engine(&mut self, turn_start_ns: Option<u64>) -> u64 {
+        let mut cost_ns = 0;
+        let unix_ms = self.now().unix_ms();
+        while let Some(event) = self.engine.poll_event() {
+            match event {
+                Event::Executed(e) => {
+                    let ns = self.cost.command_ns(e.work_units, e.reply_bytes as u64);
+                    let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
+                    cost_ns += ns;
+                    self.trace
+                        .word(e.client.0 ^ e.request_seq << 20 ^ e.work_units << 40);
+                    self.history.executions.push(Execution {
+                        conn: e.client.0,
+                        seq_in_conn: e.request_seq,
+                        start_ns,
+                        end_ns: start_ns + ns,
+                        unix_ms,
+                        name: e.name,
+                        flags: e.flags,
+                        work_units: e.work_units,
+                        in_exec: e.in_exec,
+                    });
+                }
+                Event::Free(garbage) => {
+                    let ns = self.cost.free_ns(garbage.work_units());
+                    self.bg_busy_until_ns = self.bg_busy_until_ns.max(self.now_ns) + ns;
+                    self.stats.bg_busy_ns += ns;
+                    drop(garbage);
+                }
+                Event::Close { client, reason } => {
+                    self.stats.server_closes_count += 1;
+                    let slot = conn_slot(client.0);
+                    self.trace.word(0xc105e ^ client.0);
+                    self.trace.line(
+                        self.now_ns,
+                        format_args!("  server closes {}: {:?}", client.0, reason),
+                    );
+                    if reason.flush_first() {
+                        self.pending_flush.push(slot as u32);
+                    }
+                    self.pending_close.push(slot as u32);
+                }
+            }
+        }
+        while let Some(id) = self.engine.poll_transmit() {
+            self.pending_flush.push(conn_slot(id.0) as u32);
+        }
+        if turn_start_ns.is_some() && cost_ns > 0 {
+            cost_ns += self.cost.write_overhead_ns;
+        }
+        self.reschedule_cron();
+        cost_ns
+    }
+
+    pub(super) fn reschedule_cron(&mut self) {
+        if let Some(deadline) = self.engine.poll_timeout() {
+            if self.cron_scheduled_ns != Some(deadline) && !self.cron_due {
+                self.cron_scheduled_ns = Some(deadline);
+                let at = deadline.max(self.now_ns);
+                self.schedule(
+                    at,
+                    SimEvent::Cron {
+                        deadline_ns: deadline,
+                    },
+                );
+            }
+        }
+    }
+}
