@@ -56,6 +56,8 @@ use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 use crate::value::Value;
 
+#[path = "pause.rs"]
+pub mod pause;
 #[path = "planted_exec.rs"]
 mod planted_exec;
 
@@ -179,6 +181,8 @@ pub struct Server {
     pub scripting: crate::scripting::Scripting,
     /// `maxmemory` eviction (see [`crate::evict`]).
     pub evict: crate::evict::EvictState,
+    /// CLIENT PAUSE and DEBUG SLEEP (see [`pause`]).
+    pub pause: pause::Pause,
 }
 
 /// The engine. See the module docs for the drive/drain contract.
@@ -241,6 +245,7 @@ impl Engine {
                 pubsub: Default::default(),
                 scripting: Default::default(),
                 evict: Default::default(),
+                pause: Default::default(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -305,6 +310,7 @@ impl Engine {
     pub fn disconnect(&mut self, _now: Now, client: ClientId) {
         if let Some(mut c) = self.clients.remove(&client) {
             drop(self.server.blocking.unpark(&mut c));
+            self.server.pause.forget(client);
             crate::multi::client_gone(&mut self.server, &mut c);
             self.server
                 .pubsub
@@ -349,6 +355,7 @@ impl Engine {
         let mut args = std::mem::take(&mut self.args);
         self.process_input(now, client, &mut args);
         self.process_unblocked(now, &mut args);
+        self.release_paused(now, &mut args);
         // The last request's buffers are kept for the next input (with one
         // request per input, as at pipeline depth 1, that is every reuse).
         crate::resp::parse::recycle_args(&mut args, &mut self.spare_args);
@@ -377,7 +384,7 @@ impl Engine {
             if c.closing.is_some() {
                 break;
             }
-            if c.blocked.is_some() {
+            if c.blocked.is_some() || self.server.pause.holds(client) {
                 // Redis leaves a blocked client's query buffer alone until
                 // it is unblocked; the buffer limit still applies.
                 if c.parser.buffered_bytes() > self.server.config.client_query_buffer_limit_bytes {
@@ -390,6 +397,9 @@ impl Engine {
                 .next_request_into(&limits, c.authenticated, args, &mut self.spare_args)
             {
                 Ok(true) => {
+                    if self.hold_if_paused(now, client, args) {
+                        break;
+                    }
                     self.execute(now, client, args);
                     self.after_command(now, client);
                 }
@@ -440,6 +450,7 @@ impl Engine {
     /// early is harmless (it does nothing).
     pub fn handle_timeout(&mut self, now: Now) {
         self.server.stats.now = now;
+        self.release_paused_at(now);
         let exec_tails = self.planted_take_exec_tails();
         self.planted_run_exec_tails(now, exec_tails);
         if self.server.blocking.first_expired(now.mono_ns).is_some() {
@@ -457,11 +468,12 @@ impl Engine {
     }
 
     /// The next time `handle_timeout` wants to run (monotonic nanoseconds):
-    /// the cron's next tick or a blocked client's deadline, whichever comes
-    /// first. Changed by every input.
+    /// the cron's next tick, a blocked client's deadline or the end of a
+    /// pause that holds clients, whichever comes first. Changed by every input.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<u64> {
-        let cron_ns = self.server.cron_deadline_ns;
+        let pause_ns = self.server.pause.deadline_ns().unwrap_or(u64::MAX);
+        let cron_ns = self.server.cron_deadline_ns.min(pause_ns);
         Some(
             self.server
                 .blocking

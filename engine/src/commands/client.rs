@@ -1,4 +1,5 @@
-//! CLIENT: ID SETNAME GETNAME LIST INFO KILL UNBLOCK NO-EVICT SETINFO HELP.
+//! CLIENT: ID SETNAME GETNAME LIST INFO KILL UNBLOCK PAUSE UNPAUSE NO-EVICT
+//! SETINFO HELP.
 //!
 //! CLIENT LIST and CLIENT INFO print Redis 7.0.15's fields in its order.
 //! Fields seedkv has no counterpart for are constant (`sub=0`, `multi=-1`,
@@ -13,6 +14,7 @@ use crate::client::{Client, ClientId, CloseReason};
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
 use crate::commands::connection::super_validate_name;
+use crate::engine::pause::PauseMode;
 use crate::engine::{close_client, deliver_unblocked};
 use crate::time::Now;
 use crate::util::parse_i64_strict;
@@ -105,6 +107,23 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
             summary: "Unblock a client blocked in a blocking command from a different connection",
             complexity: "O(log N) where N is the number of client connections",
             handler: Some(client_unblock),
+            ..CLIENT_ADMIN
+        },
+        CommandSpec {
+            name: "client|pause",
+            arity: -3,
+            since: "2.9.50",
+            summary: "Stop processing commands from clients for some time",
+            handler: Some(client_pause),
+            ..CLIENT_ADMIN
+        },
+        CommandSpec {
+            name: "client|unpause",
+            arity: 2,
+            since: "6.2.0",
+            summary: "Resume processing of clients that were paused",
+            complexity: "O(N) Where N is the number of paused clients",
+            handler: Some(client_unpause),
             ..CLIENT_ADMIN
         },
         CommandSpec {
@@ -509,6 +528,50 @@ fn client_unblock(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.int(1);
 }
 
+/// CLIENT PAUSE timeout [WRITE|ALL]: holds the requests that must wait
+/// under the mode (ALL by default) for `timeout` milliseconds, or extends
+/// the pause in force (see [`crate::engine::pause`]). As Redis 7.0.15
+/// checks: the argument count, then the mode, then the timeout.
+fn client_pause(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    if args.len() > 4 {
+        return ctx.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            crate::engine::sanitize(&args[1], 128)
+        ));
+    }
+    let mode = match args.get(3) {
+        None => PauseMode::All,
+        Some(m) if m.eq_ignore_ascii_case(b"write") => PauseMode::Write,
+        Some(m) if m.eq_ignore_ascii_case(b"all") => PauseMode::All,
+        Some(_) => return ctx.error("ERR CLIENT PAUSE mode must be WRITE or ALL"),
+    };
+    let Some(timeout_ms) = parse_i64_strict(&args[2]) else {
+        return ctx.error("ERR timeout is not an integer or out of range");
+    };
+    if timeout_ms < 0 {
+        return ctx.error("ERR timeout is negative");
+    }
+    // Redis adds the timeout to its clock in a signed 64-bit sum; one that
+    // overflows wraps into the past and pauses nothing. A zero timeout
+    // ends now, which pauses nothing either.
+    let now = ctx.now;
+    let overflows = (now.unix_ms() as i64).checked_add(timeout_ms).is_none();
+    if timeout_ms > 0 && !overflows {
+        let end_ns = now
+            .mono_ns
+            .saturating_add((timeout_ms as u64).saturating_mul(1_000_000));
+        ctx.server.pause.pause(now, mode, end_ns);
+    }
+    ctx.ok();
+}
+
+/// CLIENT UNPAUSE: ends the pause now; the held clients run once this
+/// input is done.
+fn client_unpause(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    ctx.server.pause.unpause();
+    ctx.ok();
+}
+
 fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     help_reply(
         ctx,
@@ -538,6 +601,10 @@ fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
             "    Return information about client connections. Options:",
             "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
             "      Return clients of specified type.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
@@ -549,202 +616,4 @@ fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::resp::Frame;
-    use crate::testing::{bulk, err, int, simple, TestEngine};
-    use crate::{ClientId, CloseReason, ConnectInfo, Event};
-
-    fn text(f: Frame) -> String {
-        match f {
-            Frame::Bulk(b) => String::from_utf8(b).unwrap(),
-            Frame::Verbatim { data, .. } => String::from_utf8(data).unwrap(),
-            other => panic!("expected text, got {other:?}"),
-        }
-    }
-
-    fn connect_from(t: &mut TestEngine, addr: &str) -> ClientId {
-        let info = ConnectInfo {
-            addr: addr.into(),
-            laddr: "127.0.0.1:6379".into(),
-            fd: 8,
-        };
-        t.engine.connect(t.now, info)
-    }
-
-    #[test]
-    fn id_setname_getname() {
-        let mut t = TestEngine::new();
-        let c = t.connect();
-        assert_eq!(t.cmd(c, &["CLIENT", "ID"]), int(c.0 as i64));
-        assert_eq!(t.cmd(c, &["client", "getname"]), Frame::Null);
-        assert_eq!(t.cmd(c, &["client", "setname", "worker-1"]), simple("OK"));
-        assert_eq!(t.cmd(c, &["client", "getname"]), bulk("worker-1"));
-        assert_eq!(
-            t.cmd(c, &["client", "setname", "a b"]),
-            err("ERR Client names cannot contain spaces, newlines or special characters.")
-        );
-        assert_eq!(t.cmd(c, &["client", "setname", ""]), simple("OK"));
-        assert_eq!(t.cmd(c, &["client", "getname"]), Frame::Null);
-        assert_eq!(
-            t.cmd(c, &["client", "setname"]),
-            err("ERR wrong number of arguments for 'client|setname' command")
-        );
-        assert_eq!(
-            t.cmd(c, &["client"]),
-            err("ERR wrong number of arguments for 'client' command")
-        );
-        assert_eq!(
-            t.cmd(c, &["client", "foo"]),
-            err("ERR unknown subcommand 'foo'. Try CLIENT HELP.")
-        );
-    }
-
-    #[test]
-    fn list_and_info_fields_in_redis_order() {
-        let mut t = TestEngine::new();
-        let a = connect_from(&mut t, "10.0.0.1:5000");
-        let b = connect_from(&mut t, "10.0.0.2:5001");
-        t.cmd(b, &["client", "setname", "bee"]);
-        t.advance_ms(3_000);
-        let line = text(t.cmd(a, &["client", "info"]));
-        let keys: Vec<&str> = line
-            .trim_end()
-            .split(' ')
-            .map(|kv| kv.split('=').next().unwrap())
-            .collect();
-        assert_eq!(
-            keys.join(" "),
-            "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free \
-             argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp"
-        );
-        assert!(line.starts_with(&format!(
-            "id={} addr=10.0.0.1:5000 laddr=127.0.0.1:6379 fd=8 name= age=3 idle=0 flags=N db=0",
-            a.0
-        )));
-        assert!(line.contains(" argv-mem=10 "), "{line}");
-        assert!(line.ends_with(" cmd=client|info user=default redir=-1 resp=2\n"));
-        let list = text(t.cmd(a, &["client", "list"]));
-        let lines: Vec<&str> = list.lines().collect();
-        assert_eq!(lines.len(), 2);
-        assert!(lines[0].contains(" cmd=client|list "));
-        assert!(lines[1].contains(" name=bee age=3 idle=3 "), "{}", lines[1]);
-        assert!(lines[1].contains(" cmd=client|setname "));
-        let only_b = text(t.cmd(a, &["client", "list", "id", &b.0.to_string(), "999"]));
-        assert_eq!(only_b.lines().count(), 1);
-        assert_eq!(text(t.cmd(a, &["client", "list", "type", "pubsub"])), "");
-        assert_eq!(
-            t.cmd(a, &["client", "list", "type", "foo"]),
-            err("ERR Unknown client type 'foo'")
-        );
-        assert_eq!(
-            t.cmd(a, &["client", "list", "id", "x"]),
-            err("ERR Invalid client ID")
-        );
-        assert_eq!(
-            t.cmd(a, &["client", "list", "foo"]),
-            err("ERR syntax error")
-        );
-        // RESP3: a verbatim string.
-        t.cmd(a, &["hello", "3"]);
-        assert!(matches!(
-            t.cmd(a, &["client", "info"]),
-            Frame::Verbatim { .. }
-        ));
-    }
-
-    #[test]
-    fn kill_filters_and_errors() {
-        let mut t = TestEngine::new();
-        let a = connect_from(&mut t, "10.0.0.1:5000");
-        let b = connect_from(&mut t, "10.0.0.2:5001");
-        let c = connect_from(&mut t, "10.0.0.3:5002");
-        assert_eq!(
-            t.cmd(a, &["client", "kill", "1.2.3.4:5"]),
-            err("ERR No such client")
-        );
-        assert_eq!(
-            t.cmd(a, &["client", "kill", "id", "abc"]),
-            err("ERR client-id should be greater than 0")
-        );
-        assert_eq!(
-            t.cmd(a, &["client", "kill", "foo", "bar"]),
-            err("ERR syntax error")
-        );
-        assert_eq!(
-            t.cmd(a, &["client", "kill", "skipme", "maybe"]),
-            err("ERR syntax error")
-        );
-        assert_eq!(
-            t.cmd(a, &["client", "kill", "id", "1", "id"]),
-            err("ERR syntax error")
-        );
-        assert_eq!(
-            t.cmd(a, &["client", "kill", "user", "nobody"]),
-            err("ERR No such user 'nobody'")
-        );
-        assert_eq!(
-            t.cmd(a, &["client", "kill", "type", "foo"]),
-            err("ERR Unknown client type 'foo'")
-        );
-        assert_eq!(t.cmd(a, &["client", "kill", "id", "999"]), int(0));
-        assert_eq!(t.cmd(a, &["client", "kill", "10.0.0.2:5001"]), simple("OK"));
-        assert!(t.events.iter().any(|e| matches!(e,
-            Event::Close { client, reason: CloseReason::Killed } if *client == b)));
-        // A killed client is no longer listed, and cannot be killed twice.
-        assert_eq!(text(t.cmd(a, &["client", "list"])).lines().count(), 2);
-        assert_eq!(
-            t.cmd(a, &["client", "kill", "id", &b.0.to_string()]),
-            int(0)
-        );
-        // New form skips the caller by default.
-        assert_eq!(t.cmd(a, &["client", "kill", "user", "default"]), int(1));
-        assert!(t.events.iter().any(|e| matches!(e,
-            Event::Close { client, .. } if *client == c)));
-    }
-
-    #[test]
-    fn kill_self_replies_first() {
-        let mut t = TestEngine::new();
-        let a = connect_from(&mut t, "10.0.0.1:5000");
-        assert_eq!(
-            t.cmd(
-                a,
-                &["client", "kill", "laddr", "127.0.0.1:6379", "skipme", "no"]
-            ),
-            int(1)
-        );
-        assert!(t.events.iter().any(|e| matches!(e,
-            Event::Close { client, reason } if *client == a && reason.flush_first())));
-    }
-
-    #[test]
-    fn no_evict_setinfo_help() {
-        let mut t = TestEngine::new();
-        let c = t.connect();
-        assert_eq!(
-            t.cmd(c, &["client", "no-evict", "maybe"]),
-            err("ERR syntax error")
-        );
-        assert_eq!(t.cmd(c, &["client", "no-evict", "on"]), simple("OK"));
-        assert!(text(t.cmd(c, &["client", "info"])).contains(" flags=e "));
-        assert_eq!(
-            t.cmd(c, &["client", "setinfo", "lib-name", "redis-py"]),
-            simple("OK")
-        );
-        assert_eq!(
-            t.cmd(c, &["client", "setinfo", "lib-ver", "1 2"]),
-            err("ERR lib-ver cannot contain spaces, newlines or special characters.")
-        );
-        assert_eq!(
-            t.cmd(c, &["client", "setinfo", "foo", "x"]),
-            err("ERR Unrecognized option 'foo'")
-        );
-        let Frame::Array(help) = t.cmd(c, &["client", "help"]) else {
-            panic!()
-        };
-        assert_eq!(
-            help[0],
-            simple("CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-        );
-    }
-}
+mod tests;

@@ -6,6 +6,7 @@ pub mod client;
 pub mod config;
 pub mod connection;
 pub mod databases;
+pub mod debug;
 pub mod expire;
 pub mod hashes;
 pub mod keys;
@@ -50,4 +51,5 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     monitor::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
+    debug::COMMANDS,
 ];

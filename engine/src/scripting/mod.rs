@@ -116,6 +116,25 @@ impl Scripting {
             .unwrap_or(false)
     }
 
+    /// The flags `script` (a body, or a SHA with `by_sha`) declares, as
+    /// Redis's `evalGetCommandFlags` finds them before it runs: the cached
+    /// script's, else the body's shebang; `None` for an unknown SHA or an
+    /// invalid shebang. CLIENT PAUSE WRITE holds a script that may write.
+    pub fn declared_flags(&self, script: &[u8], by_sha: bool) -> Option<ScriptFlags> {
+        let sha = if by_sha {
+            String::from_utf8_lossy(script).to_ascii_lowercase()
+        } else {
+            sha1_hex(script)
+        };
+        if let Some(cached) = self.scripts.get(&sha) {
+            return Some(cached.flags);
+        }
+        if by_sha {
+            return None;
+        }
+        shebang::parse(script).ok().map(|(flags, _)| flags)
+    }
+
     /// SCRIPT FLUSH: forgets every script and starts a new Lua state.
     pub fn flush(&mut self) {
         self.vm = None;
