@@ -1,5 +1,11 @@
 //! A test driver for unit tests of command families: one engine, clients
 //! that send commands and read decoded replies, and a settable clock.
+//! [`TestHost`] is the multi-client variant for integration tests that need
+//! each client's replies apart, slow readers and closes.
+
+mod host;
+
+pub use host::TestHost;
 
 use crate::client::ClientId;
 use crate::resp::encode::encode_request;

@@ -5,147 +5,24 @@
 //! limit and proto-max-bulk-len. Every test checks that another client is
 //! still served and that the data it did not evict reads back intact.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use seedkv_engine::cmd::flags;
 use seedkv_engine::config::MaxmemoryPolicy;
-use seedkv_engine::resp::encode::encode_request;
-use seedkv_engine::resp::{Frame, FrameDecoder};
-use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Now};
+use seedkv_engine::resp::Frame;
+use seedkv_engine::testing::{bulk, err, int, simple, TestHost};
+use seedkv_engine::{ClientId, CloseReason, Config, Engine, Now};
 
 const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
-/// A host: takes every client's output as it is produced, except for
-/// "slow" clients, whose socket is full (the host never takes their output).
-struct Host {
-    engine: Engine,
-    now: Now,
-    decoders: BTreeMap<ClientId, FrameDecoder>,
-    slow: BTreeSet<ClientId>,
-    closed: Vec<(ClientId, CloseReason)>,
-    frees: usize,
+fn used_memory(h: &mut TestHost, id: ClientId) -> u64 {
+    h.info_field(id, "memory", "used_memory")
 }
 
-impl Host {
-    fn new(config: Config) -> Host {
-        let now = Now::from_ns(0, 1_700_000_000_000_000);
-        Host {
-            engine: Engine::new(config, now),
-            now,
-            decoders: BTreeMap::new(),
-            slow: BTreeSet::new(),
-            closed: Vec::new(),
-            frees: 0,
-        }
-    }
-
-    fn connect(&mut self) -> ClientId {
-        let id = self.engine.connect(self.now, ConnectInfo::default());
-        self.decoders.insert(id, FrameDecoder::new());
-        self.drain();
-        id
-    }
-
-    fn drain(&mut self) {
-        let mut closing = Vec::new();
-        while let Some(event) = self.engine.poll_event() {
-            match event {
-                Event::Close { client, reason } => closing.push((client, reason)),
-                Event::Free(_) => self.frees += 1,
-                Event::Executed(_) => {}
-            }
-        }
-        while let Some(id) = self.engine.poll_transmit() {
-            if self.slow.contains(&id) {
-                continue;
-            }
-            let bytes = self.engine.pending_output(id).to_vec();
-            self.engine.consume_output(id, bytes.len());
-            if let Some(d) = self.decoders.get_mut(&id) {
-                d.feed(&bytes);
-            }
-        }
-        for (id, reason) in closing {
-            self.engine.disconnect(self.now, id);
-            self.closed.push((id, reason));
-        }
-    }
-
-    fn send_raw(&mut self, id: ClientId, bytes: &[u8]) {
-        self.engine.handle_input(self.now, id, bytes);
-        self.drain();
-    }
-
-    fn send(&mut self, id: ClientId, args: &[&str]) {
-        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        self.send_raw(id, &encode_request(&args));
-    }
-
-    fn frames(&mut self, id: ClientId) -> Vec<Frame> {
-        let d = self.decoders.get_mut(&id).expect("known client");
-        let mut out = Vec::new();
-        while let Some(f) = d.next_frame().expect("valid RESP") {
-            out.push(f);
-        }
-        out
-    }
-
-    /// One command, one reply.
-    fn cmd(&mut self, id: ClientId, args: &[&str]) -> Frame {
-        self.send(id, args);
-        let mut frames = self.frames(id);
-        assert_eq!(frames.len(), 1, "{args:?} gave {frames:?}");
-        frames.remove(0)
-    }
-
-    fn advance_ms(&mut self, ms: u64) {
-        self.now.mono_ns += ms * 1_000_000;
-        self.now.unix_us += ms * 1000;
-        self.engine.handle_timeout(self.now);
-        self.drain();
-    }
-
-    fn info_text(&mut self, id: ClientId, section: &str) -> String {
-        let Frame::Bulk(text) = self.cmd(id, &["INFO", section]) else {
-            panic!("INFO is a bulk string");
-        };
-        String::from_utf8(text).expect("INFO is text")
-    }
-
-    fn info_field(&mut self, id: ClientId, section: &str, field: &str) -> u64 {
-        let text = self.info_text(id, section);
-        let prefix = format!("{field}:");
-        text.lines()
-            .find_map(|l| l.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-            .parse()
-            .expect("a number")
-    }
-
-    fn used_memory(&mut self, id: ClientId) -> u64 {
-        self.info_field(id, "memory", "used_memory")
-    }
-
-    fn evicted_keys(&mut self, id: ClientId) -> u64 {
-        self.info_field(id, "stats", "evicted_keys")
-    }
-
-    fn is_closed(&self, id: ClientId) -> Option<CloseReason> {
-        self.closed.iter().find(|(c, _)| *c == id).map(|(_, r)| *r)
-    }
+fn evicted_keys(h: &mut TestHost, id: ClientId) -> u64 {
+    h.info_field(id, "stats", "evicted_keys")
 }
 
 fn ok() -> Frame {
-    Frame::Simple(b"OK".to_vec())
-}
-fn bulk(s: &str) -> Frame {
-    Frame::Bulk(s.as_bytes().to_vec())
-}
-fn int(n: i64) -> Frame {
-    Frame::Integer(n)
-}
-fn err(s: &str) -> Frame {
-    Frame::Error(s.as_bytes().to_vec())
+    simple("OK")
 }
 
 fn value_of(key: &str) -> String {
@@ -154,7 +31,13 @@ fn value_of(key: &str) -> String {
 
 /// Stores `count` keys `{prefix}{i}`, each with a value derived from its
 /// name; with `ttl_s`, key i expires in `ttl_s + i` seconds.
-fn fill(h: &mut Host, c: ClientId, prefix: &str, count: usize, ttl_s: Option<u64>) -> Vec<String> {
+fn fill(
+    h: &mut TestHost,
+    c: ClientId,
+    prefix: &str,
+    count: usize,
+    ttl_s: Option<u64>,
+) -> Vec<String> {
     let mut keys = Vec::new();
     for i in 0..count {
         let key = format!("{prefix}{i}");
@@ -173,7 +56,7 @@ fn fill(h: &mut Host, c: ClientId, prefix: &str, count: usize, ttl_s: Option<u64
 }
 
 /// Which of `keys` are gone; asserts the others read back intact.
-fn gone(h: &mut Host, c: ClientId, keys: &[String]) -> Vec<String> {
+fn gone(h: &mut TestHost, c: ClientId, keys: &[String]) -> Vec<String> {
     let mut missing = Vec::new();
     for key in keys {
         match h.cmd(c, &["GET", key]) {
@@ -186,12 +69,12 @@ fn gone(h: &mut Host, c: ClientId, keys: &[String]) -> Vec<String> {
 
 /// Lowers maxmemory to `excess_bytes` under what is used now, under
 /// `policy`, so that the next command evicts about that much.
-fn squeeze(h: &mut Host, c: ClientId, policy: MaxmemoryPolicy, excess_bytes: u64) -> u64 {
+fn squeeze(h: &mut TestHost, c: ClientId, policy: MaxmemoryPolicy, excess_bytes: u64) -> u64 {
     assert_eq!(
         h.cmd(c, &["CONFIG", "SET", "maxmemory-policy", policy.name()]),
         ok()
     );
-    let limit = h.used_memory(c) - excess_bytes;
+    let limit = used_memory(h, c) - excess_bytes;
     assert_eq!(
         h.cmd(c, &["CONFIG", "SET", "maxmemory", &limit.to_string()]),
         ok()
@@ -201,10 +84,10 @@ fn squeeze(h: &mut Host, c: ClientId, policy: MaxmemoryPolicy, excess_bytes: u64
 
 /// [`squeeze`], one command to evict, then no limit, so that reading
 /// the survivors back evicts nothing more.
-fn squeeze_once(h: &mut Host, c: ClientId, policy: MaxmemoryPolicy, excess_bytes: u64) {
+fn squeeze_once(h: &mut TestHost, c: ClientId, policy: MaxmemoryPolicy, excess_bytes: u64) {
     let limit = squeeze(h, c, policy, excess_bytes);
-    assert_eq!(h.cmd(c, &["PING"]), Frame::Simple(b"PONG".to_vec()));
-    assert!(h.used_memory(c) <= limit, "{policy:?} still over");
+    assert_eq!(h.cmd(c, &["PING"]), simple("PONG"));
+    assert!(used_memory(h, c) <= limit, "{policy:?} still over");
     assert_eq!(h.cmd(c, &["CONFIG", "SET", "maxmemory", "0"]), ok());
 }
 
@@ -298,7 +181,7 @@ fn denyoom_flags_match_redis() {
 
 #[test]
 fn noeviction_refuses_writes_but_serves_reads_and_deletes() {
-    let mut h = Host::new(Config::default());
+    let mut h = TestHost::new(Config::default());
     let c = h.connect();
     let other = h.connect();
     let keys = fill(&mut h, c, "k", 20, None);
@@ -310,7 +193,7 @@ fn noeviction_refuses_writes_but_serves_reads_and_deletes() {
     assert_eq!(h.cmd(c, &["GET", "k0"]), bulk(&value_of("k0")));
     assert_eq!(h.cmd(c, &["DEL", "k1"]), int(1));
     assert_eq!(h.cmd(c, &["EXPIRE", "k2", "100"]), int(1));
-    assert_eq!(h.cmd(other, &["PING"]), Frame::Simple(b"PONG".to_vec()));
+    assert_eq!(h.cmd(other, &["PING"]), simple("PONG"));
     assert_eq!(h.cmd(other, &["DBSIZE"]), int(19));
     // Inside MULTI every command but EXEC/DISCARD is refused, which
     // aborts the transaction (as redis-server 7.0.15 replies).
@@ -322,7 +205,7 @@ fn noeviction_refuses_writes_but_serves_reads_and_deletes() {
     );
     assert_eq!(h.cmd(c, &["MULTI"]), ok());
     assert_eq!(h.cmd(c, &["DISCARD"]), ok());
-    assert_eq!(h.evicted_keys(c), 0);
+    assert_eq!(evicted_keys(&mut h, c), 0);
     assert!(h
         .info_text(c, "errorstats")
         .contains("errorstat_OOM:count=4\r\n"));
@@ -340,7 +223,7 @@ fn every_policy_evicts_under_the_limit_and_only_what_it_may() {
         .into_iter()
         .filter(|p| *p != MaxmemoryPolicy::NoEviction);
     for policy in evicting {
-        let mut h = Host::new(Config {
+        let mut h = TestHost::new(Config {
             seed: 7,
             ..Config::default()
         });
@@ -350,10 +233,10 @@ fn every_policy_evicts_under_the_limit_and_only_what_it_may() {
         let volatile = fill(&mut h, c, "v", 100, Some(1000));
         let limit = squeeze(&mut h, c, policy, 8 * 1024);
         // The next command (any command) evicts first.
-        assert_eq!(h.cmd(other, &["PING"]), Frame::Simple(b"PONG".to_vec()));
-        assert!(h.used_memory(c) <= limit, "{policy:?} still over");
+        assert_eq!(h.cmd(other, &["PING"]), simple("PONG"));
+        assert!(used_memory(&mut h, c) <= limit, "{policy:?} still over");
         assert_eq!(h.cmd(c, &["CONFIG", "SET", "maxmemory", "0"]), ok());
-        let evicted = h.evicted_keys(c);
+        let evicted = evicted_keys(&mut h, c);
         assert!(evicted > 0, "{policy:?} evicted nothing");
         // ~350 bytes a key: 8 KiB is some 25 keys, not the whole dataset.
         assert!(evicted < 60, "{policy:?} evicted {evicted}");
@@ -375,7 +258,7 @@ fn every_policy_evicts_under_the_limit_and_only_what_it_may() {
         for i in 0..20 {
             assert_eq!(h.cmd(c, &["SET", &format!("n{i}"), &"x".repeat(300)]), ok());
         }
-        assert!(h.evicted_keys(c) > evicted);
+        assert!(evicted_keys(&mut h, c) > evicted);
         assert!(h.closed.is_empty());
     }
 }
@@ -388,13 +271,13 @@ fn volatile_policies_refuse_writes_once_no_key_has_a_ttl() {
         MaxmemoryPolicy::VolatileRandom,
         MaxmemoryPolicy::VolatileTtl,
     ] {
-        let mut h = Host::new(Config::default());
+        let mut h = TestHost::new(Config::default());
         let c = h.connect();
         let persistent = fill(&mut h, c, "p", 50, None);
         let volatile = fill(&mut h, c, "v", 3, Some(100));
         squeeze(&mut h, c, policy, 16 * 1024);
         assert_eq!(h.cmd(c, &["SET", "new", "v"]), err(OOM), "{policy:?}");
-        assert_eq!(h.evicted_keys(c), 3, "{policy:?}");
+        assert_eq!(evicted_keys(&mut h, c), 3, "{policy:?}");
         assert_eq!(gone(&mut h, c, &volatile).len(), 3);
         assert!(gone(&mut h, c, &persistent).is_empty());
     }
@@ -402,7 +285,7 @@ fn volatile_policies_refuse_writes_once_no_key_has_a_ttl() {
 
 #[test]
 fn volatile_ttl_evicts_the_nearest_expiries() {
-    let mut h = Host::new(Config::default());
+    let mut h = TestHost::new(Config::default());
     let c = h.connect();
     // Key v{i} expires in 1000 + i seconds.
     let volatile = fill(&mut h, c, "v", 100, Some(1000));
@@ -419,7 +302,7 @@ fn volatile_ttl_evicts_the_nearest_expiries() {
 
 #[test]
 fn allkeys_lru_prefers_idle_keys() {
-    let mut h = Host::new(Config::default());
+    let mut h = TestHost::new(Config::default());
     let c = h.connect();
     let keys = fill(&mut h, c, "k", 100, None);
     h.advance_ms(60_000);
@@ -441,7 +324,7 @@ fn allkeys_lru_prefers_idle_keys() {
 
 #[test]
 fn allkeys_lfu_prefers_rarely_used_keys() {
-    let mut h = Host::new(Config {
+    let mut h = TestHost::new(Config {
         maxmemory_policy: MaxmemoryPolicy::AllkeysLfu,
         ..Config::default()
     });
@@ -468,7 +351,7 @@ fn allkeys_lfu_prefers_rarely_used_keys() {
 
 #[test]
 fn object_idletime_and_freq_follow_accesses_as_redis() {
-    let mut h = Host::new(Config::default());
+    let mut h = TestHost::new(Config::default());
     let c = h.connect();
     h.cmd(c, &["SET", "a", "x"]);
     h.cmd(c, &["SET", "b", "x"]);
@@ -510,14 +393,14 @@ fn object_idletime_and_freq_follow_accesses_as_redis() {
 
 #[test]
 fn config_set_maxmemory_below_usage_evicts_on_the_next_command() {
-    let mut h = Host::new(Config::default());
+    let mut h = TestHost::new(Config::default());
     let c = h.connect();
     let keys = fill(&mut h, c, "k", 50, None);
     assert_eq!(
         h.cmd(c, &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]),
         ok()
     );
-    let used = h.used_memory(c);
+    let used = used_memory(&mut h, c);
     assert_eq!(
         h.cmd(
             c,
@@ -535,7 +418,7 @@ fn config_set_maxmemory_below_usage_evicts_on_the_next_command() {
 
 #[test]
 fn eviction_fails_watchers_and_frees_big_values_lazily_when_asked() {
-    let mut h = Host::new(Config {
+    let mut h = TestHost::new(Config {
         lazyfree_lazy_eviction: true,
         ..Config::default()
     });
@@ -560,7 +443,7 @@ fn eviction_fails_watchers_and_frees_big_values_lazily_when_asked() {
     );
     assert_eq!(h.cmd(c, &["CONFIG", "SET", "maxmemory", "0"]), ok());
     assert_eq!(h.cmd(watcher, &["MULTI"]), ok());
-    assert_eq!(h.cmd(watcher, &["PING"]), Frame::Simple(b"QUEUED".to_vec()));
+    assert_eq!(h.cmd(watcher, &["PING"]), simple("QUEUED"));
     // The eviction touched the watched key: EXEC fails.
     assert_eq!(h.cmd(watcher, &["EXEC"]), Frame::Null);
 }
@@ -568,7 +451,7 @@ fn eviction_fails_watchers_and_frees_big_values_lazily_when_asked() {
 #[test]
 fn eviction_is_deterministic_per_seed() {
     let run = |seed: u64| {
-        let mut h = Host::new(Config {
+        let mut h = TestHost::new(Config {
             seed,
             ..Config::default()
         });
@@ -583,7 +466,7 @@ fn eviction_is_deterministic_per_seed() {
 
 #[test]
 fn timeout_closes_idle_clients_only() {
-    let mut h = Host::new(Config::default());
+    let mut h = TestHost::new(Config::default());
     let idle = h.connect();
     let active = h.connect();
     let blocked = h.connect();
@@ -591,7 +474,7 @@ fn timeout_closes_idle_clients_only() {
     let monitor = h.connect();
     assert_eq!(h.cmd(active, &["CONFIG", "SET", "timeout", "1"]), ok());
     assert_eq!(h.cmd(active, &["SET", "k", "v"]), ok());
-    assert_eq!(h.cmd(idle, &["PING"]), Frame::Simple(b"PONG".to_vec()));
+    assert_eq!(h.cmd(idle, &["PING"]), simple("PONG"));
     h.send(blocked, &["BLPOP", "queue", "0"]);
     h.send(subscriber, &["SUBSCRIBE", "ch"]);
     h.send(monitor, &["MONITOR"]);
@@ -622,9 +505,10 @@ fn timeout_closes_idle_clients_only() {
     );
 }
 
-#[test]
-fn output_buffer_hard_limit_closes_a_client_that_does_not_read() {
-    let mut h = Host::new(Config::default());
+/// A fast and a slow (never reading) client under the normal class's output
+/// buffer `limits`, and a 4 KiB value stored at "big" for them to GET.
+fn slow_reader_under(limits: &str) -> (TestHost, ClientId, ClientId, String) {
+    let mut h = TestHost::new(Config::default());
     let fast = h.connect();
     let slow = h.connect();
     h.slow.insert(slow);
@@ -633,15 +517,16 @@ fn output_buffer_hard_limit_closes_a_client_that_does_not_read() {
     assert_eq!(
         h.cmd(
             fast,
-            &[
-                "CONFIG",
-                "SET",
-                "client-output-buffer-limit",
-                "normal 10kb 0 0"
-            ]
+            &["CONFIG", "SET", "client-output-buffer-limit", limits]
         ),
         ok()
     );
+    (h, fast, slow, big)
+}
+
+#[test]
+fn output_buffer_hard_limit_closes_a_client_that_does_not_read() {
+    let (mut h, fast, slow, big) = slow_reader_under("normal 10kb 0 0");
     h.send(slow, &["GET", "big"]);
     h.send(slow, &["GET", "big"]);
     assert_eq!(h.is_closed(slow), None, "8 KiB pending is under 10 KiB");
@@ -657,24 +542,7 @@ fn output_buffer_hard_limit_closes_a_client_that_does_not_read() {
 
 #[test]
 fn output_buffer_soft_limit_closes_after_its_seconds_over_it() {
-    let mut h = Host::new(Config::default());
-    let fast = h.connect();
-    let slow = h.connect();
-    h.slow.insert(slow);
-    let big = "x".repeat(4096);
-    assert_eq!(h.cmd(fast, &["SET", "big", &big]), ok());
-    assert_eq!(
-        h.cmd(
-            fast,
-            &[
-                "CONFIG",
-                "SET",
-                "client-output-buffer-limit",
-                "normal 0 8kb 2"
-            ]
-        ),
-        ok()
-    );
+    let (mut h, fast, slow, big) = slow_reader_under("normal 0 8kb 2");
     h.send(slow, &["GET", "big"]);
     h.send(slow, &["GET", "big"]);
     // Over the soft limit now: its clock starts.
@@ -689,7 +557,7 @@ fn output_buffer_soft_limit_closes_after_its_seconds_over_it() {
 
 #[test]
 fn query_buffer_limit_closes_the_client_without_a_reply() {
-    let mut h = Host::new(Config {
+    let mut h = TestHost::new(Config {
         client_query_buffer_limit_bytes: 16 * 1024,
         ..Config::default()
     });
@@ -707,7 +575,7 @@ fn query_buffer_limit_closes_the_client_without_a_reply() {
 
 #[test]
 fn proto_max_bulk_len_is_a_protocol_error() {
-    let mut h = Host::new(Config {
+    let mut h = TestHost::new(Config {
         proto_max_bulk_len_bytes: 1000,
         ..Config::default()
     });

@@ -4,99 +4,17 @@
 //! hard limit at once, over the soft limit after its seconds of virtual
 //! time) while a fast one keeps receiving.
 
-use std::collections::{BTreeMap, BTreeSet};
+use seedkv_engine::resp::Frame;
+use seedkv_engine::testing::{bulk, TestHost};
+use seedkv_engine::{ClientId, CloseReason, Config};
 
-use seedkv_engine::resp::encode::encode_request;
-use seedkv_engine::resp::{Frame, FrameDecoder};
-use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Now};
-
-/// A host: every client's output is decoded as it is produced, except for
-/// "slow" clients, whose output the host never takes (their socket is full).
-struct Host {
-    engine: Engine,
-    now: Now,
-    decoders: BTreeMap<ClientId, FrameDecoder>,
-    slow: BTreeSet<ClientId>,
-    closed: Vec<(ClientId, CloseReason)>,
-}
-
-impl Host {
-    fn new(config: Config) -> Host {
-        let now = Now::from_ns(0, 1_700_000_000_000_000);
-        Host {
-            engine: Engine::new(config, now),
-            now,
-            decoders: BTreeMap::new(),
-            slow: BTreeSet::new(),
-            closed: Vec::new(),
-        }
-    }
-
-    fn connect(&mut self) -> ClientId {
-        let id = self.engine.connect(self.now, ConnectInfo::default());
-        self.decoders.insert(id, FrameDecoder::new());
-        self.drain();
-        id
-    }
-
-    /// Drains events (closing as asked) and takes every fast client's output.
-    fn drain(&mut self) {
-        let mut closing = Vec::new();
-        while let Some(event) = self.engine.poll_event() {
-            if let Event::Close { client, reason } = event {
-                closing.push((client, reason));
-            }
-        }
-        while let Some(id) = self.engine.poll_transmit() {
-            if self.slow.contains(&id) {
-                continue;
-            }
-            let bytes = self.engine.pending_output(id).to_vec();
-            self.engine.consume_output(id, bytes.len());
-            if let Some(d) = self.decoders.get_mut(&id) {
-                d.feed(&bytes);
-            }
-        }
-        for (id, reason) in closing {
-            assert!(!reason.flush_first() || reason == CloseReason::Quit);
-            self.engine.disconnect(self.now, id);
-            self.closed.push((id, reason));
-        }
-    }
-
-    fn send(&mut self, id: ClientId, args: &[&str]) {
-        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        self.engine
-            .handle_input(self.now, id, &encode_request(&args));
-        self.drain();
-    }
-
-    /// Every complete frame `id` received since the last call.
-    fn frames(&mut self, id: ClientId) -> Vec<Frame> {
-        let d = self.decoders.get_mut(&id).expect("known client");
-        let mut out = Vec::new();
-        while let Some(f) = d.next_frame().expect("valid RESP") {
-            out.push(f);
-        }
-        out
-    }
-
-    /// Sends one command and returns what `id` received for it.
-    fn call(&mut self, id: ClientId, args: &[&str]) -> Vec<Frame> {
-        self.send(id, args);
-        self.frames(id)
-    }
-
-    fn advance_ms(&mut self, ms: u64) {
-        self.now.mono_ns += ms * 1_000_000;
-        self.now.unix_us += ms * 1000;
-        self.engine.handle_timeout(self.now);
-        self.drain();
-    }
-}
-
-fn bulk(s: &str) -> Frame {
-    Frame::Bulk(s.as_bytes().to_vec())
+/// A host whose closes may not ask to flush first (QUIT excepted): these
+/// tests expect no protocol error or refusal, and a slow client's pending
+/// error would never be read.
+fn host(config: Config) -> TestHost {
+    let mut h = TestHost::new(config);
+    h.forbid_flush_first_closes = true;
+    h
 }
 
 fn arr(items: Vec<Frame>) -> Frame {
@@ -133,7 +51,7 @@ fn push(frame: Frame) -> Frame {
 
 #[test]
 fn publish_reaches_channel_then_pattern_subscribers_in_subscription_order() {
-    let mut h = Host::new(Config::default());
+    let mut h = host(Config::default());
     let (a, b, c, publisher) = (h.connect(), h.connect(), h.connect(), h.connect());
     assert_eq!(
         h.call(b, &["subscribe", "news", "other"]),
@@ -182,7 +100,7 @@ fn publish_reaches_channel_then_pattern_subscribers_in_subscription_order() {
 
 #[test]
 fn nothing_is_kept_for_later_subscribers() {
-    let mut h = Host::new(Config::default());
+    let mut h = host(Config::default());
     let (late, publisher) = (h.connect(), h.connect());
     assert_eq!(
         h.call(publisher, &["publish", "ch", "early"]),
@@ -196,7 +114,7 @@ fn nothing_is_kept_for_later_subscribers() {
 
 #[test]
 fn resp2_subscribed_mode_allows_only_the_subscribe_family_ping_quit_reset() {
-    let mut h = Host::new(Config::default());
+    let mut h = host(Config::default());
     let c = h.connect();
     h.call(c, &["subscribe", "a"]);
     assert_eq!(
@@ -259,7 +177,7 @@ fn resp2_subscribed_mode_allows_only_the_subscribe_family_ping_quit_reset() {
 
 #[test]
 fn resp3_pushes_interleave_with_replies() {
-    let mut h = Host::new(Config::default());
+    let mut h = host(Config::default());
     let (c, publisher) = (h.connect(), h.connect());
     h.call(c, &["hello", "3"]);
     assert_eq!(
@@ -303,7 +221,7 @@ fn resp3_pushes_interleave_with_replies() {
 
 #[test]
 fn disconnect_and_reset_clean_every_subscription() {
-    let mut h = Host::new(Config::default());
+    let mut h = host(Config::default());
     let (a, b, admin) = (h.connect(), h.connect(), h.connect());
     h.call(a, &["subscribe", "x", "y", "z"]);
     h.call(a, &["psubscribe", "p1", "p2"]);
@@ -359,24 +277,37 @@ fn disconnect_and_reset_clean_every_subscription() {
     );
 }
 
-/// A config whose pubsub limits are small: hard 4000 bytes, soft 1000
-/// bytes for 2 seconds.
-fn small_limits() -> Config {
+/// The default config with one client class's output buffer `limits`
+/// (`class hard soft soft-seconds`).
+fn with_output_limits(limits: &str) -> Config {
     let mut config = Config::default();
     config
         .client_output_buffer_limit
-        .apply("pubsub 4000 1000 2")
+        .apply(limits)
         .expect("valid limits");
     config
 }
 
-#[test]
-fn slow_subscriber_is_closed_at_the_hard_limit_while_a_fast_one_keeps_receiving() {
-    let mut h = Host::new(small_limits());
+/// A config whose pubsub limits are small: hard 4000 bytes, soft 1000
+/// bytes for 2 seconds.
+fn small_limits() -> Config {
+    with_output_limits("pubsub 4000 1000 2")
+}
+
+/// A slow and a fast subscriber of "ch" under [`small_limits`], and a
+/// publisher: (host, slow, fast, publisher).
+fn slow_and_fast_subscribers() -> (TestHost, ClientId, ClientId, ClientId) {
+    let mut h = host(small_limits());
     let (slow, fast, publisher) = (h.connect(), h.connect(), h.connect());
     h.call(slow, &["subscribe", "ch"]);
     h.call(fast, &["subscribe", "ch"]);
     h.slow.insert(slow);
+    (h, slow, fast, publisher)
+}
+
+#[test]
+fn slow_subscriber_is_closed_at_the_hard_limit_while_a_fast_one_keeps_receiving() {
+    let (mut h, slow, fast, publisher) = slow_and_fast_subscribers();
     let payload = "x".repeat(100);
     let mut sent = 0;
     while h.closed.is_empty() {
@@ -402,11 +333,7 @@ fn slow_subscriber_is_closed_at_the_hard_limit_while_a_fast_one_keeps_receiving(
 
 #[test]
 fn slow_subscriber_is_closed_after_the_soft_limit_seconds_in_virtual_time() {
-    let mut h = Host::new(small_limits());
-    let (slow, fast, publisher) = (h.connect(), h.connect(), h.connect());
-    h.call(slow, &["subscribe", "ch"]);
-    h.call(fast, &["subscribe", "ch"]);
-    h.slow.insert(slow);
+    let (mut h, slow, fast, publisher) = slow_and_fast_subscribers();
     let payload = "x".repeat(100);
     // Over the soft limit (1000 bytes) but under the hard one.
     for _ in 0..10 {
@@ -426,7 +353,7 @@ fn slow_subscriber_is_closed_after_the_soft_limit_seconds_in_virtual_time() {
 
 #[test]
 fn reading_below_the_soft_limit_resets_its_clock() {
-    let mut h = Host::new(small_limits());
+    let mut h = host(small_limits());
     let (slow, publisher) = (h.connect(), h.connect());
     h.call(slow, &["subscribe", "ch"]);
     h.slow.insert(slow);
@@ -452,12 +379,7 @@ fn reading_below_the_soft_limit_resets_its_clock() {
 
 #[test]
 fn normal_class_limit_applies_to_normal_clients() {
-    let mut config = Config::default();
-    config
-        .client_output_buffer_limit
-        .apply("normal 1000 0 0")
-        .expect("valid limits");
-    let mut h = Host::new(config);
+    let mut h = host(with_output_limits("normal 1000 0 0"));
     let (c, other) = (h.connect(), h.connect());
     h.slow.insert(c);
     h.send(c, &["set", "k", &"v".repeat(600)]);
@@ -471,23 +393,26 @@ fn normal_class_limit_applies_to_normal_clients() {
     );
 }
 
-#[test]
-fn client_list_and_info_report_subscriptions() {
-    let mut h = Host::new(Config::default());
-    let (c, admin) = (h.connect(), h.connect());
-    h.call(c, &["subscribe", "a", "b"]);
-    h.call(c, &["psubscribe", "p*"]);
-    let Frame::Bulk(list) = h.call(admin, &["client", "list"]).remove(0) else {
+/// The first line of CLIENT LIST (the first client connected), as `admin`
+/// reads it.
+fn first_client_line(h: &mut TestHost, admin: ClientId) -> String {
+    let Frame::Bulk(list) = h.cmd(admin, &["client", "list"]) else {
         panic!("CLIENT LIST replies a bulk string");
     };
     let list = String::from_utf8(list).expect("text");
-    let line = list.lines().next().expect("first client");
+    list.lines().next().expect("first client").to_string()
+}
+
+#[test]
+fn client_list_and_info_report_subscriptions() {
+    let mut h = host(Config::default());
+    let (c, admin) = (h.connect(), h.connect());
+    h.call(c, &["subscribe", "a", "b"]);
+    h.call(c, &["psubscribe", "p*"]);
+    let line = first_client_line(&mut h, admin);
     assert!(line.contains(" flags=P "), "{line}");
     assert!(line.contains(" sub=2 psub=1 ssub=0 "), "{line}");
-    let Frame::Bulk(info) = h.call(admin, &["info", "stats"]).remove(0) else {
-        panic!("INFO replies a bulk string");
-    };
-    let info = String::from_utf8(info).expect("text");
+    let info = h.info_text(admin, "stats");
     assert!(info.contains("pubsub_channels:2\r\n"), "{info}");
     assert!(info.contains("pubsub_patterns:1\r\n"), "{info}");
 }
@@ -498,7 +423,7 @@ fn smessage(channel: &str, payload: &str) -> Frame {
 
 #[test]
 fn shard_channels_are_a_namespace_of_their_own() {
-    let mut h = Host::new(Config::default());
+    let mut h = host(Config::default());
     let (s, c, admin) = (h.connect(), h.connect(), h.connect());
     // Nothing held: one confirmation with a nil name, as Redis 7.0.
     assert_eq!(
@@ -562,17 +487,10 @@ fn shard_channels_are_a_namespace_of_their_own() {
                 .to_vec()
         )]
     );
-    let Frame::Bulk(list) = h.call(admin, &["client", "list"]).remove(0) else {
-        panic!("CLIENT LIST replies a bulk string");
-    };
-    let list = String::from_utf8(list).expect("text");
-    let line = list.lines().next().expect("first client");
+    let line = first_client_line(&mut h, admin);
     assert!(line.contains(" flags=P "), "{line}");
     assert!(line.contains(" sub=1 psub=0 ssub=2 "), "{line}");
-    let Frame::Bulk(info) = h.call(admin, &["info", "stats"]).remove(0) else {
-        panic!("INFO replies a bulk string");
-    };
-    let info = String::from_utf8(info).expect("text");
+    let info = h.info_text(admin, "stats");
     assert!(info.contains("pubsubshard_channels:2\r\n"), "{info}");
     // Without arguments: every shard channel, in name order; the plain
     // subscription keeps the connection in subscribed mode.
@@ -599,7 +517,7 @@ fn shard_channels_are_a_namespace_of_their_own() {
 
 #[test]
 fn resp3_shard_confirmations_and_messages_are_pushes() {
-    let mut h = Host::new(Config::default());
+    let mut h = host(Config::default());
     let (s, admin) = (h.connect(), h.connect());
     h.call(s, &["hello", "3"]);
     assert_eq!(
@@ -617,7 +535,7 @@ fn resp3_shard_confirmations_and_messages_are_pushes() {
 
 #[test]
 fn publish_twice_planted_bug_doubles_every_nth_publish() {
-    let mut h = Host::new(Config {
+    let mut h = host(Config {
         planted_bug: Some(seedkv_engine::PlantedBug::PublishTwice),
         ..Config::default()
     });
