@@ -142,6 +142,12 @@ impl Host {
     /// `current` is the connection whose task is calling: it writes its own
     /// output when the drain returns, so it needs no wakeup.
     fn drain(&self, engine: &mut Engine, current: Option<ClientId>) {
+        // DEBUG SLEEP: like Redis, the one command thread serves nobody for
+        // that long; the replies of this input go out after it.
+        let sleep_ns = engine.take_sleep_ns();
+        if sleep_ns > 0 {
+            std::thread::sleep(std::time::Duration::from_nanos(sleep_ns));
+        }
         while let Some(event) = engine.poll_event() {
             match event {
                 Event::Close { client, reason } => {
