@@ -1,7 +1,5 @@
 //! Per-connection state.
 
-use std::collections::BTreeMap;
-
 use crate::resp::{Protocol, RequestParser};
 use crate::time::Now;
 
@@ -183,4 +181,4 @@ impl Client {
 }
 
 /// The connection table, iterated in id order (CLIENT LIST order).
-pub type Clients = BTreeMap<ClientId, Client>;
+pub use crate::clients::Clients;

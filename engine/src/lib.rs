@@ -10,6 +10,7 @@
 
 pub mod blocking;
 pub mod client;
+pub mod clients;
 pub mod cmd;
 pub mod commands;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod pubsub;
 pub mod resp;
 pub mod scripting;
 pub mod stats;
+pub mod stats_table;
 pub mod stopwatch;
 pub mod testing;
 pub mod time;

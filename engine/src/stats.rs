@@ -165,7 +165,7 @@ pub struct Stats {
     pub net_output_bytes: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
-    pub commands: BTreeMap<CommandName, CommandStats>,
+    pub commands: crate::stats_table::CommandStatsTable,
     /// Error replies by code (`ERR`, `WRONGTYPE`...), at most
     /// [`ERROR_CODES_MAX`] codes.
     pub errors: BTreeMap<String, u64>,
@@ -246,7 +246,7 @@ impl Stats {
     /// unblocked).
     pub fn record_call(&mut self, call: Call) {
         self.total_commands_processed += 1;
-        let s = self.commands.entry(call.name).or_default();
+        let s = self.commands.entry(call.name);
         s.calls += 1;
         s.work_units = s.work_units.saturating_add(call.work_units);
         s.duration_ns = s.duration_ns.saturating_add(call.duration_ns);
@@ -263,7 +263,7 @@ impl Stats {
     pub fn record_rejected(&mut self, name: Option<CommandName>) {
         self.rejected_calls += 1;
         if let Some(name) = name {
-            self.commands.entry(name).or_default().rejected_calls += 1;
+            self.commands.entry(name).rejected_calls += 1;
         }
     }
 

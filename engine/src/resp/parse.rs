@@ -63,6 +63,11 @@ const ARGV_PREALLOC_MAX: usize = 1024;
 /// argument buffers, each of at most [`SPARE_ARG_MAX_BYTES`].
 pub const SPARE_ARGS_MAX: usize = 16;
 
+/// Most digits [`RequestParser::short_length_line`] reads: enough for any
+/// length a request may announce (proto-max-bulk-len is at most 2^63), and
+/// few enough that the value cannot overflow an i64.
+const SHORT_LENGTH_DIGITS_MAX: usize = 18;
+
 /// Argument buffers larger than this are freed rather than kept as spares.
 pub const SPARE_ARG_MAX_BYTES: usize = 1024;
 
@@ -348,12 +353,19 @@ impl RequestParser {
         authenticated: bool,
     ) -> Result<bool, ProtocolError> {
         debug_assert_eq!(self.buf[self.pos], b'*');
-        let Some(cr) = self.find_length_line_end(limits, ProtocolError::TooBigMbulkCountString)?
-        else {
-            return Ok(false);
+        let (count, cr) = match self.short_length_line() {
+            Some(found) => found,
+            None => {
+                let Some(cr) =
+                    self.find_length_line_end(limits, ProtocolError::TooBigMbulkCountString)?
+                else {
+                    return Ok(false);
+                };
+                let count = string2ll(&self.buf[self.pos + 1..cr])
+                    .ok_or(ProtocolError::InvalidMultibulkLength)?;
+                (count, cr)
+            }
         };
-        let count =
-            string2ll(&self.buf[self.pos + 1..cr]).ok_or(ProtocolError::InvalidMultibulkLength)?;
         if count > 0 && count as u64 > limits.multibulk_max_count as u64 {
             return Err(ProtocolError::InvalidMultibulkLength);
         }
@@ -390,16 +402,28 @@ impl RequestParser {
             let len = match self.bulk_len {
                 Some(len) => len,
                 None => {
-                    let Some(cr) =
-                        self.find_length_line_end(limits, ProtocolError::TooBigBulkCountString)?
-                    else {
-                        return Ok(false);
+                    let short = match self.buf.get(self.pos) {
+                        Some(b'$') => self.short_length_line(),
+                        _ => None,
                     };
-                    let first = self.buf[self.pos];
-                    if first != b'$' {
-                        return Err(ProtocolError::ExpectedDollar(first));
-                    }
-                    let len = match string2ll(&self.buf[self.pos + 1..cr]) {
+                    let (parsed, cr) = match short {
+                        Some((len, cr)) => (Some(len), cr),
+                        None => {
+                            let Some(cr) = self.find_length_line_end(
+                                limits,
+                                ProtocolError::TooBigBulkCountString,
+                            )?
+                            else {
+                                return Ok(false);
+                            };
+                            let first = self.buf[self.pos];
+                            if first != b'$' {
+                                return Err(ProtocolError::ExpectedDollar(first));
+                            }
+                            (string2ll(&self.buf[self.pos + 1..cr]), cr)
+                        }
+                    };
+                    let len = match parsed {
                         Some(len)
                             if len >= 0 && len as u64 <= limits.proto_max_bulk_len_bytes as u64 =>
                         {
@@ -457,6 +481,38 @@ impl RequestParser {
             self.remaining -= 1;
         }
         Ok(true)
+    }
+
+    /// The common case of a `*` or `$` line, read in one pass: one to
+    /// [`SHORT_LENGTH_DIGITS_MAX`] digits without a leading zero (or a lone
+    /// `0`), then `\r` and one more buffered byte. Returns the value and the
+    /// `\r`'s index. Anything else (a sign, a leading zero, more digits, a
+    /// line not yet complete) returns `None` for the general path, which
+    /// gives exactly the same answer for these lines: `strchr` finds this
+    /// `\r` (no NUL or `\r` among digits) and `string2ll` accepts them.
+    #[inline]
+    fn short_length_line(&self) -> Option<(i64, usize)> {
+        let digits_start = self.pos + 1;
+        let line = self.buf.get(digits_start..)?;
+        let mut value: i64 = 0;
+        for (i, &b) in line.iter().enumerate().take(SHORT_LENGTH_DIGITS_MAX + 1) {
+            match b {
+                b'0'..=b'9' => {
+                    if (i == 1 && value == 0) || i == SHORT_LENGTH_DIGITS_MAX {
+                        // A leading zero or too many digits: string2ll decides.
+                        return None;
+                    }
+                    value = value * 10 + i64::from(b - b'0');
+                }
+                b'\r' if i > 0 => {
+                    let cr = digits_start + i;
+                    // The byte after `\r` must have arrived (it is skipped).
+                    return (cr + 1 < self.buf.len()).then_some((value, cr));
+                }
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// Finds the `\r` that ends a `*` or `$` line and checks that the byte

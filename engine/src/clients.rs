@@ -1,0 +1,151 @@
+//! The connection table: every command looks its client up several times
+//! (parse, execute, reply, stats), so lookup is a hash probe, while
+//! iteration (CLIENT LIST, INFO, broadcasts, idle checks) stays in id
+//! order, as a `BTreeMap` would give it.
+//!
+//! Ids are assigned in increasing order and never reused, so appending a new
+//! client keeps the slot vector sorted by id; a removed client leaves a hole
+//! that is squeezed out once holes outnumber live clients (amortised O(1)).
+//! The index's hasher is fixed (no random state): lookups are deterministic,
+//! and the index is never iterated.
+
+use std::ops::RangeBounds;
+
+use rustc_hash::FxHashMap;
+
+use crate::client::{Client, ClientId};
+
+/// Holes below this many are never squeezed out: a handful of churned
+/// connections is cheaper to skip than to compact.
+const COMPACT_HOLES_MIN: usize = 64;
+
+#[derive(Debug, Default)]
+pub struct Clients {
+    /// Clients in id order; `None` marks a removed client's hole.
+    slots: Vec<Option<(ClientId, Client)>>,
+    /// Id -> index into `slots`.
+    index: FxHashMap<ClientId, usize>,
+    /// The highest id ever inserted: the next must be higher.
+    last_id: Option<ClientId>,
+}
+
+impl Clients {
+    pub fn new() -> Clients {
+        Clients::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn contains_key(&self, id: &ClientId) -> bool {
+        self.index.contains_key(id)
+    }
+
+    #[inline]
+    pub fn get(&self, id: &ClientId) -> Option<&Client> {
+        let slot = *self.index.get(id)?;
+        self.slots[slot].as_ref().map(|(_, c)| c)
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: &ClientId) -> Option<&mut Client> {
+        let slot = *self.index.get(id)?;
+        self.slots[slot].as_mut().map(|(_, c)| c)
+    }
+
+    /// Adds a client. Ids must arrive in increasing order (the engine
+    /// assigns them so); returns the client an equal id replaced, which
+    /// never happens.
+    pub fn insert(&mut self, id: ClientId, client: Client) -> Option<Client> {
+        if let Some(&slot) = self.index.get(&id) {
+            let old = self.slots[slot].replace((id, client));
+            return old.map(|(_, c)| c);
+        }
+        assert!(
+            self.last_id < Some(id),
+            "client ids are assigned in increasing order"
+        );
+        self.last_id = Some(id);
+        self.index.insert(id, self.slots.len());
+        self.slots.push(Some((id, client)));
+        None
+    }
+
+    pub fn remove(&mut self, id: &ClientId) -> Option<Client> {
+        let slot = self.index.remove(id)?;
+        let removed = self.slots[slot].take().map(|(_, c)| c);
+        debug_assert!(removed.is_some(), "the index points at live slots");
+        self.compact_if_sparse();
+        removed
+    }
+
+    /// Clients in id order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&ClientId, &Client)> {
+        self.slots.iter().flatten().map(|(id, c)| (id, c))
+    }
+
+    /// Clients in id order, mutably.
+    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = (&ClientId, &mut Client)> {
+        self.slots.iter_mut().flatten().map(|(id, c)| (&*id, c))
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &ClientId> {
+        self.iter().map(|(id, _)| id)
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Client> {
+        self.iter().map(|(_, c)| c)
+    }
+
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Client> {
+        self.iter_mut().map(|(_, c)| c)
+    }
+
+    /// Clients whose ids fall in `range`, in id order (a scan: only the
+    /// planted reply-to-wrong-connection bug asks for ranges).
+    pub fn range<R: RangeBounds<ClientId>>(
+        &self,
+        range: R,
+    ) -> impl DoubleEndedIterator<Item = (&ClientId, &Client)> {
+        self.iter().filter(move |(id, _)| range.contains(id))
+    }
+
+    /// Squeezes out holes once they outnumber live clients, re-pointing the
+    /// index; each removal pays for at most two slot moves.
+    fn compact_if_sparse(&mut self) {
+        let holes = self.slots.len() - self.index.len();
+        if holes < COMPACT_HOLES_MIN || holes <= self.index.len() {
+            return;
+        }
+        self.slots.retain(Option::is_some);
+        for (slot, entry) in self.slots.iter().enumerate() {
+            let (id, _) = entry.as_ref().expect("retained live slots");
+            *self.index.get_mut(id).expect("indexed") = slot;
+        }
+        debug_assert_eq!(self.slots.len(), self.index.len());
+    }
+}
+
+impl<'a> IntoIterator for &'a Clients {
+    type Item = (&'a ClientId, &'a Client);
+    type IntoIter = Box<dyn DoubleEndedIterator<Item = (&'a ClientId, &'a Client)> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl std::ops::Index<&ClientId> for Clients {
+    type Output = Client;
+
+    /// The client with this id; panics if there is none (only for ids the
+    /// engine knows are connected, like a command's own client).
+    fn index(&self, id: &ClientId) -> &Client {
+        self.get(id).expect("no client with this id")
+    }
+}
