@@ -31,6 +31,11 @@ pub mod zsets;
 pub const FAMILIES: &[&[CommandSpec]] = &[
     connection::COMMANDS,
     strings::COMMANDS,
+    strings::getex::COMMANDS,
+    strings::multi::COMMANDS,
+    strings::ranges::COMMANDS,
+    strings::counters::COMMANDS,
+    strings::lcs::COMMANDS,
     lists::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
