@@ -12,7 +12,7 @@ pub mod script;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,9 @@ use seedkv_engine::resp::{Frame, FrameDecoder};
 
 /// How long a server may take to start accepting connections.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a server may take to exit once asked to (SHUTDOWN, a signal).
+pub const EXIT_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How long one `redis-cli`/`redis-benchmark` run may take before the test
 /// gives up on it (a hung server must fail the test, not hang CI).
@@ -225,6 +228,35 @@ impl ServerProcess {
     /// The server's log so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
+    }
+
+    /// Sends signal `name` (`TERM`, `INT`, ...) to the process with `kill`.
+    pub fn signal(&self, name: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("run kill")
+            .success();
+        assert!(ok, "kill -{name} failed");
+    }
+
+    /// Waits for the process to exit, for at most [`EXIT_TIMEOUT`], and
+    /// returns its status.
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + EXIT_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                // Let the log reader catch the last lines.
+                std::thread::sleep(Duration::from_millis(50));
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not exit within {EXIT_TIMEOUT:?}; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// `redis://127.0.0.1:PORT/`

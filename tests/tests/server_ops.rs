@@ -1,102 +1,18 @@
 //! Operating the shipped binary: `--help`, a redis.conf-style file, CONFIG
-//! SET at run time, SHUTDOWN and the signals that stop it. Each test spawns
-//! `seedkv-server` itself (it needs the child's pid and exit status).
+//! SET at run time, SHUTDOWN and the signals that stop it. Each test starts
+//! its own `seedkv-server` ([`ServerProcess`] gives its log, exit status
+//! and signals).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use seedkv_engine::resp::reply::Frame;
 use seedkv_tests::{server_binary, RespClient, ServerProcess};
 
-/// How long a server may take to start or to exit.
-const PROCESS_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// A seedkv-server child whose stderr (the log) is collected.
-struct Spawned {
-    child: Child,
-    port: u16,
-    log: Arc<Mutex<String>>,
-}
-
-impl Spawned {
-    fn start(args: &[&str]) -> Spawned {
-        let mut child = Command::new(server_binary())
-            .args(["--port", "0", "--seed", "1"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn seedkv-server");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        let writer = log.clone();
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if line.contains("Ready to accept connections") {
-                    let port = line
-                        .rsplit("port=")
-                        .next()
-                        .and_then(|p| p.parse::<u16>().ok());
-                    if let (Some(tx), Some(port)) = (tx.take(), port) {
-                        let _ = tx.send(port);
-                    }
-                }
-                let mut log = writer.lock().unwrap();
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        let port = rx
-            .recv_timeout(PROCESS_TIMEOUT)
-            .unwrap_or_else(|_| panic!("no ready line; log:\n{}", log.lock().unwrap()));
-        Spawned { child, port, log }
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// Waits for the process to exit (bounded).
-    fn wait_exit(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + PROCESS_TIMEOUT;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                // Let the log reader catch the last lines.
-                std::thread::sleep(Duration::from_millis(50));
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "seedkv-server did not exit; log:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn signal(&self, name: &str) {
-        let ok = Command::new("kill")
-            .args([&format!("-{name}"), &self.child.id().to_string()])
-            .status()
-            .expect("run kill")
-            .success();
-        assert!(ok, "kill -{name} failed");
-    }
-}
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+/// How long a raw connection waits for the server's bytes.
+const READ_TIMEOUT: Duration = Duration::from_secs(20);
 
 fn bulk(s: &str) -> Frame {
     Frame::Bulk(s.as_bytes().to_vec())
@@ -110,14 +26,19 @@ fn ok() -> Frame {
     Frame::Simple(b"OK".to_vec())
 }
 
-/// A raw connection that notices when the server closes it.
-fn idle_connection(port: u16) -> TcpStream {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(PROCESS_TIMEOUT)).unwrap();
+/// Sends PING over a raw connection and expects +PONG.
+fn ping_raw(s: &mut TcpStream) {
     s.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
     let mut pong = [0u8; 7];
     s.read_exact(&mut pong).unwrap();
     assert_eq!(&pong, b"+PONG\r\n");
+}
+
+/// A raw connection that notices when the server closes it.
+fn idle_connection(port: u16) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
+    ping_raw(&mut s);
     s
 }
 
@@ -225,7 +146,7 @@ fn config_set_at_run_time() {
 
 #[test]
 fn shutdown_command_exits_zero_and_closes_connections() {
-    let mut server = Spawned::start(&[]);
+    let mut server = ServerProcess::seedkv(&[]);
     let idle = idle_connection(server.port);
     let mut c = RespClient::connect(server.port);
     assert_eq!(
@@ -241,7 +162,7 @@ fn shutdown_command_exits_zero_and_closes_connections() {
         error("ERR syntax error")
     );
     let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    s.set_read_timeout(Some(PROCESS_TIMEOUT)).unwrap();
+    s.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
     s.write_all(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n")
         .unwrap();
     assert_eq!(read_to_close(s), b"", "SHUTDOWN itself replies nothing");
@@ -263,7 +184,7 @@ fn sigterm_and_sigint_exit_zero_and_close_connections() {
         ("TERM", "Received SIGTERM scheduling shutdown..."),
         ("INT", "Received SIGINT scheduling shutdown..."),
     ] {
-        let mut server = Spawned::start(&[]);
+        let mut server = ServerProcess::seedkv(&[]);
         let idle = idle_connection(server.port);
         server.signal(signal);
         assert_eq!(read_to_close(idle), b"", "SIG{signal} closes clients");
@@ -277,7 +198,7 @@ fn sigterm_and_sigint_exit_zero_and_close_connections() {
 
 #[test]
 fn default_bind_is_loopback_with_optional_ipv6() {
-    let server = Spawned::start(&[]);
+    let server = ServerProcess::seedkv(&[]);
     let mut c = RespClient::connect(server.port);
     assert_eq!(
         c.command(&[b"CONFIG", b"GET", b"bind"]),
@@ -287,9 +208,6 @@ fn default_bind_is_loopback_with_optional_ipv6() {
     // optional, so a machine without IPv6 still starts).
     if !server.log().contains("Could not bind optional address ::1") {
         let mut s = TcpStream::connect(("::1", server.port)).expect("connect over ::1");
-        s.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
-        let mut pong = [0u8; 7];
-        s.read_exact(&mut pong).unwrap();
-        assert_eq!(&pong, b"+PONG\r\n");
+        ping_raw(&mut s);
     }
 }
