@@ -66,6 +66,16 @@ fn key(prefix: &str, n: u64) -> Box<[u8]> {
     format!("{prefix}:{n}").into_bytes().into_boxed_slice()
 }
 
+/// A dict keyed by `seed` holding `{prefix}:{i}` -> `i` for every i below
+/// `len`, inserted in order.
+fn filled(seed: u64, prefix: &str, len: u64) -> Dict<u64> {
+    let mut dict = Dict::new(seed);
+    for i in 0..len {
+        dict.insert(key(prefix, i), i);
+    }
+    dict
+}
+
 /// Every entry of the dict, collected through `scan` with no concurrent
 /// changes.
 fn scan_all<V>(dict: &Dict<V>) -> Vec<Vec<u8>> {
@@ -205,11 +215,8 @@ fn matches_btreemap_model_under_random_operations() {
 /// be found whichever table it is in, at every point of a rehash.
 #[test]
 fn lookups_see_both_tables_at_every_rehash_step() {
-    let mut dict = Dict::new(3);
     let n = 1_024u64;
-    for i in 0..n {
-        dict.insert(key("r", i), i);
-    }
+    let mut dict = filled(3, "r", n);
     dict.rehash_steps(usize::MAX / 16);
     assert!(!dict.is_rehashing());
     assert_eq!(dict.table_sizes(), (1_024, 0));
@@ -310,10 +317,7 @@ fn rehash_step_budget_is_counted_and_bounded() {
 #[test]
 fn same_seed_same_order_other_seed_other_order() {
     let build = |seed| {
-        let mut dict = Dict::new(seed);
-        for i in 0..2_000 {
-            dict.insert(key("o", i), i);
-        }
+        let mut dict = filled(seed, "o", 2_000);
         for i in (0..2_000).step_by(3) {
             dict.remove(&key("o", i));
         }
@@ -351,11 +355,8 @@ fn hash_is_pinned() {
 
 #[test]
 fn random_key_is_fair() {
-    let mut dict = Dict::new(8);
     let n = 64u64;
-    for i in 0..n {
-        dict.insert(key("f", i), i);
-    }
+    let dict = filled(8, "f", n);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let draws = 64_000;
     let mut counts: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
@@ -376,10 +377,7 @@ fn random_key_is_fair() {
 
 #[test]
 fn take_moves_everything_and_keeps_the_seed() {
-    let mut dict = Dict::new(77);
-    for i in 0..100 {
-        dict.insert(key("t", i), i);
-    }
+    let mut dict = filled(77, "t", 100);
     let before: Vec<u64> = dict.iter().map(|(_, v)| *v).collect();
     let taken = dict.take();
     assert!(dict.is_empty());
