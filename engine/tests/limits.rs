@@ -91,6 +91,32 @@ fn squeeze_once(h: &mut TestHost, c: ClientId, policy: MaxmemoryPolicy, excess_b
     assert_eq!(h.cmd(c, &["CONFIG", "SET", "maxmemory", "0"]), ok());
 }
 
+/// [`squeeze_once`] over `keys` (named by [`fill`]: a one-letter prefix and
+/// an index), then asserts that something went and that every index that
+/// went is one `may_go` allows; `kept_for` says why the others must stay.
+fn evicts_only(
+    h: &mut TestHost,
+    c: ClientId,
+    keys: &[String],
+    policy: MaxmemoryPolicy,
+    excess_bytes: u64,
+    may_go: impl Fn(usize) -> bool,
+    kept_for: &str,
+) {
+    squeeze_once(h, c, policy, excess_bytes);
+    let evicted = gone(h, c, keys);
+    assert!(!evicted.is_empty(), "{policy:?} evicted nothing");
+    for key in &evicted {
+        let i: usize = key[1..].parse().expect("a prefix letter, then an index");
+        assert!(may_go(i), "evicted {key}, {kept_for} ({evicted:?})");
+    }
+}
+
+/// The keys a test left cold: the odd ones.
+fn odd(i: usize) -> bool {
+    i % 2 == 1
+}
+
 /// Redis 7.0.15's `denyoom` commands (COMMAND INFO), the ones the OOM
 /// check refuses.
 const REDIS_DENYOOM: &[&str] = &[
@@ -289,15 +315,18 @@ fn volatile_ttl_evicts_the_nearest_expiries() {
     let c = h.connect();
     // Key v{i} expires in 1000 + i seconds.
     let volatile = fill(&mut h, c, "v", 100, Some(1000));
-    squeeze_once(&mut h, c, MaxmemoryPolicy::VolatileTtl, 3 * 1024);
-    let evicted = gone(&mut h, c, &volatile);
-    assert!(!evicted.is_empty());
     // Sampling is approximate, but the pool keeps the best of every sample:
     // what goes is from the soonest-expiring third.
-    for key in &evicted {
-        let i: usize = key[1..].parse().expect("v{i}");
-        assert!(i < 33, "evicted {key}, expiring late ({evicted:?})");
-    }
+    let policy = MaxmemoryPolicy::VolatileTtl;
+    evicts_only(
+        &mut h,
+        c,
+        &volatile,
+        policy,
+        3 * 1024,
+        |i| i < 33,
+        "expiring late",
+    );
 }
 
 #[test]
@@ -313,13 +342,8 @@ fn allkeys_lru_prefers_idle_keys() {
     h.advance_ms(5_000);
     assert_eq!(h.cmd(c, &["OBJECT", "IDLETIME", "k1"]), int(65));
     assert_eq!(h.cmd(c, &["OBJECT", "IDLETIME", "k0"]), int(5));
-    squeeze_once(&mut h, c, MaxmemoryPolicy::AllkeysLru, 6 * 1024);
-    let evicted = gone(&mut h, c, &keys);
-    assert!(!evicted.is_empty());
-    for key in &evicted {
-        let i: usize = key[1..].parse().expect("k{i}");
-        assert!(i % 2 == 1, "evicted {key}, recently used ({evicted:?})");
-    }
+    let policy = MaxmemoryPolicy::AllkeysLru;
+    evicts_only(&mut h, c, &keys, policy, 6 * 1024, odd, "recently used");
 }
 
 #[test]
@@ -340,13 +364,8 @@ fn allkeys_lfu_prefers_rarely_used_keys() {
     };
     assert!(hot > 5, "30 hits lift the counter above LFU_INIT_VAL");
     assert_eq!(h.cmd(c, &["OBJECT", "FREQ", "k1"]), int(5));
-    squeeze_once(&mut h, c, MaxmemoryPolicy::AllkeysLfu, 6 * 1024);
-    let evicted = gone(&mut h, c, &keys);
-    assert!(!evicted.is_empty());
-    for key in &evicted {
-        let i: usize = key[1..].parse().expect("k{i}");
-        assert!(i % 2 == 1, "evicted {key}, often used ({evicted:?})");
-    }
+    let policy = MaxmemoryPolicy::AllkeysLfu;
+    evicts_only(&mut h, c, &keys, policy, 6 * 1024, odd, "often used");
 }
 
 #[test]

@@ -175,15 +175,21 @@ fn resp2_subscribed_mode_allows_only_the_subscribe_family_ping_quit_reset() {
     );
 }
 
+/// Switches `c` to RESP3 and subscribes it to `channel` with `command`
+/// (subscribe or ssubscribe): the confirmation is a push.
+fn resp3_subscribe(h: &mut TestHost, c: ClientId, command: &str, channel: &str) {
+    h.call(c, &["hello", "3"]);
+    assert_eq!(
+        h.call(c, &[command, channel]),
+        vec![push(confirm(command, Some(channel), 1))]
+    );
+}
+
 #[test]
 fn resp3_pushes_interleave_with_replies() {
     let mut h = host(Config::default());
     let (c, publisher) = (h.connect(), h.connect());
-    h.call(c, &["hello", "3"]);
-    assert_eq!(
-        h.call(c, &["subscribe", "ch"]),
-        vec![push(confirm("subscribe", Some("ch"), 1))]
-    );
+    resp3_subscribe(&mut h, c, "subscribe", "ch");
     h.send(publisher, &["publish", "ch", "one"]);
     // Normal commands run; the message waiting ahead of the reply stays ahead.
     assert_eq!(
@@ -519,11 +525,7 @@ fn shard_channels_are_a_namespace_of_their_own() {
 fn resp3_shard_confirmations_and_messages_are_pushes() {
     let mut h = host(Config::default());
     let (s, admin) = (h.connect(), h.connect());
-    h.call(s, &["hello", "3"]);
-    assert_eq!(
-        h.call(s, &["ssubscribe", "a"]),
-        vec![push(confirm("ssubscribe", Some("a"), 1))]
-    );
+    resp3_subscribe(&mut h, s, "ssubscribe", "a");
     // Its own SPUBLISH: the message comes ahead of the reply.
     assert_eq!(
         h.call(s, &["spublish", "a", "mine"]),
