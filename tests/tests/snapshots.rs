@@ -107,6 +107,11 @@ fn maxmemory() {
     check("maxmemory");
 }
 
+#[test]
+fn client_pause() {
+    check("client_pause");
+}
+
 /// Every script has a snapshot test above.
 #[test]
 fn every_script_is_snapshotted() {
@@ -130,6 +135,7 @@ fn every_script_is_snapshotted() {
         "slowlog",
         "maxmemory",
         "pubsub",
+        "client_pause",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
