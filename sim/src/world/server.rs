@@ -189,6 +189,8 @@ impl World {
         while let Some(id) = self.engine.poll_transmit() {
             self.pending_flush.push(conn_slot(id.0) as u32);
         }
+        // DEBUG SLEEP: the CPU serves nobody for that long, as Redis's does.
+        cost_ns += self.engine.take_sleep_ns();
         if turn_start_ns.is_some() && cost_ns > 0 {
             cost_ns += self.cost.write_overhead_ns;
         }
