@@ -427,6 +427,29 @@ impl<'a> Ctx<'a> {
         self.lookup(key).is_some()
     }
 
+    /// Redis's `lookupKeyWrite` before a write that replaces `key` whatever
+    /// it holds (a plain SET): lazy expiry, and the access stamp. Under an
+    /// LRU policy (or none) the store stamps the key again, so only the
+    /// expiry runs and the lookup is saved; under LFU the lookup counts the
+    /// access (and draws from the LFU RNG) exactly as `exists` would.
+    pub fn expire_before_overwrite(&mut self, key: &[u8]) {
+        if crate::lru::is_lfu(self.server.config.maxmemory_policy) {
+            self.exists(key);
+        } else {
+            self.expire_lazily(key);
+        }
+    }
+
+    /// A value at `key` (found by [`Ctx::lookup`]) was changed in place:
+    /// what [`Ctx::store`] does besides replacing it — invalidate WATCHes,
+    /// signal blocked clients, count the change.
+    pub fn modified_in_place(&mut self, key: &[u8]) {
+        let i = self.db_index();
+        crate::multi::touch_key(&self.server.watches, self.clients, i, key);
+        self.server.blocking.signal(i, key);
+        self.server.dirty += 1;
+    }
+
     /// Stores a value in the client's database, clearing the TTL unless
     /// `keep_ttl`; frees the old value per `lazyfree-lazy-server-del`.
     pub fn store(&mut self, key: &[u8], value: Value, keep_ttl: bool) {

@@ -290,7 +290,13 @@ fn set_generic(
     if opts.get && get_generic(ctx, key).is_err() {
         return;
     }
-    let found = ctx.exists(key);
+    let found = if opts.nx || opts.xx {
+        ctx.exists(key)
+    } else {
+        // Whether it exists changes nothing for a plain SET.
+        ctx.expire_before_overwrite(key);
+        false
+    };
     if (opts.nx && found) || (opts.xx && !found) {
         if !opts.get {
             send(ctx, abort);

@@ -62,18 +62,32 @@ pub const COMMANDS: &[CommandSpec] = &[
 /// INCR, DECR, INCRBY, DECRBY: the stored integer plus `delta`. The key keeps
 /// its TTL; a missing key counts as 0.
 fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
+    let in_place = ctx.server.config.planted_bug != Some(PlantedBug::IncrNotAtomic);
     let current = match string_at(ctx, key) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => 0,
         Ok(Some(s)) => match parse_i64_strict(&s.bytes) {
-            Some(v) => v,
+            Some(v) => match v.checked_add(delta) {
+                // Like Redis's in-place update of an int-encoded object:
+                // the stored string is rewritten where it is (its TTL and
+                // access stamp stay), saving a second lookup and a free.
+                Some(next) if in_place => {
+                    rewrite_integer(s, next);
+                    ctx.modified_in_place(key);
+                    return ctx.int(next);
+                }
+                _ => v,
+            },
             None => return ctx.error(NOT_AN_INTEGER),
         },
     };
     let Some(next) = current.checked_add(delta) else {
         return ctx.error(INCR_OVERFLOW);
     };
-    let text = next.to_string().into_bytes();
+    // Exactly as long as its digits (not `to_string`'s spare capacity,
+    // which is the standard library's detail): memory figures count
+    // capacity, and the in-place path above gives the same.
+    let text = format_i64(&mut itoa_buffer(), next).to_vec();
     if ctx.server.config.planted_bug == Some(PlantedBug::IncrNotAtomic) {
         // Planted bug (PlantedBug::IncrNotAtomic): the read-modify-write is
         // split in two: the reply goes out now, the write-back only after
@@ -88,6 +102,46 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
     }
     ctx.store(key, Value::Str(RString::new(text)), true);
     ctx.int(next);
+}
+
+/// Overwrites `s` with `value`'s decimal digits, leaving it as a fresh
+/// INCR result would be: int-encoded (not raw) and with capacity equal to
+/// its length (memory figures count capacity).
+fn rewrite_integer(s: &mut RString, value: i64) {
+    let mut digits = itoa_buffer();
+    let text = format_i64(&mut digits, value);
+    s.bytes.clear();
+    s.bytes.extend_from_slice(text);
+    if s.bytes.capacity() != s.bytes.len() {
+        s.bytes.shrink_to_fit();
+    }
+    s.raw = false;
+}
+
+/// Room for any i64 in decimal: 19 digits and a sign.
+const I64_DECIMAL_MAX_BYTES: usize = 20;
+
+fn itoa_buffer() -> [u8; I64_DECIMAL_MAX_BYTES] {
+    [0; I64_DECIMAL_MAX_BYTES]
+}
+
+/// Writes `value` in decimal at the end of `buf`; returns the digits.
+fn format_i64(buf: &mut [u8; I64_DECIMAL_MAX_BYTES], value: i64) -> &[u8] {
+    let mut n = value.unsigned_abs();
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        start -= 1;
+        buf[start] = b'-';
+    }
+    &buf[start..]
 }
 
 fn incr(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -129,5 +183,46 @@ fn incrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             ctx.bulk(text.as_bytes());
         }
         Err(e) => ctx.error(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{bulk, int, simple, TestEngine};
+
+    #[test]
+    fn formats_every_i64_like_to_string() {
+        for v in [0, 1, -1, 9, 10, -10, 12345, i64::MAX, i64::MIN] {
+            let mut buf = itoa_buffer();
+            assert_eq!(format_i64(&mut buf, v), v.to_string().as_bytes());
+        }
+    }
+
+    /// The in-place path keeps what Redis's keeps (the TTL), still
+    /// invalidates a WATCH, and leaves the string int-encoded with capacity
+    /// equal to its length, as the store path does.
+    #[test]
+    fn in_place_incr_keeps_ttl_breaks_watch_and_reencodes() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        let w = t.connect();
+        assert_eq!(t.cmd(c, &["SET", "n", "9"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["APPEND", "n", "9"]), int(2));
+        assert_eq!(t.cmd(c, &["OBJECT", "ENCODING", "n"]), bulk("raw"));
+        assert_eq!(t.cmd(c, &["EXPIRE", "n", "100"]), int(1));
+        assert_eq!(t.cmd(w, &["WATCH", "n"]), simple("OK"));
+        assert_eq!(t.cmd(c, &["INCRBY", "n", "-200"]), int(-101));
+        assert_eq!(t.cmd(c, &["OBJECT", "ENCODING", "n"]), bulk("int"));
+        assert_eq!(t.cmd(c, &["TTL", "n"]), int(100));
+        let s = t.engine.server().keyspace.dbs[0]
+            .get(b"n")
+            .and_then(|v| v.as_str().cloned())
+            .expect("a string");
+        assert_eq!(s.bytes, b"-101");
+        assert_eq!(s.bytes.capacity(), s.bytes.len());
+        assert_eq!(t.cmd(w, &["MULTI"]), simple("OK"));
+        assert_eq!(t.cmd(w, &["GET", "n"]), simple("QUEUED"));
+        assert_eq!(t.cmd(w, &["EXEC"]), crate::resp::Frame::Null);
     }
 }
