@@ -149,3 +149,72 @@ impl std::ops::Index<&ClientId> for Clients {
         self.get(id).expect("no client with this id")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::ConnectInfo;
+    use crate::time::Now;
+
+    fn client(id: u64) -> Client {
+        Client::new(
+            ClientId(id),
+            ConnectInfo::default(),
+            Now::from_ns(0, 0),
+            true,
+        )
+    }
+
+    fn ids(clients: &Clients) -> Vec<u64> {
+        clients.keys().map(|id| id.0).collect()
+    }
+
+    /// Churn far past the compaction threshold: lookups, id order, ranges
+    /// and lengths stay those of a `BTreeMap` holding the same clients.
+    #[test]
+    fn behaves_like_an_ordered_map_through_churn() {
+        let mut clients = Clients::new();
+        let mut model = std::collections::BTreeSet::new();
+        let mut next = 1;
+        for round in 0..20u64 {
+            for _ in 0..50 {
+                assert!(clients.insert(ClientId(next), client(next)).is_none());
+                model.insert(next);
+                next += 1;
+            }
+            // Remove every id whose remainder matches this round's pattern.
+            let doomed: Vec<u64> = model
+                .iter()
+                .copied()
+                .filter(|id| id % 3 != round % 3)
+                .collect();
+            for id in doomed {
+                assert!(clients.remove(&ClientId(id)).is_some());
+                assert!(clients.remove(&ClientId(id)).is_none());
+                model.remove(&id);
+            }
+            assert_eq!(clients.len(), model.len());
+            assert_eq!(ids(&clients), model.iter().copied().collect::<Vec<_>>());
+            for id in 1..next {
+                assert_eq!(
+                    clients.get(&ClientId(id)).map(|c| c.id.0),
+                    model.get(&id).copied()
+                );
+            }
+            let mid = ClientId(next / 2);
+            let above: Vec<u64> = clients.range(mid..).map(|(id, _)| id.0).collect();
+            let below: Vec<u64> = clients.range(..mid).map(|(id, _)| id.0).collect();
+            assert_eq!(above, model.range(mid.0..).copied().collect::<Vec<_>>());
+            assert_eq!(below, model.range(..mid.0).copied().collect::<Vec<_>>());
+        }
+        assert!(clients.slots.len() <= 2 * clients.len() + COMPACT_HOLES_MIN);
+    }
+
+    #[test]
+    #[should_panic(expected = "increasing order")]
+    fn refuses_an_id_below_the_last() {
+        let mut clients = Clients::new();
+        clients.insert(ClientId(5), client(5));
+        clients.insert(ClientId(4), client(4));
+    }
+}
