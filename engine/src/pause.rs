@@ -104,11 +104,17 @@ impl Pause {
     }
 
     /// When the held clients are due to run: the pause's end, while
-    /// anyone is held (a pause that holds nobody needs no wake-up).
+    /// anyone is held (a pause that holds nobody needs no wake-up), or at
+    /// once after an UNPAUSE that a released client ran while others were
+    /// held again (the input that ran it has already released its batch).
     pub fn deadline_ns(&self) -> Option<u64> {
         if self.held.is_empty() {
             return None;
         }
+        if self.unpaused {
+            return Some(0);
+        }
+        debug_assert!(self.current.is_some(), "held only while paused");
         self.current.map(|(_, end_ns)| end_ns)
     }
 

@@ -379,6 +379,27 @@ fn a_pause_begun_by_a_released_client_holds_the_rest_again() {
 }
 
 #[test]
+fn an_unpause_run_by_a_released_client_wakes_the_clients_held_again() {
+    let mut w = World::new();
+    let (admin, a, b, c) = (w.connect(), w.connect(), w.connect(), w.connect());
+    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "100", "ALL"]), ok());
+    w.pipeline(a, &[&["PING"], &["CLIENT", "PAUSE", "1000", "WRITE"]]);
+    w.send(b, &["SET", "y", "1"]);
+    w.pipeline(c, &[&["GET", "y"], &["CLIENT", "UNPAUSE"]]);
+    w.advance_ms(100);
+    // a paused writes again, so b was held again; then c unpaused.
+    assert_eq!(w.take(a), [Frame::Simple(b"PONG".to_vec()), ok()]);
+    assert_eq!(w.take(c), [Frame::Null, ok()]);
+    assert_eq!(w.take(b), []);
+    assert!(
+        w.engine.poll_timeout() <= Some(w.now.mono_ns),
+        "due at once"
+    );
+    w.set_time(w.now.mono_ns);
+    assert_eq!(w.take(b), [ok()]);
+}
+
+#[test]
 fn a_held_client_that_disconnects_is_forgotten() {
     let mut w = World::new();
     let (admin, a, b) = (w.connect(), w.connect(), w.connect());
