@@ -9,7 +9,7 @@
 //! fuzzed client A did before (FLUSHALL, SWAPDB, RENAME, CONFIG SET...),
 //! B's reply bytes are fully determined. The one thing A may do to B is
 //! `CLIENT KILL` it; then B must be closed as killed, and is not checked
-//! further.
+//! further. A may also `CLIENT PAUSE`: B sends nothing while it lasts.
 
 use seedkv_engine::resp::encode::encode_request;
 use seedkv_engine::resp::FrameDecoder;
@@ -161,6 +161,11 @@ impl Run {
     /// B's round trip: its replies must be exactly right.
     fn check_b(&mut self) {
         let Some(b) = self.b else { return };
+        // A may CLIENT PAUSE the server: B's requests would wait for the
+        // pause to end, so B sits this round out.
+        if self.engine.server().pause.mode(self.now).is_some() {
+            return;
+        }
         let round = self.b_round;
         self.b_round += 1;
         let key = format!("wb:{}", round % WB_KEYS_COUNT);
