@@ -353,6 +353,9 @@ impl Engine {
         let exec_tails = self.planted_take_exec_tails();
         self.server.stats.net_input_bytes += bytes.len() as u64;
         let mut args = std::mem::take(&mut self.args);
+        // Clients held by a pause that has ended go first, then this input;
+        // an UNPAUSE in it releases the held clients after it.
+        self.release_paused(now, &mut args);
         self.process_input(now, client, &mut args);
         self.process_unblocked(now, &mut args);
         self.release_paused(now, &mut args);

@@ -262,8 +262,19 @@ impl Engine {
     /// Runs the held clients once the pause is over (its end passed, or
     /// CLIENT UNPAUSE ran during this input): each one's held request, then
     /// the rest of its query buffer, in the order they were held. Called
-    /// after every input and timer; does nothing while the pause lasts.
+    /// before an input (a pause that ended goes before it, as in Redis,
+    /// where it ends only in the cron), after it (its UNPAUSE) and from the
+    /// timer; does nothing while the pause lasts.
+    #[inline]
     pub(super) fn release_paused(&mut self, now: Now, args: &mut Vec<Vec<u8>>) {
+        // The request path calls this on every input: nothing held, no work.
+        if self.server.pause.held.is_empty() {
+            return;
+        }
+        self.release_paused_slow(now, args);
+    }
+
+    fn release_paused_slow(&mut self, now: Now, args: &mut Vec<Vec<u8>>) {
         let Some(released) = self.server.pause.take_released(now) else {
             return;
         };
@@ -296,11 +307,11 @@ impl Engine {
 
     /// [`Engine::release_paused`] from a timer.
     pub(super) fn release_paused_at(&mut self, now: Now) {
-        if self.server.pause.held_count() == 0 {
+        if self.server.pause.held.is_empty() {
             return;
         }
         let mut args = Vec::new();
-        self.release_paused(now, &mut args);
+        self.release_paused_slow(now, &mut args);
     }
 
     /// Time the host must serve nobody for, asked by DEBUG SLEEP since the

@@ -258,6 +258,26 @@ fn the_pause_ends_at_its_deadline_through_poll_timeout() {
 }
 
 #[test]
+fn held_clients_run_before_input_that_arrives_after_the_end() {
+    let mut w = World::new();
+    let (admin, a, b) = (w.connect(), w.connect(), w.connect());
+    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
+    w.send(a, &["SET", "k", "a"]);
+    // b's input arrives after the end, before the host ran the timer.
+    w.now = Now::from_ns(w.now.mono_ns + 150 * MS, w.now.unix_us + 150_000);
+    w.take_executed();
+    w.send(b, &["SET", "k", "b"]);
+    assert_eq!(w.take_executed(), ["set", "set"]);
+    assert_eq!(w.take(a), [ok()]);
+    assert_eq!(w.take(b), [ok()]);
+    assert_eq!(
+        w.call(admin, &["GET", "k"]),
+        bulk("b"),
+        "a's SET went first"
+    );
+}
+
+#[test]
 fn a_second_pause_keeps_the_later_end_and_the_stronger_mode() {
     let mut w = World::new();
     let (admin, a) = (w.connect(), w.connect());
