@@ -56,10 +56,21 @@ use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 use crate::value::Value;
 
+#[path = "cron.rs"]
+mod cron;
 #[path = "pause.rs"]
 pub mod pause;
 #[path = "planted_exec.rs"]
 mod planted_exec;
+#[path = "planted_hooks.rs"]
+mod planted_hooks;
+#[path = "resolve.rs"]
+mod resolve;
+#[path = "unblock.rs"]
+mod unblock;
+
+use cron::cron_interval_ns;
+use resolve::{reject_while_subscribed, resolve};
 
 /// Values cheaper to free than this are always freed inline (Redis's
 /// LAZYFREE_THRESHOLD is 64 elements).
@@ -431,22 +442,6 @@ impl Engine {
         }
     }
 
-    /// Planted bug (PlantedBug::IncrNotAtomic): INCR replied with `old + 1`
-    /// but left the write-back for later, as if read and write were two
-    /// steps of an event loop. Writing back now overwrites whatever other
-    /// INCRs of the same counter did in between: their updates are lost.
-    fn apply_deferred_incr_writes(&mut self, writes: Vec<(usize, Vec<u8>, Vec<u8>)>) {
-        debug_assert_eq!(
-            self.server.config.planted_bug,
-            Some(PlantedBug::IncrNotAtomic)
-        );
-        for (db, key, text) in writes {
-            let value = Value::Str(crate::value::RString::new(text));
-            drop(self.server.keyspace.dbs[db].set(&key, value, true));
-            self.server.dirty += 1;
-        }
-    }
-
     /// Runs timers: blocked clients whose timeout passed get their timeout
     /// reply (then their pipelined requests run), and the cron does active
     /// expiry and incremental rehashing, with counted budgets. Calling it
@@ -483,70 +478,6 @@ impl Engine {
                 .next_deadline_ns()
                 .map_or(cron_ns, |ns| ns.min(cron_ns)),
         )
-    }
-
-    /// Unblocks, with their timeout reply, the blocked clients whose
-    /// deadline is at or before `now`, earliest first, then runs their
-    /// pipelined requests.
-    fn time_out_blocked(&mut self, now: Now) {
-        let expired_max = self.server.blocking.blocked_count();
-        let mut expired = 0;
-        while let Some(id) = self.server.blocking.first_expired(now.mono_ns) {
-            // Each turn removes one client from the timeout table.
-            assert!(
-                expired < expired_max,
-                "timeout table larger than the blocked clients"
-            );
-            expired += 1;
-            let c = self
-                .clients
-                .get_mut(&id)
-                .expect("blocked clients are connected");
-            let blocked = self
-                .server
-                .blocking
-                .unpark(c)
-                .expect("clients in the timeout table are blocked");
-            if c.closing.is_some() {
-                continue;
-            }
-            let reply = blocked.on_timeout.encoded(c.protocol);
-            deliver_unblocked(
-                &mut self.server,
-                &mut self.clients,
-                &mut self.events,
-                id,
-                &blocked,
-                reply,
-                0,
-            );
-        }
-        let mut args = std::mem::take(&mut self.args);
-        self.process_unblocked(now, &mut args);
-        crate::resp::parse::recycle_args(&mut args, &mut self.spare_args);
-        if args.capacity() <= ARGS_KEPT_CAPACITY_MAX {
-            self.args = args;
-        }
-    }
-
-    /// Queues the output of clients unblocked since the last call, and runs
-    /// the requests they pipelined behind their blocking command (Redis
-    /// does this in `processUnblockedClients`, before the next poll).
-    fn process_unblocked(&mut self, now: Now, args: &mut Vec<Vec<u8>>) {
-        // A client enters the queue only when it is unblocked, which
-        // consumed one of its requests; so the loop ends once the
-        // unblocked clients' buffered requests are spent.
-        while let Some(id) = self.server.blocking.pop_unblocked() {
-            let Some(c) = self.clients.get(&id) else {
-                continue;
-            };
-            if !c.pending_output().is_empty() && !self.transmit.contains(&id) {
-                self.transmit.push_back(id);
-            }
-            if c.blocked.is_none() {
-                self.process_input(now, id, args);
-            }
-        }
     }
 
     /// The next event. Changed by every input.
@@ -892,242 +823,6 @@ impl Engine {
             None => Vec::new(),
         }
     }
-
-    /// Parks `client` on the keys of `request` (see [`crate::blocking`]).
-    #[allow(clippy::too_many_arguments)]
-    fn park(
-        &mut self,
-        now: Now,
-        client: ClientId,
-        spec: &'static CommandSpec,
-        args: Vec<Vec<u8>>,
-        request: crate::blocking::BlockRequest,
-        request_seq: u64,
-        work_units: u64,
-        elapsed_ns: u64,
-    ) {
-        let c = self
-            .clients
-            .get_mut(&client)
-            .expect("checked by the caller");
-        // BLPOP k k 0 waits once on k, as Redis's blockForKeys does.
-        let mut keys: Vec<Vec<u8>> = Vec::with_capacity(request.keys.len());
-        for key in request.keys {
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-        let deadline_ns = (request.timeout_ms > 0).then(|| {
-            now.mono_ns
-                .saturating_add(request.timeout_ms.saturating_mul(1_000_000))
-        });
-        let blocked = Blocked {
-            spec,
-            args,
-            db: c.db,
-            keys,
-            deadline_ns,
-            on_timeout: request.on_timeout,
-            request_seq,
-            work_units,
-            elapsed_ns,
-        };
-        self.server.blocking.park(c, blocked);
-    }
-
-    /// Serves the clients blocked on the keys signalled ready, key by key
-    /// in signal order, each key's waiters first blocked first. Serving can
-    /// signal more keys (BLMOVE's destination); those are served in the
-    /// next round.
-    fn serve_ready_keys(&mut self, now: Now) {
-        // A round that serves nobody changes nothing and signals nothing,
-        // and each serve unblocks a client; so there are at most as many
-        // rounds as blocked clients, plus the last, empty one.
-        let rounds_max = self.server.blocking.blocked_count() + 1;
-        let mut rounds = 0;
-        while self.server.blocking.has_ready() {
-            assert!(
-                rounds < rounds_max,
-                "serving blocked clients did not settle"
-            );
-            rounds += 1;
-            for (db, key) in self.server.blocking.take_ready() {
-                self.serve_key(now, db, &key);
-            }
-        }
-    }
-
-    /// Serves the clients blocked on `key` in database `db` while it holds
-    /// a value (Redis's `serveClientsBlockedOn*Key`).
-    fn serve_key(&mut self, now: Now, db: usize, key: &[u8]) {
-        for id in self.server.blocking.waiters(db, key) {
-            let Some(value_type) = self.server.keyspace.dbs[db].get(key).map(Value::type_name)
-            else {
-                // Emptied (and deleted) by the clients served before.
-                break;
-            };
-            let Some(c) = self.clients.get_mut(&id) else {
-                continue;
-            };
-            let Some(blocked) = c.blocked.as_ref() else {
-                continue;
-            };
-            if c.closing.is_some() {
-                // Killed or over a limit: it will never read a reply, so it
-                // must not consume a value.
-                drop(self.server.blocking.unpark(c));
-                continue;
-            }
-            // Redis 7.0 serves a list waiter from a list only, and so on;
-            // a key of another type leaves it blocked.
-            if blocked.wanted_type().is_some_and(|t| t != value_type) {
-                continue;
-            }
-            self.rerun_blocked(now, id);
-        }
-    }
-
-    /// Runs `client`'s blocked command again, without blocking. A reply
-    /// other than a null unblocks it with that reply; a null (nothing to
-    /// serve after all) leaves it blocked in place.
-    fn rerun_blocked(&mut self, now: Now, client: ClientId) {
-        let c = self.clients.get(&client).expect("checked by the caller");
-        let blocked = c.blocked.as_ref().expect("checked by the caller");
-        debug_assert_eq!(c.db, blocked.db, "a blocked client runs nothing else");
-        let spec = blocked.spec;
-        let mut args = blocked.args.clone();
-        let protocol = c.protocol;
-        let mut ctx = Ctx {
-            server: &mut self.server,
-            clients: &mut self.clients,
-            client_id: client,
-            events: &mut self.events,
-            now,
-            reply: Vec::new(),
-            protocol,
-            work_units: 0,
-            spec,
-            may_block: false,
-            block: None,
-        };
-        self.stopwatch.start();
-        (spec.handler.expect("blocked specs have handlers"))(&mut ctx, &mut args);
-        let (reply, work_units, blocked_again) = (ctx.reply, ctx.work_units, ctx.block.is_some());
-        let reply_bytes = reply.len() as u64;
-        let elapsed_ns = self.stopwatch.stop(
-            work_units + reply_bytes / REPLY_BYTES_PER_WORK_UNIT,
-            reply_bytes,
-        );
-        let c = self
-            .clients
-            .get_mut(&client)
-            .expect("a re-run keeps its client");
-        if blocked_again || crate::blocking::is_null_reply(&reply) {
-            let blocked = c.blocked.as_mut().expect("still blocked");
-            blocked.work_units += work_units;
-            blocked.elapsed_ns += elapsed_ns;
-            return;
-        }
-        let mut blocked = self
-            .server
-            .blocking
-            .unpark(c)
-            .expect("checked by the caller");
-        blocked.elapsed_ns += elapsed_ns;
-        crate::multi::touch_after_write(
-            &self.server.watches,
-            &mut self.clients,
-            &self.server.keyspace,
-            blocked.spec,
-            &blocked.args,
-            blocked.db,
-        );
-        let stats = &mut self.server.stats;
-        stats.latency.add_if_needed(
-            self.server.config.latency_monitor_threshold_ms,
-            crate::commands::latency::EVENT_COMMAND_UNBLOCKING,
-            now.unix_us / 1_000_000,
-            elapsed_ns / 1_000_000,
-        );
-        deliver_unblocked(
-            &mut self.server,
-            &mut self.clients,
-            &mut self.events,
-            client,
-            &blocked,
-            &reply,
-            work_units,
-        );
-    }
-
-    /// The planted bugs that act on a reply just produced by `client`.
-    fn planted_after_reply(&mut self, client: ClientId, reply: &mut Vec<u8>, reply_start: usize) {
-        match self.server.config.planted_bug {
-            Some(PlantedBug::PartialWriteDropsReply) => {
-                if let Some(c) = self.clients.get_mut(&client) {
-                    c.planted_last_reply_start = reply_start;
-                }
-            }
-            Some(PlantedBug::ReplyToWrongConnection) => {
-                self.server.planted.replies_count += 1;
-                if self.server.planted.replies_count < MISROUTED_REPLY_EVERY {
-                    return;
-                }
-                self.server.planted.replies_count = 0;
-                // Planted bug (PlantedBug::ReplyToWrongConnection): every
-                // Nth reply is appended to the output of the next live
-                // connection (by id, wrapping) instead of its own.
-                let other = self
-                    .clients
-                    .range(ClientId(client.0 + 1)..)
-                    .chain(self.clients.range(..client))
-                    .find(|(_, c)| c.closing.is_none())
-                    .map(|(&id, _)| id);
-                let Some(other) = other else { return };
-                let o = self.clients.get_mut(&other).expect("found above");
-                let had_output = !o.pending_output().is_empty();
-                o.output.extend_from_slice(&reply[reply_start..]);
-                reply.truncate(reply_start);
-                if !had_output {
-                    self.transmit.push_back(other);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn cron(&mut self, now: Now) {
-        let timeout_s = self.server.config.timeout_s;
-        crate::idle::close_idle_clients(timeout_s, &mut self.clients, &mut self.events, now);
-        let mut freed = Vec::new();
-        let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
-        let now_ms = now.unix_ms();
-        for db in self.server.keyspace.dbs.iter_mut() {
-            if !db.planted_freed.is_empty() {
-                // Planted bug (PlantedBug::LazyFreeStillReachable): the
-                // background free "finishes" here; see `Ctx::delete`.
-                db.planted_freed.clear();
-            }
-            let before = db.len();
-            db.active_expire(
-                now_ms,
-                &mut self.server.rng,
-                budget_per_db.max(1),
-                &mut freed,
-            );
-            self.server.keyspace.expired_keys += (before - db.len()) as u64;
-            db.keys.shrink_if_needed();
-            db.expires.shrink_if_needed();
-            db.keys.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);
-            db.expires.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);
-        }
-        let lazy = self.server.config.lazyfree_lazy_expire;
-        for v in freed {
-            if lazy && v.free_cost_units() > LAZYFREE_THRESHOLD_UNITS {
-                self.events.push_back(Event::Free(Garbage::Value(v)));
-            }
-        }
-    }
 }
 
 /// Sends `reply` to `client`, just unparked from `blocked` (served, timed
@@ -1192,112 +887,8 @@ pub(crate) fn close_client(
     }
 }
 
-fn cron_interval_ns(hz: u32) -> u64 {
-    1_000_000_000 / hz.clamp(1, 500) as u64
-}
-
 /// A request's command: its container (for a subcommand) and its spec.
 type Resolved = (Option<&'static CommandSpec>, &'static CommandSpec);
-
-/// Finds the spec to run, or writes the rejection (unknown command, wrong
-/// arity, NOAUTH) and returns the command it is charged to (INFO
-/// commandstats `rejected_calls`), if the command exists.
-fn resolve(
-    table: &CommandTable,
-    args: &[Vec<u8>],
-    reply: &mut Vec<u8>,
-    protocol: crate::resp::Protocol,
-    authenticated: bool,
-) -> Result<Resolved, Option<CommandName>> {
-    let mut w = ReplyWriter::new(reply, protocol);
-    let Some(spec) = table.lookup(&args[0]) else {
-        w.error(&unknown_command_message(args));
-        return Err(None);
-    };
-    if !authenticated && !spec.has(crate::cmd::flags::NO_AUTH) {
-        w.error("NOAUTH Authentication required.");
-        return Err(Some(CommandName::of(None, spec)));
-    }
-    // A container dispatches on its subcommand; one with a handler of its
-    // own (COMMAND) runs that handler when called without a subcommand.
-    if spec.handler.is_none() || (!spec.subcommands.is_empty() && args.len() >= 2) {
-        if args.len() < 2 {
-            w.error(&format!(
-                "ERR wrong number of arguments for '{}' command",
-                spec.name
-            ));
-            return Err(Some(CommandName::of(None, spec)));
-        }
-        let Some(sub) = lookup_subcommand(spec, &args[1]) else {
-            w.error(&format!(
-                "ERR unknown subcommand '{}'. Try {} HELP.",
-                sanitize(&args[1], 128),
-                spec.name.to_ascii_uppercase()
-            ));
-            return Err(None);
-        };
-        if !sub.arity_ok(args.len()) {
-            let full = if sub.name.contains('|') {
-                sub.name.to_string()
-            } else {
-                format!("{}|{}", spec.name, sub.name)
-            };
-            w.error(&format!(
-                "ERR wrong number of arguments for '{full}' command"
-            ));
-            return Err(Some(CommandName::of(Some(spec), sub)));
-        }
-        return Ok((Some(spec), sub));
-    }
-    if !spec.arity_ok(args.len()) {
-        w.error(&format!(
-            "ERR wrong number of arguments for '{}' command",
-            spec.name
-        ));
-        return Err(Some(CommandName::of(None, spec)));
-    }
-    Ok((None, spec))
-}
-
-/// In RESP2 subscribed mode, turns a resolved command other than the
-/// subscribe family, PING, QUIT and RESET into Redis's rejection.
-fn reject_while_subscribed(
-    resolved: Result<Resolved, Option<CommandName>>,
-    reply: &mut Vec<u8>,
-) -> Result<Resolved, Option<CommandName>> {
-    let Ok((parent, spec)) = resolved else {
-        return resolved;
-    };
-    let top = parent.unwrap_or(spec);
-    if crate::commands::pubsub::allowed_while_subscribed(top.name) {
-        return resolved;
-    }
-    let full = match parent {
-        Some(p) if !spec.name.contains('|') => format!("{}|{}", p.name, spec.name),
-        _ => spec.name.to_string(),
-    };
-    ReplyWriter::new(reply, crate::resp::Protocol::Resp2).error(
-        &crate::commands::pubsub::not_allowed_while_subscribed(&full),
-    );
-    Err(Some(CommandName::of(parent, spec)))
-}
-
-/// Redis's "unknown command" text: the name and up to 128 bytes of arguments.
-fn unknown_command_message(args: &[Vec<u8>]) -> String {
-    let mut rest = String::new();
-    for a in &args[1..] {
-        if rest.len() >= 128 {
-            break;
-        }
-        let room = 128 - rest.len();
-        rest.push_str(&format!("'{}' ", sanitize(a, room)));
-    }
-    format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        sanitize(&args[0], 128),
-        rest
-    )
-}
 
 /// Lossy text of `bytes`, cut at `max` bytes, with newlines made spaces.
 pub(crate) fn sanitize(bytes: &[u8], max: usize) -> String {

@@ -1,0 +1,43 @@
+//! The engine's cron (Redis's `serverCron`): active expiry and incremental
+//! rehashing with counted budgets, at `hz` ticks per second.
+
+use super::*;
+
+impl Engine {
+    pub(super) fn cron(&mut self, now: Now) {
+        let timeout_s = self.server.config.timeout_s;
+        crate::idle::close_idle_clients(timeout_s, &mut self.clients, &mut self.events, now);
+        let mut freed = Vec::new();
+        let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
+        let now_ms = now.unix_ms();
+        for db in self.server.keyspace.dbs.iter_mut() {
+            if !db.planted_freed.is_empty() {
+                // Planted bug (PlantedBug::LazyFreeStillReachable): the
+                // background free "finishes" here; see `Ctx::delete`.
+                db.planted_freed.clear();
+            }
+            let before = db.len();
+            db.active_expire(
+                now_ms,
+                &mut self.server.rng,
+                budget_per_db.max(1),
+                &mut freed,
+            );
+            self.server.keyspace.expired_keys += (before - db.len()) as u64;
+            db.keys.shrink_if_needed();
+            db.expires.shrink_if_needed();
+            db.keys.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);
+            db.expires.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);
+        }
+        let lazy = self.server.config.lazyfree_lazy_expire;
+        for v in freed {
+            if lazy && v.free_cost_units() > LAZYFREE_THRESHOLD_UNITS {
+                self.events.push_back(Event::Free(Garbage::Value(v)));
+            }
+        }
+    }
+}
+
+pub(super) fn cron_interval_ns(hz: u32) -> u64 {
+    1_000_000_000 / hz.clamp(1, 500) as u64
+}
