@@ -6,7 +6,14 @@ use super::*;
 impl Engine {
     pub(super) fn cron(&mut self, now: Now) {
         let timeout_s = self.server.config.timeout_s;
-        crate::idle::close_idle_clients(timeout_s, &mut self.clients, &mut self.events, now);
+        let pause = &self.server.pause;
+        crate::idle::close_idle_clients(
+            timeout_s,
+            &mut self.clients,
+            &mut self.events,
+            now,
+            |id| pause.holds(id),
+        );
         let mut freed = Vec::new();
         let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
         let now_ms = now.unix_ms();

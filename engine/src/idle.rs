@@ -28,21 +28,24 @@ pub fn is_idle_too_long(c: &Client, now: Now, timeout_s: u64) -> bool {
 }
 
 /// Closes every client idle for more than `timeout` (none when it is 0),
-/// with [`CloseReason::IdleTimeout`]. One pass over the clients: Redis
-/// visits at least `numclients / hz` per tick, so every client within a
-/// second; visiting all of them each tick is the same rule, sooner.
+/// with [`CloseReason::IdleTimeout`], except those `waiting` says wait on
+/// the server (held by CLIENT PAUSE: Redis's postponed clients are blocked
+/// clients, which its timeout check skips). One pass over the clients:
+/// Redis visits at least `numclients / hz` per tick, so every client within
+/// a second; visiting all of them each tick is the same rule, sooner.
 pub fn close_idle_clients(
     timeout_s: u64,
     clients: &mut Clients,
     events: &mut VecDeque<Event>,
     now: Now,
+    waiting: impl Fn(ClientId) -> bool,
 ) {
     if timeout_s == 0 {
         return;
     }
     let idle: Vec<ClientId> = clients
         .values()
-        .filter(|c| is_idle_too_long(c, now, timeout_s))
+        .filter(|c| is_idle_too_long(c, now, timeout_s) && !waiting(c.id))
         .map(|c| c.id)
         .collect();
     for id in idle {

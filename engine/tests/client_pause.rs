@@ -489,3 +489,36 @@ fn debug_sleep_hands_its_time_to_the_host() {
         err("ERR unknown subcommand or wrong number of arguments for 'SLEEP'. Try DEBUG HELP.")
     );
 }
+
+/// Redis's idle `timeout` skips postponed (held) clients: a client held
+/// longer than the timeout is served when the pause ends, while a client
+/// merely idle for as long is closed.
+#[test]
+fn a_held_client_outlives_the_idle_timeout() {
+    let mut w = World::new();
+    let (admin, held, idle) = (w.connect(), w.connect(), w.connect());
+    assert_eq!(w.call(admin, &["CONFIG", "SET", "timeout", "1"]), ok());
+    assert_eq!(w.call(idle, &["PING"]), Frame::Simple(b"PONG".to_vec()));
+    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "3000", "ALL"]), ok());
+    w.send(held, &["SET", "k", "v"]);
+    assert_eq!(w.take(held), [], "SET waits");
+    for _ in 0..25 {
+        w.advance_ms(100);
+    }
+    assert!(
+        w.closed
+            .iter()
+            .any(|&(c, r)| c == idle && r == CloseReason::IdleTimeout),
+        "the idle client is closed: {:?}",
+        w.closed
+    );
+    assert!(
+        w.closed.iter().all(|&(c, _)| c != held),
+        "the held client is spared: {:?}",
+        w.closed
+    );
+    for _ in 0..6 {
+        w.advance_ms(100);
+    }
+    assert_eq!(w.take(held), [ok()], "served when the pause ends");
+}
