@@ -499,9 +499,24 @@ fn a_held_client_outlives_the_idle_timeout() {
     let (admin, held, idle) = (w.connect(), w.connect(), w.connect());
     assert_eq!(w.call(admin, &["CONFIG", "SET", "timeout", "1"]), ok());
     assert_eq!(w.call(idle, &["PING"]), Frame::Simple(b"PONG".to_vec()));
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "3000", "ALL"]), ok());
+    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "3000", "WRITE"]), ok());
     w.send(held, &["SET", "k", "v"]);
     assert_eq!(w.take(held), [], "SET waits");
+    let Frame::Bulk(list) = w.call(admin, &["CLIENT", "LIST"]) else {
+        panic!("CLIENT LIST is a bulk string");
+    };
+    let list = String::from_utf8_lossy(&list).into_owned();
+    let line_of = |id: ClientId| {
+        list.lines()
+            .find(|l| l.starts_with(&format!("id={} ", id.0)))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line_of(held).contains(" flags=b "),
+        "held shows as blocked: {list}"
+    );
+    assert!(line_of(idle).contains(" flags=N "), "{list}");
     for _ in 0..25 {
         w.advance_ms(100);
     }

@@ -220,7 +220,9 @@ struct Current {
 }
 
 /// One CLIENT LIST line (without the trailing newline), Redis 7.0.15 fields.
-fn info_line(c: &Client, now: Now, current: &Current) -> String {
+/// `held`: CLIENT PAUSE holds the client's request (Redis blocks a
+/// postponed client, so it shows the `b` flag).
+fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
     let is_current = c.id == current.id;
     let age_s = now.mono_ns.saturating_sub(c.created.mono_ns) / 1_000_000_000;
     let idle_s = if is_current {
@@ -232,7 +234,7 @@ fn info_line(c: &Client, now: Now, current: &Current) -> String {
     if !c.subscriptions.is_empty() {
         flags.push('P');
     }
-    if c.blocked.is_some() {
+    if c.blocked.is_some() || held {
         flags.push('b');
     }
     if c.no_evict {
@@ -307,7 +309,8 @@ fn current(ctx: &Ctx, args: &[Vec<u8>]) -> Current {
 
 fn client_info(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let cur = current(ctx, args);
-    let mut text = info_line(&ctx.clients[&ctx.client_id], ctx.now, &cur);
+    let held = ctx.server.pause.holds(ctx.client_id);
+    let mut text = info_line(&ctx.clients[&ctx.client_id], ctx.now, &cur, held);
     text.push('\n');
     ctx.w().verbatim("txt", text.as_bytes());
 }
@@ -353,7 +356,7 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id.0)) {
                 continue;
             }
-            text.push_str(&info_line(c, ctx.now, &cur));
+            text.push_str(&info_line(c, ctx.now, &cur, ctx.server.pause.holds(c.id)));
             text.push('\n');
         }
     }
