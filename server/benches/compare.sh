@@ -15,6 +15,9 @@
 #   LRANGE_100  (redis-benchmark pushes its own list first) DBSIZE 1, LLEN
 #   MSET   DBSIZE 1 (all ten keys of MSET are key:__rand_int__)
 # Any error or wrong count fails the whole script (exit 1) after the table.
+# Beside requests/s, each run's server CPU time (user + system, from
+# /proc/PID/stat) per request is printed: what a command costs the server,
+# independent of how the two processes were scheduled.
 #
 # Memory: 1M keys of 16 bytes (key:000000000000..) with 100-byte values,
 # loaded with redis-cli --pipe (its error count must be 0), verified with
@@ -97,7 +100,14 @@ verify() {
     esac
 }
 
-declare -A RPS
+# The server's CPU time (user + system, in clock ticks) from /proc: divided
+# by the requests of a run, it is what one command costs the server, a
+# figure that, unlike requests/s, does not depend on how the two processes
+# happen to be scheduled. Resolution: one tick (10 ms) per run.
+TICKS_PER_S=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+declare -A RPS CPU
 FAILURES=0
 for round in $(seq 1 "$ROUNDS"); do
 for p in $PIPELINES; do
@@ -107,6 +117,8 @@ for test in $(tr ',' ' ' <<<"$TESTS"); do
         port=$SEEDKV_PORT; [ "$server" = redis ] && port=$REDIS_PORT
         redis-cli -p "$port" flushall >/dev/null
         [ "$test" = get ] && redis-cli -p "$port" set 'key:__rand_int__' xxx >/dev/null
+        pid=$SEEDKV_PID; [ "$server" = redis ] && pid=$REDIS_PID
+        cpu_before=$(cpu_ticks "$pid")
         status=0
         out=$("${BENCH_CPU[@]}" redis-benchmark -p "$port" -t "$test" -n "$REQUESTS" -c "$CLIENTS" -P "$p" -q 2>&1 | tr '\r' '\n') || status=$?
         errs=$(grep -ciE 'error|ERR ' <<<"$out" || true)
@@ -119,6 +131,7 @@ for test in $(tr ',' ' ' <<<"$TESTS"); do
         name=$(tr '[:lower:]' '[:upper:]' <<<"$test")
         rps=$(grep -E "^$name[ :].*requests per second" <<<"$out" | sed -E 's/.*: ([0-9.]+) requests per second.*/\1/' | tail -1)
         RPS["$server|$p|$name"]+="$rps "
+        CPU["$server|$p|$name"]+="$(( ($(cpu_ticks "$pid") - cpu_before) * 1000000000 / TICKS_PER_S / REQUESTS )) "
     done
 done
 done
@@ -126,16 +139,20 @@ done
 
 median() { tr ' ' '\n' | { grep -v '^$' || true; } | sort -g | awk '{a[NR]=$1} END{if (NR) print a[int((NR+1)/2)]}'; }
 
-printf '\n%-11s %-4s %14s %14s %8s\n' test P seedkv redis ratio
+printf '\n%-11s %-4s %14s %14s %8s %12s %12s %8s\n' test P seedkv redis ratio "seedkv cpu" "redis cpu" "cpu"
 for p in $PIPELINES; do
     for name in $(tr ',' '\n' <<<"$TESTS" | tr '[:lower:]' '[:upper:]'); do
         s=$(median <<<"${RPS["seedkv|$p|$name"]:-}")
         r=$(median <<<"${RPS["redis|$p|$name"]:-}")
         ratio=$( [ -n "$s" ] && [ -n "$r" ] && awk -v s="$s" -v r="$r" 'BEGIN{printf "%.2f", s/r}' || echo -)
-        printf '%-11s %-4s %14s %14s %8s\n' "$name" "$p" "${s:--}" "${r:--}" "$ratio"
+        sc=$(median <<<"${CPU["seedkv|$p|$name"]:-}")
+        rc=$(median <<<"${CPU["redis|$p|$name"]:-}")
+        cratio=$( [ -n "$sc" ] && [ -n "$rc" ] && [ "$rc" != 0 ] && awk -v s="$sc" -v r="$rc" 'BEGIN{printf "%.2f", s/r}' || echo -)
+        printf '%-11s %-4s %14s %14s %8s %12s %12s %8s\n' "$name" "$p" "${s:--}" "${r:--}" "$ratio" "${sc:--}" "${rc:--}" "$cratio"
     done
 done
 echo "(requests/s, median of $ROUNDS rounds; $REQUESTS requests, $CLIENTS clients; ratio = seedkv/redis;"
+echo " cpu = the server's user+system CPU ns per request, median; cpu ratio = seedkv/redis, lower is better;"
 echo " load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs)"
 
 # ---- memory: 1M keys of 16 bytes with 100-byte values ----
