@@ -36,6 +36,10 @@ use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
 use crate::history::{ConnId, Delivery, History, MessageKind, Op};
 
+#[path = "pubsub_requests.rs"]
+mod requests;
+use requests::ConnRequests;
+
 pub struct PubSubDelivery;
 
 const NAME: &str = "pubsub";
@@ -487,6 +491,7 @@ fn by_client_intervals(
     // No loss: confirmed before the publish was sent, and a request sent
     // after its reply was answered, with no unsubscribe of it in between.
     let delivered = delivered_before(history);
+    let requests = ConnRequests::index(ops);
     for (payload, p) in publishes {
         let Some((published_ns, _)) = &p.op.complete else {
             continue;
@@ -509,9 +514,9 @@ fn by_client_intervals(
                     if !reaches(p.shard, p.channel, s.kind, name) {
                         continue;
                     }
-                    let later = (s.op.seq_in_conn + 1..)
-                        .map_while(|seq| ops.get(&(conn, seq)))
-                        .find(|op| op.invoke_ns > *published_ns);
+                    let later = requests
+                        .get(&conn)
+                        .and_then(|r| r.first_sent_after(s.op.seq_in_conn, *published_ns));
                     let Some(later) = later.filter(|op| op.complete.is_some()) else {
                         continue;
                     };
