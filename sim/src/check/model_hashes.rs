@@ -200,6 +200,11 @@ impl KeyspaceModel {
             self.forget_key(c.db, c.key());
             return Expected::Unpredictable;
         };
+        if by.is_infinite() {
+            // Redis checks the increment before it looks at the key, so
+            // this is the reply even on a key of another type.
+            return Expected::error("ERR value is NaN or Infinity");
+        }
         let hash = match self.upsert_as(c.db, c.key(), c.now, Value::empty_hash, Value::as_hash_mut)
         {
             Typed::Unknown => return Expected::Unpredictable,

@@ -633,3 +633,30 @@ fn collection_writes_on_unknown_keys_stay_unknown() {
     b.run(1, "RPUSH l c", int(1));
     passes_and_fails_with(&mut b, int(2));
 }
+
+/// Redis checks HINCRBYFLOAT's increment before the key: an infinite one
+/// is refused as such even on a key of another type.
+#[test]
+fn hincrbyfloat_by_infinity_is_refused_before_the_type_check() {
+    let mut b = Builder::new();
+    b.run(1, "SET s v", ok());
+    b.run(
+        1,
+        "HINCRBYFLOAT s f inf",
+        error("ERR value is NaN or Infinity"),
+    );
+    b.run(
+        1,
+        "HINCRBYFLOAT h f -Infinity",
+        error("ERR value is NaN or Infinity"),
+    );
+    b.run(1, "EXISTS h", int(0));
+    assert_eq!(check(&b), Ok(()));
+    let mut wrong = Builder::new();
+    wrong.run(1, "SET s v", ok());
+    wrong.run(1, "HINCRBYFLOAT s f inf", error(WRONGTYPE));
+    assert!(
+        check(&wrong).is_err(),
+        "the old expectation is now a violation"
+    );
+}
