@@ -1,4 +1,4 @@
-//! `seedkv-server [config-file] [--port N] [--bind ADDR] [--requirepass PW] [--protected-mode yes|no] [--seed N]`
+//! `seedkv-server [config-file] [--port N] [--bind ADDR] [--requirepass PW] [--protected-mode yes|no] [--enable-debug-command no|yes|local] [--seed N]`
 
 use clap::Parser;
 use seedkv_server::{Args, Options};

@@ -34,6 +34,11 @@ pub struct Args {
     /// loopback clients are served; others get Redis's -DENIED error.
     #[arg(long, value_name = "yes|no")]
     pub protected_mode: Option<String>,
+    /// `no` (default), `yes` or `local`: whether DEBUG (e.g. DEBUG SLEEP) is
+    /// allowed, from any client or from loopback only, as Redis's
+    /// enable-debug-command.
+    #[arg(long, value_name = "no|yes|local")]
+    pub enable_debug_command: Option<String>,
     /// Seed of every random choice the engine makes (RANDOMKEY, hash seeds, ...).
     /// Defaults to one drawn from the clock and process id, and logged.
     #[arg(long)]
@@ -131,6 +136,9 @@ impl Options {
         }
         if let Some(mode) = &args.protected_mode {
             flag(&mut config, "protected-mode", mode)?;
+        }
+        if let Some(mode) = &args.enable_debug_command {
+            flag(&mut config, "enable-debug-command", mode)?;
         }
         config.seed = args.seed.unwrap_or_else(default_seed);
         if let Some(name) = &args.bug {
@@ -312,6 +320,26 @@ mod tests {
         );
         let args = Args {
             protected_mode: Some("maybe".into()),
+            ..Args::default()
+        };
+        assert!(Options::from_args(&args).is_err());
+    }
+
+    #[test]
+    fn enable_debug_command_flag() {
+        let args = Args {
+            enable_debug_command: Some("local".into()),
+            seed: Some(1),
+            ..Args::default()
+        };
+        let o = Options::from_args(&args).unwrap();
+        assert_eq!(
+            seedkv_engine::commands::config::config_get(&o.config, "enable-debug-command")
+                .as_deref(),
+            Some("local")
+        );
+        let args = Args {
+            enable_debug_command: Some("sometimes".into()),
             ..Args::default()
         };
         assert!(Options::from_args(&args).is_err());
