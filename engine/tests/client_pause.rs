@@ -5,124 +5,20 @@
 //! second one, disconnects while held, and the stall DEBUG SLEEP hands to
 //! the host. Each behaviour was checked against redis-server 7.0.15.
 
-use std::collections::BTreeMap;
-
-use seedkv_engine::resp::encode::encode_request;
-use seedkv_engine::resp::{Frame, FrameDecoder};
-use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Executed, Now};
+use seedkv_engine::resp::Frame;
+use seedkv_engine::testing::TestHost;
+use seedkv_engine::{ClientId, CloseReason, Config, Now};
 
 const MS: u64 = 1_000_000;
-const UNIX_ORIGIN_US: u64 = 1_700_000_000_000_000;
 
-/// One engine, what each client received, and a virtual clock.
-struct World {
-    engine: Engine,
-    now: Now,
-    received: BTreeMap<ClientId, Vec<u8>>,
-    executed: Vec<Executed>,
-    closed: Vec<(ClientId, CloseReason)>,
-}
+/// The shared multi-client test host, recording executions.
+type World = TestHost;
 
-impl World {
-    fn new() -> World {
-        World::with_config(Config {
-            record_executions: true,
-            ..Config::default()
-        })
-    }
-
-    fn with_config(config: Config) -> World {
-        let now = Now::from_ns(1_000 * MS, UNIX_ORIGIN_US);
-        World {
-            engine: Engine::new(config, now),
-            now,
-            received: BTreeMap::new(),
-            executed: Vec::new(),
-            closed: Vec::new(),
-        }
-    }
-
-    fn connect(&mut self) -> ClientId {
-        let info = ConnectInfo {
-            addr: "127.0.0.1:50000".into(),
-            ..ConnectInfo::default()
-        };
-        let id = self.engine.connect(self.now, info);
-        self.drain();
-        id
-    }
-
-    /// The drive/drain contract: events, then every client's output.
-    fn drain(&mut self) {
-        while let Some(e) = self.engine.poll_event() {
-            match e {
-                Event::Executed(x) => self.executed.push(x),
-                Event::Close { client, reason } => self.closed.push((client, reason)),
-                Event::Free(_) => {}
-            }
-        }
-        while let Some(c) = self.engine.poll_transmit() {
-            let bytes = self.engine.pending_output(c).to_vec();
-            self.engine.consume_output(c, bytes.len());
-            self.received
-                .entry(c)
-                .or_default()
-                .extend_from_slice(&bytes);
-        }
-    }
-
-    /// Sends commands as one pipelined input.
-    fn pipeline(&mut self, c: ClientId, commands: &[&[&str]]) {
-        let mut bytes = Vec::new();
-        for args in commands {
-            let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-            bytes.extend_from_slice(&encode_request(&args));
-        }
-        self.engine.handle_input(self.now, c, &bytes);
-        self.drain();
-    }
-
-    fn send(&mut self, c: ClientId, args: &[&str]) {
-        self.pipeline(c, &[args]);
-    }
-
-    /// Every reply `c` received since the last call.
-    fn take(&mut self, c: ClientId) -> Vec<Frame> {
-        let mut d = FrameDecoder::new();
-        d.feed(&self.received.remove(&c).unwrap_or_default());
-        let mut frames = Vec::new();
-        while let Some(f) = d.next_frame().expect("valid RESP") {
-            frames.push(f);
-        }
-        frames
-    }
-
-    /// One command that must reply at once.
-    fn call(&mut self, c: ClientId, args: &[&str]) -> Frame {
-        self.send(c, args);
-        let mut frames = self.take(c);
-        assert_eq!(frames.len(), 1, "{args:?}: {frames:?}");
-        frames.pop().expect("one reply")
-    }
-
-    /// Moves the clock to `mono_ns` (as a host does when the deadline from
-    /// `poll_timeout` passes) and runs timers.
-    fn set_time(&mut self, mono_ns: u64) {
-        assert!(mono_ns >= self.now.mono_ns, "time goes forward");
-        let unix_us = UNIX_ORIGIN_US + (mono_ns - 1_000 * MS) / 1_000;
-        self.now = Now::from_ns(mono_ns, unix_us);
-        self.engine.handle_timeout(self.now);
-        self.drain();
-    }
-
-    fn advance_ms(&mut self, ms: u64) {
-        self.set_time(self.now.mono_ns + ms * MS);
-    }
-
-    /// Executed commands' names, in execution order, since the last call.
-    fn take_executed(&mut self) -> Vec<&'static str> {
-        self.executed.drain(..).map(|e| e.name).collect()
-    }
+fn recording_host() -> World {
+    World::new(Config {
+        record_executions: true,
+        ..Config::default()
+    })
 }
 
 fn ok() -> Frame {
@@ -139,20 +35,20 @@ fn err(s: &str) -> Frame {
 
 #[test]
 fn a_write_pause_holds_set_and_serves_get() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, writer, reader) = (w.connect(), w.connect(), w.connect());
-    assert_eq!(w.call(writer, &["SET", "k", "old"]), ok());
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "1000", "WRITE"]), ok());
+    assert_eq!(w.cmd(writer, &["SET", "k", "old"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "1000", "WRITE"]), ok());
     w.send(writer, &["SET", "k", "new"]);
-    assert_eq!(w.take(writer), [], "SET waits");
-    assert_eq!(w.call(reader, &["GET", "k"]), bulk("old"));
-    assert_eq!(w.call(reader, &["PING"]), Frame::Simple(b"PONG".to_vec()));
+    assert_eq!(w.frames(writer), [], "SET waits");
+    assert_eq!(w.cmd(reader, &["GET", "k"]), bulk("old"));
+    assert_eq!(w.cmd(reader, &["PING"]), Frame::Simple(b"PONG".to_vec()));
     assert_eq!(
-        w.call(reader, &["EVAL_RO", "return 1", "0"]),
+        w.cmd(reader, &["EVAL_RO", "return 1", "0"]),
         Frame::Integer(1)
     );
     assert_eq!(
-        w.call(reader, &["EVAL", "#!lua flags=no-writes\nreturn 2", "0"]),
+        w.cmd(reader, &["EVAL", "#!lua flags=no-writes\nreturn 2", "0"]),
         Frame::Integer(2),
         "a script that declares no-writes runs"
     );
@@ -164,48 +60,48 @@ fn a_write_pause_holds_set_and_serves_get() {
     ] {
         let c = w.connect();
         w.send(c, held);
-        assert_eq!(w.take(c), [], "{held:?} waits");
+        assert_eq!(w.frames(c), [], "{held:?} waits");
     }
-    assert_eq!(w.call(admin, &["CLIENT", "UNPAUSE"]), ok());
-    assert_eq!(w.take(writer), [ok()]);
+    assert_eq!(w.cmd(admin, &["CLIENT", "UNPAUSE"]), ok());
+    assert_eq!(w.frames(writer), [ok()]);
 }
 
 #[test]
 fn an_all_pause_holds_everything_but_rejections() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a, b) = (w.connect(), w.connect(), w.connect());
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "500"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "500"]), ok());
     w.pipeline(a, &[&["NOSUCH"], &["GET", "k"], &["SET"]]);
     assert_eq!(
-        w.take(a),
+        w.frames(a),
         [err(
             "ERR unknown command 'NOSUCH', with args beginning with: "
         )],
         "rejected at once; GET waits, and the bad SET behind it"
     );
     w.send(b, &["CLIENT", "UNPAUSE"]);
-    assert_eq!(w.take(b), [], "even CLIENT UNPAUSE waits under ALL");
+    assert_eq!(w.frames(b), [], "even CLIENT UNPAUSE waits under ALL");
     w.send(admin, &["PING"]);
-    assert_eq!(w.take(admin), [], "the pausing client too");
+    assert_eq!(w.frames(admin), [], "the pausing client too");
     w.advance_ms(499);
-    assert_eq!(w.take(a), []);
+    assert_eq!(w.frames(a), []);
     w.advance_ms(1);
     assert_eq!(
-        w.take(a),
+        w.frames(a),
         [
             Frame::Null,
             err("ERR wrong number of arguments for 'set' command")
         ]
     );
-    assert_eq!(w.take(b), [ok()]);
-    assert_eq!(w.take(admin), [Frame::Simple(b"PONG".to_vec())]);
+    assert_eq!(w.frames(b), [ok()]);
+    assert_eq!(w.frames(admin), [Frame::Simple(b"PONG".to_vec())]);
 }
 
 #[test]
 fn pipelined_requests_wait_behind_a_held_one_in_order() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a, b) = (w.connect(), w.connect(), w.connect());
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "1000", "WRITE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "1000", "WRITE"]), ok());
     w.take_executed();
     w.pipeline(
         a,
@@ -216,27 +112,27 @@ fn pipelined_requests_wait_behind_a_held_one_in_order() {
             &["INCR", "k"],
         ],
     );
-    assert_eq!(w.take(a), [Frame::Null], "the GET before the SET runs");
+    assert_eq!(w.frames(a), [Frame::Null], "the GET before the SET runs");
     w.pipeline(b, &[&["SET", "k", "b"], &["GET", "k"]]);
-    assert_eq!(w.take(b), []);
+    assert_eq!(w.frames(b), []);
     assert_eq!(w.take_executed(), ["get"]);
-    assert_eq!(w.call(admin, &["CLIENT", "UNPAUSE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "UNPAUSE"]), ok());
     // Released in the order they were held: all of a's, then b's.
     assert_eq!(
         w.take_executed(),
         ["client|unpause", "set", "get", "incr", "set", "get"]
     );
-    assert_eq!(w.take(a), [ok(), bulk("1"), Frame::Integer(2)]);
-    assert_eq!(w.take(b), [ok(), bulk("b")]);
+    assert_eq!(w.frames(a), [ok(), bulk("1"), Frame::Integer(2)]);
+    assert_eq!(w.frames(b), [ok(), bulk("b")]);
     assert_eq!(w.engine.server().pause.held_count(), 0);
 }
 
 #[test]
 fn the_pause_ends_at_its_deadline_through_poll_timeout() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a) = (w.connect(), w.connect());
     let cron_ns = w.engine.poll_timeout().expect("the cron's deadline");
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "30", "WRITE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "30", "WRITE"]), ok());
     assert_eq!(
         w.engine.poll_timeout(),
         Some(cron_ns),
@@ -246,40 +142,36 @@ fn the_pause_ends_at_its_deadline_through_poll_timeout() {
     w.send(a, &["SET", "k", "v"]);
     assert_eq!(w.engine.poll_timeout(), Some(end_ns.min(cron_ns)));
     w.set_time(end_ns - 1);
-    assert_eq!(w.take(a), [], "not a nanosecond early");
+    assert_eq!(w.frames(a), [], "not a nanosecond early");
     assert_eq!(w.engine.poll_timeout(), Some(end_ns));
     w.set_time(end_ns);
-    assert_eq!(w.take(a), [ok()]);
+    assert_eq!(w.frames(a), [ok()]);
     assert!(
         w.engine.poll_timeout() > Some(end_ns),
         "nothing left to wake"
     );
-    assert_eq!(w.call(a, &["SET", "k", "w"]), ok(), "no pause any more");
+    assert_eq!(w.cmd(a, &["SET", "k", "w"]), ok(), "no pause any more");
 }
 
 #[test]
 fn held_clients_run_before_input_that_arrives_after_the_end() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a, b) = (w.connect(), w.connect(), w.connect());
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
     w.send(a, &["SET", "k", "a"]);
     // b's input arrives after the end, before the host ran the timer.
     w.now = Now::from_ns(w.now.mono_ns + 150 * MS, w.now.unix_us + 150_000);
     w.take_executed();
     w.send(b, &["SET", "k", "b"]);
     assert_eq!(w.take_executed(), ["set", "set"]);
-    assert_eq!(w.take(a), [ok()]);
-    assert_eq!(w.take(b), [ok()]);
-    assert_eq!(
-        w.call(admin, &["GET", "k"]),
-        bulk("b"),
-        "a's SET went first"
-    );
+    assert_eq!(w.frames(a), [ok()]);
+    assert_eq!(w.frames(b), [ok()]);
+    assert_eq!(w.cmd(admin, &["GET", "k"]), bulk("b"), "a's SET went first");
 }
 
 #[test]
 fn a_second_pause_keeps_the_later_end_and_the_stronger_mode() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a) = (w.connect(), w.connect());
     w.pipeline(
         admin,
@@ -288,23 +180,23 @@ fn a_second_pause_keeps_the_later_end_and_the_stronger_mode() {
             &["CLIENT", "PAUSE", "100", "ALL"],
         ],
     );
-    assert_eq!(w.take(admin), [ok(), ok()]);
+    assert_eq!(w.frames(admin), [ok(), ok()]);
     w.advance_ms(200);
     w.send(a, &["GET", "k"]);
-    assert_eq!(w.take(a), [], "still ALL, past the second pause's end");
+    assert_eq!(w.frames(a), [], "still ALL, past the second pause's end");
     w.advance_ms(599);
-    assert_eq!(w.take(a), []);
+    assert_eq!(w.frames(a), []);
     w.advance_ms(1);
-    assert_eq!(w.take(a), [Frame::Null]);
+    assert_eq!(w.frames(a), [Frame::Null]);
 }
 
 #[test]
 fn a_zero_or_overflowing_timeout_pauses_nothing_and_errors_match_redis() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a) = (w.connect(), w.connect());
     for timeout in ["0", "9223372036854775807"] {
-        assert_eq!(w.call(admin, &["CLIENT", "PAUSE", timeout]), ok());
-        assert_eq!(w.call(a, &["SET", "k", timeout]), ok(), "{timeout}");
+        assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", timeout]), ok());
+        assert_eq!(w.cmd(a, &["SET", "k", timeout]), ok(), "{timeout}");
     }
     let cases: &[(&[&str], &str)] = &[
         (
@@ -330,29 +222,29 @@ fn a_zero_or_overflowing_timeout_pauses_nothing_and_errors_match_redis() {
         ),
     ];
     for (args, message) in cases {
-        assert_eq!(w.call(admin, args), err(message), "{args:?}");
+        assert_eq!(w.cmd(admin, args), err(message), "{args:?}");
     }
-    assert_eq!(w.call(a, &["SET", "k", "after"]), ok(), "no error paused");
+    assert_eq!(w.cmd(a, &["SET", "k", "after"]), ok(), "no error paused");
 }
 
 #[test]
 fn multi_exec_with_a_write_waits() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a) = (w.connect(), w.connect());
     // Paused before queueing: the write waits when it is queued.
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "1000", "WRITE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "1000", "WRITE"]), ok());
     w.pipeline(
         a,
         &[&["MULTI"], &["GET", "k"], &["SET", "k", "2"], &["EXEC"]],
     );
     assert_eq!(
-        w.take(a),
+        w.frames(a),
         [ok(), Frame::Simple(b"QUEUED".to_vec())],
         "the SET waits to be queued"
     );
-    assert_eq!(w.call(admin, &["CLIENT", "UNPAUSE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "UNPAUSE"]), ok());
     assert_eq!(
-        w.take(a),
+        w.frames(a),
         [
             Frame::Simple(b"QUEUED".to_vec()),
             Frame::Array(vec![Frame::Null, ok()])
@@ -360,15 +252,15 @@ fn multi_exec_with_a_write_waits() {
     );
     // Paused after queueing: EXEC waits, since a queued command writes.
     w.pipeline(a, &[&["MULTI"], &["SET", "k", "3"]]);
-    assert_eq!(w.take(a), [ok(), Frame::Simple(b"QUEUED".to_vec())]);
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "1000", "WRITE"]), ok());
+    assert_eq!(w.frames(a), [ok(), Frame::Simple(b"QUEUED".to_vec())]);
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "1000", "WRITE"]), ok());
     w.send(a, &["EXEC"]);
-    assert_eq!(w.take(a), [], "EXEC of a write waits");
+    assert_eq!(w.frames(a), [], "EXEC of a write waits");
     // A read-only EXEC runs.
     let b = w.connect();
     w.pipeline(b, &[&["MULTI"], &["GET", "k"], &["EXEC"]]);
     assert_eq!(
-        w.take(b),
+        w.frames(b),
         [
             ok(),
             Frame::Simple(b"QUEUED".to_vec()),
@@ -376,71 +268,71 @@ fn multi_exec_with_a_write_waits() {
         ]
     );
     w.advance_ms(1000);
-    assert_eq!(w.take(a), [Frame::Array(vec![ok()])]);
+    assert_eq!(w.frames(a), [Frame::Array(vec![ok()])]);
 }
 
 #[test]
 fn a_pause_begun_by_a_released_client_holds_the_rest_again() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a, b) = (w.connect(), w.connect(), w.connect());
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
     // a's first request is a write: a waits with the new pause behind it.
     w.pipeline(
         a,
         &[&["SET", "x", "1"], &["CLIENT", "PAUSE", "100", "WRITE"]],
     );
     w.send(b, &["SET", "y", "1"]);
-    assert_eq!((w.take(a), w.take(b)), (vec![], vec![]));
+    assert_eq!((w.frames(a), w.frames(b)), (vec![], vec![]));
     w.advance_ms(100);
-    assert_eq!(w.take(a), [ok(), ok()], "a ran, then paused again");
-    assert_eq!(w.take(b), [], "b is held by a's pause");
+    assert_eq!(w.frames(a), [ok(), ok()], "a ran, then paused again");
+    assert_eq!(w.frames(b), [], "b is held by a's pause");
     w.advance_ms(100);
-    assert_eq!(w.take(b), [ok()]);
+    assert_eq!(w.frames(b), [ok()]);
 }
 
 #[test]
 fn an_unpause_run_by_a_released_client_wakes_the_clients_held_again() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a, b, c) = (w.connect(), w.connect(), w.connect(), w.connect());
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "100", "ALL"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "100", "ALL"]), ok());
     w.pipeline(a, &[&["PING"], &["CLIENT", "PAUSE", "1000", "WRITE"]]);
     w.send(b, &["SET", "y", "1"]);
     w.pipeline(c, &[&["GET", "y"], &["CLIENT", "UNPAUSE"]]);
     w.advance_ms(100);
     // a paused writes again, so b was held again; then c unpaused.
-    assert_eq!(w.take(a), [Frame::Simple(b"PONG".to_vec()), ok()]);
-    assert_eq!(w.take(c), [Frame::Null, ok()]);
-    assert_eq!(w.take(b), []);
+    assert_eq!(w.frames(a), [Frame::Simple(b"PONG".to_vec()), ok()]);
+    assert_eq!(w.frames(c), [Frame::Null, ok()]);
+    assert_eq!(w.frames(b), []);
     assert!(
         w.engine.poll_timeout() <= Some(w.now.mono_ns),
         "due at once"
     );
     w.set_time(w.now.mono_ns);
-    assert_eq!(w.take(b), [ok()]);
+    assert_eq!(w.frames(b), [ok()]);
 }
 
 #[test]
 fn a_held_client_that_disconnects_is_forgotten() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, a, b) = (w.connect(), w.connect(), w.connect());
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
     w.send(a, &["SET", "k", "a"]);
     w.send(b, &["SET", "k", "b"]);
     w.engine.disconnect(w.now, a);
     assert_eq!(w.engine.server().pause.held_count(), 1);
     w.advance_ms(100);
-    assert_eq!(w.take(b), [ok()]);
-    assert_eq!(w.call(admin, &["GET", "k"]), bulk("b"), "a's SET never ran");
+    assert_eq!(w.frames(b), [ok()]);
+    assert_eq!(w.cmd(admin, &["GET", "k"]), bulk("b"), "a's SET never ran");
 }
 
 #[test]
 fn a_held_client_keeps_its_query_buffer_limit() {
-    let mut w = World::with_config(Config {
+    let mut w = World::new(Config {
         client_query_buffer_limit_bytes: 1024,
         ..Config::default()
     });
     let (admin, a) = (w.connect(), w.connect());
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "100", "WRITE"]), ok());
     w.send(a, &["SET", "k", "v"]);
     let big = "x".repeat(2048);
     w.send(a, &["GET", &big]);
@@ -449,10 +341,10 @@ fn a_held_client_keeps_its_query_buffer_limit() {
 
 #[test]
 fn debug_sleep_hands_its_time_to_the_host() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let a = w.connect();
     assert_eq!(
-        w.call(a, &["DEBUG", "SLEEP", "0"]),
+        w.cmd(a, &["DEBUG", "SLEEP", "0"]),
         err(
             "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", \
              you can run it from a local connection, otherwise you need to set this option in the \
@@ -466,14 +358,14 @@ fn debug_sleep_hands_its_time_to_the_host() {
     config
         .extra
         .insert("enable-debug-command".into(), "local".into());
-    let mut w = World::with_config(config);
+    let mut w = World::new(config);
     let a = w.connect();
     assert_eq!(w.engine.take_sleep_ns(), 0);
-    assert_eq!(w.call(a, &["DEBUG", "SLEEP", "0.25"]), ok());
+    assert_eq!(w.cmd(a, &["DEBUG", "SLEEP", "0.25"]), ok());
     assert_eq!(w.engine.take_sleep_ns(), 250 * MS);
     assert_eq!(w.engine.take_sleep_ns(), 0, "taken once");
     w.pipeline(a, &[&["DEBUG", "SLEEP", "0.001"], &["DEBUG", "sleep", "2"]]);
-    assert_eq!(w.take(a), [ok(), ok()]);
+    assert_eq!(w.frames(a), [ok(), ok()]);
     assert_eq!(
         w.engine.take_sleep_ns(),
         2_001 * MS,
@@ -481,11 +373,11 @@ fn debug_sleep_hands_its_time_to_the_host() {
     );
     // Redis reads the seconds with strtod and no check.
     for seconds in ["0", "abc", "-1", "1e-3x"] {
-        assert_eq!(w.call(a, &["DEBUG", "SLEEP", seconds]), ok(), "{seconds}");
+        assert_eq!(w.cmd(a, &["DEBUG", "SLEEP", seconds]), ok(), "{seconds}");
     }
     assert_eq!(w.engine.take_sleep_ns(), MS);
     assert_eq!(
-        w.call(a, &["DEBUG", "SLEEP"]),
+        w.cmd(a, &["DEBUG", "SLEEP"]),
         err("ERR unknown subcommand or wrong number of arguments for 'SLEEP'. Try DEBUG HELP.")
     );
 }
@@ -495,14 +387,14 @@ fn debug_sleep_hands_its_time_to_the_host() {
 /// merely idle for as long is closed.
 #[test]
 fn a_held_client_outlives_the_idle_timeout() {
-    let mut w = World::new();
+    let mut w = recording_host();
     let (admin, held, idle) = (w.connect(), w.connect(), w.connect());
-    assert_eq!(w.call(admin, &["CONFIG", "SET", "timeout", "1"]), ok());
-    assert_eq!(w.call(idle, &["PING"]), Frame::Simple(b"PONG".to_vec()));
-    assert_eq!(w.call(admin, &["CLIENT", "PAUSE", "3000", "WRITE"]), ok());
+    assert_eq!(w.cmd(admin, &["CONFIG", "SET", "timeout", "1"]), ok());
+    assert_eq!(w.cmd(idle, &["PING"]), Frame::Simple(b"PONG".to_vec()));
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "3000", "WRITE"]), ok());
     w.send(held, &["SET", "k", "v"]);
-    assert_eq!(w.take(held), [], "SET waits");
-    let Frame::Bulk(list) = w.call(admin, &["CLIENT", "LIST"]) else {
+    assert_eq!(w.frames(held), [], "SET waits");
+    let Frame::Bulk(list) = w.cmd(admin, &["CLIENT", "LIST"]) else {
         panic!("CLIENT LIST is a bulk string");
     };
     let list = String::from_utf8_lossy(&list).into_owned();
@@ -535,5 +427,5 @@ fn a_held_client_outlives_the_idle_timeout() {
     for _ in 0..6 {
         w.advance_ms(100);
     }
-    assert_eq!(w.take(held), [ok()], "served when the pause ends");
+    assert_eq!(w.frames(held), [ok()], "served when the pause ends");
 }

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::UNIX_ORIGIN_US;
 use crate::resp::encode::encode_request;
 use crate::resp::{Frame, FrameDecoder};
-use crate::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Now};
+use crate::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Executed, Now};
 
 pub struct TestHost {
     pub engine: Engine,
@@ -21,6 +21,8 @@ pub struct TestHost {
     pub closed: Vec<(ClientId, CloseReason)>,
     /// Values handed out for background freeing so far.
     pub frees: usize,
+    /// Execution records (with `Config::record_executions`), in order.
+    pub executed: Vec<Executed>,
     /// When set, a close that asks for its output to be flushed first fails
     /// the test, QUIT excepted: this host never flushes a slow client, so a
     /// test that expects no protocol error or refusal says so here and a
@@ -38,12 +40,19 @@ impl TestHost {
             slow: BTreeSet::new(),
             closed: Vec::new(),
             frees: 0,
+            executed: Vec::new(),
             forbid_flush_first_closes: false,
         }
     }
 
+    /// A new client on a loopback address (`enable-debug-command local`
+    /// and protected mode treat it as local, as a real host's would be).
     pub fn connect(&mut self) -> ClientId {
-        let id = self.engine.connect(self.now, ConnectInfo::default());
+        let info = ConnectInfo {
+            addr: format!("127.0.0.1:{}", 50_000 + self.decoders.len()),
+            ..ConnectInfo::default()
+        };
+        let id = self.engine.connect(self.now, info);
         self.decoders.insert(id, FrameDecoder::new());
         self.drain();
         id
@@ -58,7 +67,7 @@ impl TestHost {
             match event {
                 Event::Close { client, reason } => closing.push((client, reason)),
                 Event::Free(_) => self.frees += 1,
-                Event::Executed(_) => {}
+                Event::Executed(x) => self.executed.push(x),
             }
         }
         while let Some(id) = self.engine.poll_transmit() {
@@ -100,6 +109,21 @@ impl TestHost {
         out
     }
 
+    /// Sends commands as one pipelined input.
+    pub fn pipeline(&mut self, id: ClientId, commands: &[&[&str]]) {
+        let mut bytes = Vec::new();
+        for args in commands {
+            let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+            bytes.extend_from_slice(&encode_request(&args));
+        }
+        self.send_raw(id, &bytes);
+    }
+
+    /// Executed commands' names, in execution order, since the last call.
+    pub fn take_executed(&mut self) -> Vec<&'static str> {
+        self.executed.drain(..).map(|e| e.name).collect()
+    }
+
     /// Sends one command and returns what `id` received for it.
     pub fn call(&mut self, id: ClientId, args: &[&str]) -> Vec<Frame> {
         self.send(id, args);
@@ -115,8 +139,15 @@ impl TestHost {
 
     /// Advances both clocks by `ms` and runs timers.
     pub fn advance_ms(&mut self, ms: u64) {
-        self.now.mono_ns += ms * 1_000_000;
-        self.now.unix_us += ms * 1000;
+        self.set_time(self.now.mono_ns + ms * 1_000_000);
+    }
+
+    /// Moves both clocks to `mono_ns` (as a host does when the deadline
+    /// from `poll_timeout` passes) and runs timers.
+    pub fn set_time(&mut self, mono_ns: u64) {
+        assert!(mono_ns >= self.now.mono_ns, "time goes forward");
+        self.now.unix_us += (mono_ns - self.now.mono_ns) / 1000;
+        self.now.mono_ns = mono_ns;
         self.engine.handle_timeout(self.now);
         self.drain();
     }
