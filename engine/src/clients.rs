@@ -131,15 +131,6 @@ impl Clients {
     }
 }
 
-impl<'a> IntoIterator for &'a Clients {
-    type Item = (&'a ClientId, &'a Client);
-    type IntoIter = Box<dyn DoubleEndedIterator<Item = (&'a ClientId, &'a Client)> + 'a>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
-    }
-}
-
 impl std::ops::Index<&ClientId> for Clients {
     type Output = Client;
 

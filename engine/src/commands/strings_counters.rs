@@ -5,6 +5,7 @@
 use super::{string_at, string_util, WrongType, NOT_AN_INTEGER, STRING, WRITE_FAST};
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::planted::PlantedBug;
+use crate::resp::encode::fmt_i64;
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
 
@@ -87,7 +88,7 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
     // Exactly as long as its digits (not `to_string`'s spare capacity,
     // which is the standard library's detail): memory figures count
     // capacity, and the in-place path above gives the same.
-    let text = format_i64(&mut itoa_buffer(), next).to_vec();
+    let text = fmt_i64(&mut [0u8; 20], next).to_vec();
     if ctx.server.config.planted_bug == Some(PlantedBug::IncrNotAtomic) {
         // Planted bug (PlantedBug::IncrNotAtomic): the read-modify-write is
         // split in two: the reply goes out now, the write-back only after
@@ -108,40 +109,14 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
 /// INCR result would be: int-encoded (not raw) and with capacity equal to
 /// its length (memory figures count capacity).
 fn rewrite_integer(s: &mut RString, value: i64) {
-    let mut digits = itoa_buffer();
-    let text = format_i64(&mut digits, value);
+    let mut digits = [0u8; 20];
+    let text = fmt_i64(&mut digits, value);
     s.bytes.clear();
     s.bytes.extend_from_slice(text);
     if s.bytes.capacity() != s.bytes.len() {
         s.bytes.shrink_to_fit();
     }
     s.raw = false;
-}
-
-/// Room for any i64 in decimal: 19 digits and a sign.
-const I64_DECIMAL_MAX_BYTES: usize = 20;
-
-fn itoa_buffer() -> [u8; I64_DECIMAL_MAX_BYTES] {
-    [0; I64_DECIMAL_MAX_BYTES]
-}
-
-/// Writes `value` in decimal at the end of `buf`; returns the digits.
-fn format_i64(buf: &mut [u8; I64_DECIMAL_MAX_BYTES], value: i64) -> &[u8] {
-    let mut n = value.unsigned_abs();
-    let mut start = buf.len();
-    loop {
-        start -= 1;
-        buf[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        start -= 1;
-        buf[start] = b'-';
-    }
-    &buf[start..]
 }
 
 fn incr(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -194,8 +169,8 @@ mod tests {
     #[test]
     fn formats_every_i64_like_to_string() {
         for v in [0, 1, -1, 9, 10, -10, 12345, i64::MAX, i64::MIN] {
-            let mut buf = itoa_buffer();
-            assert_eq!(format_i64(&mut buf, v), v.to_string().as_bytes());
+            let mut buf = [0u8; 20];
+            assert_eq!(fmt_i64(&mut buf, v), v.to_string().as_bytes());
         }
     }
 
