@@ -14,6 +14,7 @@ pub mod fxhash;
 pub mod history;
 pub mod knobs;
 pub mod net;
+pub mod panic;
 /// The one real-time path (sockets, threads, `Instant`): see its docs.
 pub mod probe;
 pub mod queue;
