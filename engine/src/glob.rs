@@ -156,9 +156,7 @@ impl Matcher {
                 // An escape compares exactly, even without case.
                 p = &p[1..];
                 matched |= p[0] == c;
-            } else if p.first() == Some(&b']') {
-                break;
-            } else if p.is_empty() {
+            } else if p.is_empty() || p[0] == b']' {
                 break;
             } else if p.len() >= 3 && p[1] == b'-' {
                 matched |= self.in_range(p[0], p[2], c);
