@@ -22,8 +22,8 @@ targets=${*:-"resp_parse engine_commands client_stream sim_schedule"}
 timeout_s=${TIMEOUT_S:-10}
 slow_unit_s=${SLOW_UNIT_S:-1}
 for t in $targets; do
-    mkdir -p "corpus/$t" "seeds/$t" "regressions/$t"
-    nice cargo fuzz run -s none "$t" "corpus/$t" "seeds/$t" "regressions/$t" \
+    mkdir -p "corpus/$t" "seeds/$t" "regressions/$t" "found/$t"
+    nice cargo fuzz run -s none "$t" "corpus/$t" "seeds/$t" "regressions/$t" "found/$t" \
         -- -max_total_time="$seconds" -timeout="$timeout_s" \
         -report_slow_units="$slow_unit_s" 2>&1 | tee "/tmp/seedkv-fuzz-$t.log" |
         grep -E 'DONE|panicked|SUMMARY|Test unit|Slowest unit|ALARM|TIMEOUT' || true

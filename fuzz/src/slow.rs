@@ -37,8 +37,8 @@ impl WorkBound {
 
     /// The most one execution may be charged now.
     pub fn limit_units(&self) -> u64 {
-        WORK_UNITS_BASE_MAX
-            .saturating_add(self.input_bytes.saturating_mul(WORK_UNITS_PER_INPUT_BYTE_MAX))
+        let per_byte = self.input_bytes.saturating_mul(WORK_UNITS_PER_INPUT_BYTE_MAX);
+        WORK_UNITS_BASE_MAX.saturating_add(per_byte)
     }
 
     /// Panics when `executed` was charged past [`WorkBound::limit_units`].
