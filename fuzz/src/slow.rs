@@ -37,7 +37,9 @@ impl WorkBound {
 
     /// The most one execution may be charged now.
     pub fn limit_units(&self) -> u64 {
-        let per_byte = self.input_bytes.saturating_mul(WORK_UNITS_PER_INPUT_BYTE_MAX);
+        let per_byte = self
+            .input_bytes
+            .saturating_mul(WORK_UNITS_PER_INPUT_BYTE_MAX);
         WORK_UNITS_BASE_MAX.saturating_add(per_byte)
     }
 
