@@ -78,6 +78,13 @@ fn db(name: &'static str, run: &'static str) -> Input {
     )
 }
 
+/// The Lua state is made once per server: a setup creates it, so that the
+/// measured EVAL pays for its own script only.
+const WARM_LUA: &[&str] = &["EVAL return~1 0"];
+const QUADRATIC_PATTERNS: &str = "O(N) per pattern in the patterns already subscribed \
+     (Redis's list search): n patterns in one call are O(n^2)";
+const INFO_MEMORY: &str = "Redis reads its allocator (O(1)); seedkv estimates the dataset \
+     by visiting every key, charged per key (server_memory.rs)";
 const PER_ITEM: &str = "O(log(N)) or O(1) per item, n items";
 const TWO_INPUTS: &str = "grows N, the smallest input, with K = 2 inputs";
 const KEY_40A: &str = "SET aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1";
@@ -241,6 +248,7 @@ pub fn inputs() -> Vec<Input> {
         c("bzpopmax", "members of the zset", zset, "BZPOPMAX z 0"),
         c("zrandmember", "COUNT returned", zset, "ZRANDMEMBER z {n}"),
         c("zrange", "members returned", zset, "ZRANGE z 0 -1"),
+        c("zrange", "members returned with fractional scores", &["ZADD z {fscored}"], "ZRANGE z 0 -1 WITHSCORES"),
         c("zrangebyscore", "members returned", zset, "ZRANGEBYSCORE z -inf +inf"),
         c("zrangebylex", "members returned", zset, "ZRANGEBYLEX z - +"),
         c("zrevrange", "members returned", zset, "ZREVRANGE z 0 -1"),
@@ -270,7 +278,7 @@ pub fn inputs() -> Vec<Input> {
         db("quit", "QUIT"),
         db("reset", "RESET"),
         db("time", "TIME"),
-        db("info", "INFO"),
+        db("info", "INFO").declared(1.0, INFO_MEMORY),
         db("monitor", "MONITOR"),
         db("debug", "DEBUG SLEEP 0").declared(0.0, "DEBUG SLEEP 0 (a pause of 0 s) is the safe form"),
         db("client|id", "CLIENT ID"),
@@ -308,11 +316,11 @@ pub fn inputs() -> Vec<Input> {
         db("latency|doctor", "LATENCY DOCTOR"),
         db("latency|help", "LATENCY HELP"),
         db("latency|histogram", "LATENCY HISTOGRAM"),
-        db("memory|doctor", "MEMORY DOCTOR"),
+        db("memory|doctor", "MEMORY DOCTOR").declared(1.0, INFO_MEMORY),
         db("memory|help", "MEMORY HELP"),
         db("memory|malloc-stats", "MEMORY MALLOC-STATS"),
         db("memory|purge", "MEMORY PURGE"),
-        db("memory|stats", "MEMORY STATS"),
+        db("memory|stats", "MEMORY STATS").declared(1.0, INFO_MEMORY),
         c("memory|usage", "SAMPLES (of a list of n)", list, "MEMORY USAGE l SAMPLES {n}"),
         c("slowlog|get", "entries returned", &["CONFIG SET slowlog-log-slower-than 0", "CONFIG SET slowlog-max-len {n}", "*n PING"], "SLOWLOG GET -1"),
         c("slowlog|reset", "entries in the slowlog", &["CONFIG SET slowlog-log-slower-than 0", "CONFIG SET slowlog-max-len {n}", "*n PING"], "SLOWLOG RESET"),
@@ -325,14 +333,17 @@ pub fn inputs() -> Vec<Input> {
         c("discard", "commands queued", &["MULTI", "*n SET k:{i} v"], "DISCARD"),
         c("watch", "keys watched", &["MSET {kvs}"], "WATCH {keys}")
             .declared(1.0, "O(1) per key, n keys"),
-        c("unwatch", "keys watched", &["MSET {kvs}", "WATCH {keys}"], "UNWATCH"),
+        c("unwatch", "keys watched", &["MSET {kvs}", "WATCH {keys}"], "UNWATCH")
+            .declared(1.0, "Redis says O(1), but forgets each of the n watched keys (unwatchAllKeys)"),
         // Pub/sub.
         c("subscribe", "channels subscribed", &[], "SUBSCRIBE {keys}"),
         c("ssubscribe", "channels subscribed", &[], "SSUBSCRIBE {keys}"),
-        c("psubscribe", "patterns subscribed", &[], "PSUBSCRIBE {keys}"),
+        c("psubscribe", "patterns subscribed", &[], "PSUBSCRIBE {keys}")
+            .declared(2.0, QUADRATIC_PATTERNS),
         c("unsubscribe", "channels subscribed", &["SUBSCRIBE {keys}"], "UNSUBSCRIBE"),
         c("sunsubscribe", "channels subscribed", &["SSUBSCRIBE {keys}"], "SUNSUBSCRIBE"),
-        c("punsubscribe", "patterns subscribed", &["PSUBSCRIBE {keys}"], "PUNSUBSCRIBE"),
+        c("punsubscribe", "patterns subscribed", &["PSUBSCRIBE {keys}"], "PUNSUBSCRIBE")
+            .declared(2.0, QUADRATIC_PATTERNS),
         c("publish", "patterns subscribed (by another client)", &["@2 PSUBSCRIBE {keys}"], "PUBLISH k:0 hello"),
         c("publish", GLOB, &["@2 PSUBSCRIBE {rep:a*:n}b"], "PUBLISH aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa hello")
             .shrink(8)
@@ -345,17 +356,17 @@ pub fn inputs() -> Vec<Input> {
         c("pubsub|numpat", "patterns subscribed (by another client)", &["@2 PSUBSCRIBE {keys}"], "PUBSUB NUMPAT"),
         db("pubsub|help", "PUBSUB HELP"),
         // Scripting.
-        c("eval", "loop iterations", &[], "EVAL for~i=1,{n}~do~end~return~1 0")
+        c("eval", "loop iterations", WARM_LUA, "EVAL for~i=1,{n}~do~end~return~1 0")
             .declared(1.0, "the script loops n times"),
-        c("eval", "elements the script pushes through redis.call", &[], "EVAL for~i=1,{n}~do~redis.call('RPUSH','l',i)~end~return~1 0")
+        c("eval", "elements the script pushes through redis.call", WARM_LUA, "EVAL for~i=1,{n}~do~redis.call('RPUSH','l',i)~end~return~1 0")
             .declared(1.0, "the script makes n O(1) calls"),
-        c("eval_ro", "loop iterations", &[], "EVAL_RO for~i=1,{n}~do~end~return~1 0")
+        c("eval_ro", "loop iterations", WARM_LUA, "EVAL_RO for~i=1,{n}~do~end~return~1 0")
             .declared(1.0, "the script loops n times"),
         c("evalsha", "loop iterations", &["SCRIPT LOAD for~i=1,tonumber(ARGV[1])~do~end~return~1"], "EVALSHA {sha} 0 {n}")
             .declared(1.0, "the script loops n times"),
         c("evalsha_ro", "loop iterations", &["SCRIPT LOAD for~i=1,tonumber(ARGV[1])~do~end~return~1"], "EVALSHA_RO {sha} 0 {n}")
             .declared(1.0, "the script loops n times"),
-        c("script|load", "bytes of the script", &[], "SCRIPT LOAD return~'{rep:x:n}'"),
+        c("script|load", "bytes of the script", WARM_LUA, "SCRIPT LOAD return~'{rep:x:n}'"),
         c("script|exists", "SHA1s checked", &[], "SCRIPT EXISTS {each:{sha}}"),
         c("script|flush", "scripts cached", &["*n SCRIPT LOAD return~{i}"], "SCRIPT FLUSH"),
         db("script|kill", "SCRIPT KILL").error_ok("no script is running (Redis's NOTBUSY)"),

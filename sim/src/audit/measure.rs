@@ -94,6 +94,10 @@ impl Bench {
             .insert("enable-debug-command".into(), "yes".into());
         let now = Now::from_ns(0, UNIX_US_START);
         let mut engine = Engine::new(config, now);
+        // As seedkv-server does (from its counting allocator): INFO and
+        // MEMORY read `used_memory` from the host instead of estimating it
+        // by walking the keyspace.
+        engine.set_allocated_bytes(Some(1 << 20));
         let total_ns = Arc::new(AtomicU64::new(0));
         engine.set_stopwatch(Box::new(CpuStopwatch {
             started_ns: 0,

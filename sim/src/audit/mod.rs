@@ -43,7 +43,7 @@ pub struct CostArgs {
     #[arg(long = "command")]
     commands: Vec<String>,
     /// Sizes n, comma-separated (an input may divide them: see its shrink).
-    #[arg(long, value_delimiter = ',', default_values_t = [128usize, 1024, 8192])]
+    #[arg(long, value_delimiter = ',', default_values_t = [256usize, 2048, 16384])]
     sizes: Vec<usize>,
     /// Runs per size; the cheapest is kept.
     #[arg(long, default_value_t = 5)]

@@ -39,8 +39,9 @@ pub fn print_header(rates: &Rates, sizes: &[usize], reps: usize) {
         model.command_overhead_ns, model.ns_per_work_unit, model.byte_cost_ps
     );
     println!(
-        "fails when measured > {RATIO_MAX}x modelled (calibrated), or when at >= {:.0} us the growth \
-         exponent exceeds the declared one or the charged one by > {EXPONENT_TOLERANCE}",
+        "fails when measured > {RATIO_MAX}x modelled (calibrated) and over it by >= {0:.0} us, or when \
+         at >= {0:.0} us the growth exponent exceeds the declared one or the charged one by > \
+         {EXPONENT_TOLERANCE}",
         GROWTH_NS_MIN / 1000.0
     );
     println!();

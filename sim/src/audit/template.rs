@@ -15,6 +15,7 @@
 //! | `{fields}` | `f:0 f:1 ... f:n-1`                             |
 //! | `{scored}` | `0 m:0 1 m:1 ...` (n score/member pairs)        |
 //! | `{kscored}`| `0 k:0 1 k:1 ...` (members disjoint from above) |
+//! | `{fscored}`| `0.1 m:0 1.2 m:1 ...` (fractional scores)       |
 //! | `{each:X}` | X, n times                                      |
 //!
 //! Inside an argument: `{n}` is the size, `{n-1}` and `{n/2}`, `{sha}` the
@@ -76,6 +77,12 @@ fn expand_token(token: &str, n: usize, i: usize, args: &mut Vec<Vec<u8>>) {
             }
         }
         "{fields}" => args.extend((0..n).map(|j| format!("f:{j}").into_bytes())),
+        "{fscored}" => {
+            for j in 0..n {
+                args.push(format!("{j}.{}", j % 997 + 1).into_bytes());
+                args.push(format!("m:{j}").into_bytes());
+            }
+        }
         "{scored}" | "{kscored}" => {
             let prefix = if token == "{scored}" { "m" } else { "k" };
             for j in 0..n {
