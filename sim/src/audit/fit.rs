@@ -115,12 +115,18 @@ mod tests {
         let cases = [
             ("O(1)", Some(0.0)),
             ("O(log(N)) with N being the number of elements", Some(0.0)),
-            ("O(log N) where N is the number of client connections", Some(0.0)),
+            (
+                "O(log N) where N is the number of client connections",
+                Some(0.0),
+            ),
             ("O(N) where N is the number of keys", Some(1.0)),
             ("O(N+M) where N is the length of the list", Some(1.0)),
             ("O(log(N)+M) with N being the number", Some(1.0)),
             ("O(log(N)*M) with N being the number", Some(1.0)),
-            ("O(N*M) where N and M are the lengths of s1 and s2", Some(2.0)),
+            (
+                "O(N*M) where N and M are the lengths of s1 and s2",
+                Some(2.0),
+            ),
             ("O(S+N) where S is the distance", Some(1.0)),
             ("O(L + (N-K)log(N)) worst case", Some(1.0)),
             ("O(K) + O(M*log(N)) where K is", Some(1.0)),
@@ -135,7 +141,10 @@ mod tests {
 
     #[test]
     fn fits_the_exponent_of_a_power_law() {
-        let linear: Vec<(f64, f64)> = [10.0, 100.0, 1000.0].iter().map(|&x| (x, 3.0 * x)).collect();
+        let linear: Vec<(f64, f64)> = [10.0, 100.0, 1000.0]
+            .iter()
+            .map(|&x| (x, 3.0 * x))
+            .collect();
         assert!((growth_exponent(&linear).unwrap() - 1.0).abs() < 1e-9);
         let square: Vec<(f64, f64)> = [10.0, 100.0].iter().map(|&x| (x, x * x)).collect();
         assert!((growth_exponent(&square).unwrap() - 2.0).abs() < 1e-9);

@@ -85,8 +85,13 @@ fn cost(args: &CostArgs) -> Result<bool, String> {
     report::print_header(&rates, &sizes, args.reps);
     let mut failed = Vec::new();
     for input in selected {
-        let outcome =
-            run::audit_input(input, &sizes, args.reps, rates, Duration::from_secs(args.budget_s));
+        let outcome = run::audit_input(
+            input,
+            &sizes,
+            args.reps,
+            rates,
+            Duration::from_secs(args.budget_s),
+        );
         report::print_outcome(&outcome);
         if !outcome.failures.is_empty() {
             failed.push(outcome.input.name);
@@ -97,7 +102,11 @@ fn cost(args: &CostArgs) -> Result<bool, String> {
         println!("cost audit: every input passed");
         Ok(true)
     } else {
-        println!("cost audit: {} input(s) FAILED: {}", failed.len(), failed.join(", "));
+        println!(
+            "cost audit: {} input(s) FAILED: {}",
+            failed.len(),
+            failed.join(", ")
+        );
         Ok(false)
     }
 }
@@ -122,4 +131,3 @@ pub fn table_commands() -> Vec<(String, &'static CommandSpec)> {
     }
     out
 }
-

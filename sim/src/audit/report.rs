@@ -29,7 +29,9 @@ fn exponent(e: Option<f64>) -> String {
 pub fn print_header(rates: &Rates, sizes: &[usize], reps: usize) {
     let model = CostModel::default();
     println!("cost audit: thread CPU time of each command's handler in an in-process engine,");
-    println!("the cheapest of {reps} runs per size, sizes {sizes:?} (divided by the input's shrink)");
+    println!(
+        "the cheapest of {reps} runs per size, sizes {sizes:?} (divided by the input's shrink)"
+    );
     println!(
         "calibrated here: {:.0} ns per command (PING), {:.1} ns per work unit (KEYS * over 65,536 keys)",
         rates.command_ns, rates.unit_ns
@@ -72,7 +74,8 @@ pub fn print_outcome(o: &Outcome) {
         ratio,
         exponent(o.measured_exponent),
         exponent(o.charged_exponent),
-        o.declared_exponent.map_or("-".into(), |d| format!("{d:.0}")),
+        o.declared_exponent
+            .map_or("-".into(), |d| format!("{d:.0}")),
     );
     if let Some((_, why)) = o.input.declared {
         println!("{:<22}   declared: {why}", "");

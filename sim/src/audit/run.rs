@@ -236,7 +236,8 @@ fn judge(input: &Input, points: Vec<Point>, stopped: Option<String>) -> Outcome 
         }
     }
     if let Some(worst) = points.iter().max_by(|a, b| a.ratio().total_cmp(&b.ratio())) {
-        if worst.ratio() > RATIO_MAX && worst.sample.cpu_ns as f64 - worst.modelled_ns >= GROWTH_NS_MIN
+        if worst.ratio() > RATIO_MAX
+            && worst.sample.cpu_ns as f64 - worst.modelled_ns >= GROWTH_NS_MIN
         {
             failures.push(format!(
                 "n={}: measured {:.0} ns is {:.1}x its modelled {:.0} ns ({} units): work not charged",
@@ -305,7 +306,11 @@ mod tests {
                     "{} at n={n}: {reply:?}",
                     input.name
                 );
-                assert!(point.sample.commands >= 1, "{} at n={n}: not executed", input.name);
+                assert!(
+                    point.sample.commands >= 1,
+                    "{} at n={n}: not executed",
+                    input.name
+                );
                 assert!(point.sample.work_units >= 1, "{} at n={n}", input.name);
             }
         }
