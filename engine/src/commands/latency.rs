@@ -145,27 +145,27 @@ const LATENCY_SUB: CommandSpec = CommandSpec {
 
 const LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
-        name: "latest",
+        name: "latency|latest",
         summary: "Return the latest latency samples for all events.",
         handler: Some(latency_latest),
         ..LATENCY_SUB
     },
     CommandSpec {
-        name: "graph",
+        name: "latency|graph",
         arity: 3,
         summary: "Return a latency graph for the event.",
         handler: Some(latency_graph),
         ..LATENCY_SUB
     },
     CommandSpec {
-        name: "history",
+        name: "latency|history",
         arity: 3,
         summary: "Return timestamp-latency samples for the event.",
         handler: Some(latency_history),
         ..LATENCY_SUB
     },
     CommandSpec {
-        name: "reset",
+        name: "latency|reset",
         arity: -2,
         summary: "Reset latency data for one or more events.",
         tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
@@ -173,13 +173,13 @@ const LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
         ..LATENCY_SUB
     },
     CommandSpec {
-        name: "doctor",
+        name: "latency|doctor",
         summary: "Return a human readable latency analysis report.",
         handler: Some(latency_doctor),
         ..LATENCY_SUB
     },
     CommandSpec {
-        name: "help",
+        name: "latency|help",
         flags: LOADING | STALE,
         acl_categories: &["slow"],
         summary: "Show helpful text about the different subcommands.",
@@ -188,7 +188,7 @@ const LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
         ..LATENCY_SUB
     },
     CommandSpec {
-        name: "histogram",
+        name: "latency|histogram",
         arity: -2,
         flags: ADMIN | NOSCRIPT | LOADING | STALE | O_N,
         summary: "Return the cumulative distribution of latencies of a subset of commands or all.",

@@ -29,13 +29,13 @@ const MEMORY_SUB: CommandSpec = CommandSpec {
 
 const MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
-        name: "doctor",
+        name: "memory|doctor",
         summary: "Outputs memory problems report",
         handler: Some(memory_doctor),
         ..MEMORY_SUB
     },
     CommandSpec {
-        name: "help",
+        name: "memory|help",
         flags: LOADING | STALE,
         summary: "Show helpful text about the different subcommands",
         tips: &[],
@@ -43,26 +43,26 @@ const MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
         ..MEMORY_SUB
     },
     CommandSpec {
-        name: "malloc-stats",
+        name: "memory|malloc-stats",
         summary: "Show allocator internal stats",
         handler: Some(memory_malloc_stats),
         ..MEMORY_SUB
     },
     CommandSpec {
-        name: "purge",
+        name: "memory|purge",
         summary: "Ask the allocator to release memory",
         tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         handler: Some(memory_purge),
         ..MEMORY_SUB
     },
     CommandSpec {
-        name: "stats",
+        name: "memory|stats",
         summary: "Show memory usage details",
         handler: Some(memory_stats),
         ..MEMORY_SUB
     },
     CommandSpec {
-        name: "usage",
+        name: "memory|usage",
         arity: -3,
         flags: READONLY,
         first_key: 2,

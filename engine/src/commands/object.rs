@@ -30,20 +30,20 @@ const OBJECT_SUB: CommandSpec = CommandSpec {
 
 const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
-        name: "encoding",
+        name: "object|encoding",
         summary: "Inspect the internal encoding of a Redis object",
         handler: Some(object_encoding),
         ..OBJECT_SUB
     },
     CommandSpec {
-        name: "freq",
+        name: "object|freq",
         summary: "Get the logarithmic access frequency counter of a Redis object",
         since: "4.0.0",
         handler: Some(object_freq),
         ..OBJECT_SUB
     },
     CommandSpec {
-        name: "help",
+        name: "object|help",
         arity: 2,
         flags: LOADING | STALE,
         acl_categories: &["keyspace", "slow"],
@@ -53,13 +53,13 @@ const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
-        name: "idletime",
+        name: "object|idletime",
         summary: "Get the time since a Redis object was last accessed",
         handler: Some(object_idletime),
         ..OBJECT_SUB
     },
     CommandSpec {
-        name: "refcount",
+        name: "object|refcount",
         summary: "Get the number of references to the value of the key",
         handler: Some(object_refcount),
         ..OBJECT_SUB

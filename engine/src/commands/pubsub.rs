@@ -136,7 +136,7 @@ const PUBSUB_SUB: CommandSpec = CommandSpec {
 
 const PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
-        name: "channels",
+        name: "pubsub|channels",
         flags: PUBSUB | LOADING | STALE | O_N,
         summary: "List active channels",
         complexity: "O(N) where N is the number of active channels, and assuming constant time \
@@ -145,14 +145,14 @@ const PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
         ..PUBSUB_SUB
     },
     CommandSpec {
-        name: "numsub",
+        name: "pubsub|numsub",
         summary: "Get the count of subscribers for channels",
         complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
         handler: Some(pubsub_numsub),
         ..PUBSUB_SUB
     },
     CommandSpec {
-        name: "numpat",
+        name: "pubsub|numpat",
         arity: 2,
         summary: "Get the count of unique patterns pattern subscriptions",
         complexity: "O(1)",
@@ -160,7 +160,7 @@ const PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
         ..PUBSUB_SUB
     },
     CommandSpec {
-        name: "shardchannels",
+        name: "pubsub|shardchannels",
         summary: "List active shard channels",
         since: "7.0.0",
         complexity: "O(N) where N is the number of active shard channels, and assuming constant \
@@ -169,7 +169,7 @@ const PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
         ..PUBSUB_SUB
     },
     CommandSpec {
-        name: "shardnumsub",
+        name: "pubsub|shardnumsub",
         summary: "Get the count of subscribers for shard channels",
         since: "7.0.0",
         complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested \
@@ -178,7 +178,7 @@ const PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
         ..PUBSUB_SUB
     },
     CommandSpec {
-        name: "help",
+        name: "pubsub|help",
         arity: 2,
         flags: LOADING | STALE,
         acl_categories: &["slow"],

@@ -32,7 +32,7 @@ const SCRIPT_SUB: CommandSpec = CommandSpec {
 
 const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
-        name: "load",
+        name: "script|load",
         arity: 3,
         flags: NOSCRIPT | STALE,
         summary: "Load the specified Lua script into the script cache.",
@@ -42,7 +42,7 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ..SCRIPT_SUB
     },
     CommandSpec {
-        name: "exists",
+        name: "script|exists",
         arity: -3,
         summary: "Check existence of scripts in the script cache.",
         complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
@@ -51,7 +51,7 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ..SCRIPT_SUB
     },
     CommandSpec {
-        name: "kill",
+        name: "script|kill",
         flags: NOSCRIPT | ALLOW_BUSY,
         summary: "Kill the script currently in execution.",
         tips: &["request_policy:all_shards", "response_policy:one_succeeded"],
@@ -59,7 +59,7 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ..SCRIPT_SUB
     },
     CommandSpec {
-        name: "flush",
+        name: "script|flush",
         arity: -2,
         summary: "Remove all the scripts from the script cache.",
         complexity: "O(N) with N being the number of scripts in cache",
@@ -68,7 +68,7 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ..SCRIPT_SUB
     },
     CommandSpec {
-        name: "debug",
+        name: "script|debug",
         arity: 3,
         summary: "Set the debug mode for executed scripts.",
         since: "3.2.0",
@@ -76,7 +76,7 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ..SCRIPT_SUB
     },
     CommandSpec {
-        name: "help",
+        name: "script|help",
         flags: LOADING | STALE,
         summary: "Show helpful text about the different subcommands",
         since: "5.0.0",

@@ -206,7 +206,7 @@ const SLOWLOG_SUB: CommandSpec = CommandSpec {
 
 const SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
-        name: "reset",
+        name: "slowlog|reset",
         flags: ADMIN | LOADING | STALE | O_N,
         summary: "Clear all entries from the slow log",
         complexity: "O(N) where N is the number of entries in the slowlog",
@@ -215,7 +215,7 @@ const SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
         ..SLOWLOG_SUB
     },
     CommandSpec {
-        name: "get",
+        name: "slowlog|get",
         arity: -2,
         flags: ADMIN | LOADING | STALE | O_N,
         summary: "Get the slow log's entries",
@@ -225,7 +225,7 @@ const SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
         ..SLOWLOG_SUB
     },
     CommandSpec {
-        name: "len",
+        name: "slowlog|len",
         summary: "Get the slow log's length",
         tips: &[
             "request_policy:all_nodes",
@@ -236,7 +236,7 @@ const SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
         ..SLOWLOG_SUB
     },
     CommandSpec {
-        name: "help",
+        name: "slowlog|help",
         flags: LOADING | STALE,
         acl_categories: &["slow"],
         summary: "Show helpful text about the different subcommands",
