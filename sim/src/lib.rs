@@ -10,6 +10,7 @@
 pub mod check;
 pub mod client;
 pub mod cost;
+pub mod coverage;
 pub mod fxhash;
 pub mod history;
 pub mod knobs;

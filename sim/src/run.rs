@@ -83,6 +83,8 @@ pub struct RunReport {
     pub check_walls: Vec<(&'static str, Duration)>,
     pub stats: WorldStats,
     pub history: Option<History>,
+    /// What the run exercised (commands, options, shapes).
+    pub coverage: crate::coverage::Coverage,
 }
 
 impl RunReport {
@@ -163,6 +165,7 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         run_wall,
         check_walls,
         stats: world.stats.clone(),
+        coverage: crate::coverage::Coverage::of_run(&history),
         history: options.keep_history.then_some(history),
     }
 }
