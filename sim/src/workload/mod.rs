@@ -4,7 +4,8 @@
 //!
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
-//! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer), so a checker can reason about one workload's
+//! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
+//! 10-13 for rare), so a checker can reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
 //! checker tell a reply that belongs to another key.
@@ -22,6 +23,7 @@ pub mod lists;
 pub mod ping;
 pub mod pipeline;
 pub mod pubsub;
+pub mod rare;
 pub mod scan;
 pub mod sets;
 pub mod transfer;
@@ -120,6 +122,13 @@ pub enum WorkloadKind {
     /// and scripts, against readers of every balance; plus unprotected
     /// pipelined pairs.
     Transfer,
+    /// Every command of the table with each of its options, and TTL key
+    /// life cycles across features, in databases of its own (`rare:`).
+    Rare,
+    /// `rare` plus the server-wide commands that have no harmless form
+    /// (FLUSHALL, CLIENT PAUSE, SCRIPT FLUSH, MONITOR, QUIT): drawn as
+    /// the run's only workload.
+    RareSolo,
 }
 
 impl WorkloadKind {
@@ -138,6 +147,8 @@ impl WorkloadKind {
         WorkloadKind::Blocking,
         WorkloadKind::PubSub,
         WorkloadKind::Transfer,
+        WorkloadKind::Rare,
+        WorkloadKind::RareSolo,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -182,6 +193,8 @@ impl WorkloadKind {
             WorkloadKind::Blocking => "blocking",
             WorkloadKind::PubSub => "pubsub",
             WorkloadKind::Transfer => "transfer",
+            WorkloadKind::Rare => "rare",
+            WorkloadKind::RareSolo => "rare-solo",
         }
     }
 
@@ -206,6 +219,8 @@ impl WorkloadKind {
             WorkloadKind::Blocking => Box::new(blocking::Blocking::new(client)),
             WorkloadKind::PubSub => Box::new(pubsub::PubSub::new(client)),
             WorkloadKind::Transfer => Box::new(transfer::Transfer::new(client)),
+            WorkloadKind::Rare => Box::new(rare::Rare::new(client, false)),
+            WorkloadKind::RareSolo => Box::new(rare::Rare::new(client, true)),
         }
     }
 }
