@@ -164,6 +164,14 @@ impl Knobs {
             }
             None => clients_count + clients_extra,
         };
+        // Contention's three clients come last, so every other client
+        // keeps its index, workload and streams.
+        let clients_count = if draw_contention(seed) && rare != Some(WorkloadKind::RareSolo) {
+            workloads.extend([WorkloadKind::Contention; 3]);
+            clients_count + 3
+        } else {
+            clients_count
+        };
         let mut knobs = Knobs {
             clients_count,
             ops_count,
@@ -287,6 +295,15 @@ fn draw_rare(seed: u64) -> Option<WorkloadKind> {
         WorkloadKind::Rare
     })
 }
+
+/// Whether the run has the three `contention` clients (a third of the
+/// seeds), from a stream of its own.
+fn draw_contention(seed: u64) -> bool {
+    stream_rng(seed, CONTENTION_STREAM, 0).gen_ratio(1, 3)
+}
+
+/// The stream `contention` is drawn from.
+const CONTENTION_STREAM: &str = "knobs-contention";
 
 /// The stream `rare` is drawn from.
 const RARE_STREAM: &str = "knobs-rare";

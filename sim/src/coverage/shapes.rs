@@ -520,7 +520,7 @@ impl Detector {
         let set_over = matches!(name, "set" | "setex" | "psetex")
             && !has_token(args, &["KEEPTTL"])
             && !matches!(reply, Some(Frame::Null) | None);
-        if set_over {
+        if set_over && self.life(db, &args[1]).ttl {
             self.remove(db, &args[1], "set");
             // The same SET is not also the key's re-creation.
             self.life(db, &args[1]).removed = false;

@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare), so a checker can reason about one workload's
+//! 10-13 for rare, `cont:` for contention), so a checker can reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
 //! checker tell a reply that belongs to another key.
@@ -15,6 +15,7 @@ use seedkv_engine::resp::Frame;
 
 pub mod big;
 pub mod blocking;
+pub mod contention;
 pub mod counter;
 pub mod cscan;
 pub mod hashes;
@@ -129,6 +130,9 @@ pub enum WorkloadKind {
     /// (FLUSHALL, CLIENT PAUSE, SCRIPT FLUSH, MONITOR, QUIT): drawn as
     /// the run's only workload.
     RareSolo,
+    /// Several clients parked on one key when one element arrives, and
+    /// several watching one key (`cont:`).
+    Contention,
 }
 
 impl WorkloadKind {
@@ -149,6 +153,7 @@ impl WorkloadKind {
         WorkloadKind::Transfer,
         WorkloadKind::Rare,
         WorkloadKind::RareSolo,
+        WorkloadKind::Contention,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -195,6 +200,7 @@ impl WorkloadKind {
             WorkloadKind::Transfer => "transfer",
             WorkloadKind::Rare => "rare",
             WorkloadKind::RareSolo => "rare-solo",
+            WorkloadKind::Contention => "contention",
         }
     }
 
@@ -221,6 +227,7 @@ impl WorkloadKind {
             WorkloadKind::Transfer => Box::new(transfer::Transfer::new(client)),
             WorkloadKind::Rare => Box::new(rare::Rare::new(client, false)),
             WorkloadKind::RareSolo => Box::new(rare::Rare::new(client, true)),
+            WorkloadKind::Contention => Box::new(contention::Contention::new(client)),
         }
     }
 }

@@ -184,7 +184,7 @@ fn transactions(s: &mut Section, _rng: &mut ChaCha8Rng) {
 }
 
 fn pubsub(s: &mut Section, _rng: &mut ChaCha8Rng) {
-    let (m1, m2, m3, m4) = (s.unique(), s.unique(), s.unique(), s.unique());
+    let (m1, m2, m3, m4, m5) = (s.unique(), s.unique(), s.unique(), s.unique(), s.unique());
     // RESP3: a subscribed connection runs any command, and messages
     // arrive as pushes between replies.
     s.batch(HOME_DB)
@@ -209,6 +209,12 @@ fn pubsub(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("PUNSUBSCRIBE rare:p*")
         .add(&format!("PUBLISH rare:ps {m4}"))
         .add("SUNSUBSCRIBE rare:ss")
+        // The other way round: the pattern first, then the name.
+        .add("SUBSCRIBE rare:ps")
+        .add("PSUBSCRIBE rare:p*")
+        .add("PUNSUBSCRIBE rare:p*")
+        .add(&format!("PUBLISH rare:ps {m5}"))
+        .add("UNSUBSCRIBE rare:ps")
         .add("HELLO 2");
 }
 
