@@ -214,7 +214,9 @@ impl Workload for Rare {
 
 /// The error reply (its first words) that `rare` expects to `args`, or
 /// `None` when it expects success. These are refusals Redis 7.0.15 gives
-/// too in this configuration (checked with redis-cli against redis-server).
+/// too in this configuration (checked with redis-cli against redis-server
+/// 7.0.15; CLIENT SETINFO, which seedkv answers, is a 7.2 command that
+/// 7.0.15 does not know).
 pub fn expected_error(args: &[Vec<u8>]) -> Option<&'static str> {
     let lower: Vec<String> = args
         .iter()
@@ -230,8 +232,6 @@ pub fn expected_error(args: &[Vec<u8>]) -> Option<&'static str> {
         ("object", "freq") => Some("ERR An LFU maxmemory policy is not selected"),
         ("latency", "graph") => Some("ERR No samples available for event"),
         ("client", "kill") if args.len() == 3 => Some("ERR No such client"),
-        ("lset", _) if word(1).contains(":nokey") => Some("ERR no such key"),
-        ("incr", _) if word(1).contains(":wrongtype") => Some("WRONGTYPE"),
         _ => None,
     }
 }
