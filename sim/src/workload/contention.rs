@@ -39,7 +39,7 @@ impl Contention {
     pub fn new(client: u32) -> Contention {
         Contention {
             client,
-            producer: client % 3 == 0,
+            producer: client.is_multiple_of(3),
             written_count: 0,
             watching: false,
         }
