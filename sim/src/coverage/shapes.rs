@@ -334,7 +334,7 @@ impl Detector {
         channels.iter().any(|c| {
             patterns
                 .iter()
-                .any(|p| seedkv_engine::util::glob_match(p, c, false))
+                .any(|p| seedkv_engine::glob::glob_match(p, c, false, &mut 0))
         })
     }
 
