@@ -152,8 +152,28 @@ impl Knobs {
         // and streams.
         let (collections, clients_extra) = draw_collections(seed);
         workloads.extend(collections);
+        let rare = draw_rare(seed);
+        let clients_count = match rare {
+            Some(WorkloadKind::RareSolo) => {
+                workloads = vec![WorkloadKind::RareSolo];
+                1
+            }
+            Some(kind) => {
+                workloads.push(kind);
+                clients_count + clients_extra + 1
+            }
+            None => clients_count + clients_extra,
+        };
+        // Contention's three clients come last, so every other client
+        // keeps its index, workload and streams.
+        let clients_count = if draw_contention(seed) && rare != Some(WorkloadKind::RareSolo) {
+            workloads.extend([WorkloadKind::Contention; 3]);
+            clients_count + 3
+        } else {
+            clients_count
+        };
         let mut knobs = Knobs {
-            clients_count: clients_count + clients_extra,
+            clients_count,
             ops_count,
             workloads,
             net,
@@ -202,9 +222,16 @@ impl Knobs {
         };
         let n = sharing.len() as u64;
         let base = self.ops_count / n;
-        match sharing.iter().position(|&i| i == client) {
+        let ops = match sharing.iter().position(|&i| i == client) {
             Some(rank) => base + u64::from((rank as u64) < self.ops_count % n),
             None => base,
+        };
+        match self.workload_of(client) {
+            // Its script stops it (`Workload::finished`) once played.
+            WorkloadKind::Rare | WorkloadKind::RareSolo => {
+                ops.max(crate::workload::rare::RARE_OPS_MIN)
+            }
+            _ => ops,
         }
     }
 
@@ -216,7 +243,7 @@ impl Knobs {
         let (collections, core): (Vec<WorkloadKind>, Vec<WorkloadKind>) = self
             .workloads
             .iter()
-            .partition(|k| WorkloadKind::COLLECTIONS.contains(k));
+            .partition(|k| !WorkloadKind::CORE.contains(k));
         if core.is_empty() || collections.is_empty() {
             return self.workloads[client as usize % self.workloads.len()];
         }
@@ -253,6 +280,33 @@ fn draw_collections(seed: u64) -> (Vec<WorkloadKind>, u32) {
     let clients_extra = drawn.len() as u32;
     (drawn, clients_extra)
 }
+
+/// Whether the run has a `rare` client (half the seeds), and of those one
+/// in eight `rare-solo` alone, from a stream of its own so that every
+/// other draw of the seed stays as it was.
+fn draw_rare(seed: u64) -> Option<WorkloadKind> {
+    let mut rng = stream_rng(seed, RARE_STREAM, 0);
+    if !rng.gen_bool(0.5) {
+        return None;
+    }
+    Some(if rng.gen_ratio(1, 8) {
+        WorkloadKind::RareSolo
+    } else {
+        WorkloadKind::Rare
+    })
+}
+
+/// Whether the run has the three `contention` clients (a third of the
+/// seeds), from a stream of its own.
+fn draw_contention(seed: u64) -> bool {
+    stream_rng(seed, CONTENTION_STREAM, 0).gen_ratio(1, 3)
+}
+
+/// The stream `contention` is drawn from.
+const CONTENTION_STREAM: &str = "knobs-contention";
+
+/// The stream `rare` is drawn from.
+const RARE_STREAM: &str = "knobs-rare";
 
 /// The stream the collection workloads are drawn from.
 const COLLECTIONS_STREAM: &str = "knobs-collections";

@@ -11,6 +11,7 @@ pub mod audit;
 pub mod check;
 pub mod client;
 pub mod cost;
+pub mod coverage;
 pub mod fxhash;
 pub mod history;
 pub mod knobs;

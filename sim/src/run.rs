@@ -85,6 +85,8 @@ pub struct RunReport {
     pub model_counts: CheckCounts,
     pub stats: WorldStats,
     pub history: Option<History>,
+    /// What the run exercised (commands, options, shapes).
+    pub coverage: crate::coverage::Coverage,
 }
 
 impl RunReport {
@@ -187,6 +189,7 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         check_walls,
         model_counts,
         stats: world.stats.clone(),
+        coverage: crate::coverage::Coverage::of_run(&history),
         history: options.keep_history.then_some(history),
     }
 }

@@ -55,6 +55,8 @@ pub struct SweepSummary {
     pub failures_count: u64,
     /// Failing runs, lowest seed first.
     pub failures: Vec<RunReport>,
+    /// Commands, options and shapes the runs exercised, merged.
+    pub coverage: crate::coverage::Coverage,
 }
 
 impl SweepSummary {
@@ -175,6 +177,7 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.run_wall += report.wall;
                 sum.sim_wall += report.run_wall;
                 sum.model_counts.add(report.model_counts);
+                sum.coverage.merge(&report.coverage);
                 for (i, &(name, wall)) in report.check_walls.iter().enumerate() {
                     match sum.check_walls.get_mut(i) {
                         Some(slot) => slot.1 += wall,

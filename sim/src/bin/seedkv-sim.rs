@@ -60,6 +60,10 @@ enum Command {
         /// Skip the checkers (measures the simulator alone; finds nothing).
         #[arg(long)]
         no_checks: bool,
+        /// Print the full coverage table (every command, option and shape
+        /// with its count), not only the totals and the zero rows.
+        #[arg(long)]
+        coverage: bool,
     },
     /// Re-run one seed exactly, optionally printing its event trace.
     Replay {
@@ -169,6 +173,7 @@ fn main() -> ExitCode {
             knobs,
             no_shrink,
             no_checks,
+            coverage,
         } => parse_shard(shard.as_deref()).and_then(|(shard_index, shard_count)| {
             Ok(cmd_sweep(
                 SweepConfig {
@@ -185,6 +190,7 @@ fn main() -> ExitCode {
                     skip_checks: no_checks,
                 },
                 no_shrink,
+                coverage,
             ))
         }),
     };
@@ -298,7 +304,7 @@ fn cmd_replay(config: &RunConfig, trace: bool) -> bool {
     true
 }
 
-fn cmd_sweep(config: SweepConfig, no_shrink: bool) -> bool {
+fn cmd_sweep(config: SweepConfig, no_shrink: bool, coverage_full: bool) -> bool {
     let total =
         (config.seeds_count + config.shard_count - 1 - config.shard_index.min(config.seeds_count))
             / config.shard_count;
@@ -320,6 +326,7 @@ fn cmd_sweep(config: SweepConfig, no_shrink: bool) -> bool {
     bar.finish_and_clear();
     println!("sweep summary");
     print!("{}", summary.table(config.jobs));
+    print!("{}", summary.coverage.report(coverage_full));
     if summary.failures_count == 0 {
         return true;
     }

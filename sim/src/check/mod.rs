@@ -11,6 +11,7 @@ pub mod conservation;
 pub mod liveness;
 pub mod pipeline;
 pub mod pubsub;
+pub mod rare;
 
 pub mod latency;
 pub mod linearizability;
@@ -98,5 +99,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(blocking::Blocking),
         Box::new(conservation::Conservation),
         Box::new(pubsub::PubSubDelivery),
+        Box::new(rare::RareReplies),
     ]
 }

@@ -331,11 +331,6 @@ fn open_window(w: &mut Window, model: &KeyspaceModel, now: u64) {
         return;
     };
     w.db = db;
-    let wanted_type = w
-        .iteration
-        .type_filter
-        .as_ref()
-        .is_none_or(|t| t == b"string");
     for key in model.live_keys(db, now).cloned() {
         w.existed.insert(key.clone());
         let matches = w
@@ -343,13 +338,24 @@ fn open_window(w: &mut Window, model: &KeyspaceModel, now: u64) {
             .pattern
             .as_ref()
             .is_none_or(|p| glob_match(p, &key));
-        if matches && wanted_type {
+        if matches {
             if let KeyState::Present(e) = model.peek(db, &key, now) {
-                w.candidates.insert(key, e.expire_unix_ms);
+                if has_wanted_type(&w.iteration, e) {
+                    w.candidates.insert(key, e.expire_unix_ms);
+                }
             }
         }
     }
     w.existed.extend(model.unknown_keys_in(db).cloned());
+}
+
+/// Whether `entry` is of the type SCAN's TYPE filter asks for (any type
+/// without one).
+fn has_wanted_type(iteration: &Iteration, entry: &crate::check::model::Entry) -> bool {
+    iteration
+        .type_filter
+        .as_ref()
+        .is_none_or(|t| t.as_slice() == entry.value.type_name().as_bytes())
 }
 
 /// Updates a window after one execution.
@@ -383,7 +389,8 @@ fn follow_window(w: &mut Window, model: &KeyspaceModel, now: u64) {
         match model.peek(db, &key, now) {
             KeyState::Present(e) => {
                 w.existed.insert(key.clone());
-                if !expired {
+                // A key that changed type may be filtered out by TYPE.
+                if !expired && has_wanted_type(&w.iteration, e) {
                     if let Some(expire) = w.candidates.get_mut(&key) {
                         *expire = e.expire_unix_ms;
                     }
@@ -539,6 +546,19 @@ mod tests {
         assert!(check_scans(&b.history)
             .expect_err("b1 does not match")
             .contains("b1"));
+    }
+
+    #[test]
+    fn type_filters_what_must_be_returned() {
+        let mut b = Builder::new();
+        b.run(2, "SET s 1", simple("OK"));
+        b.run(2, "RPUSH l a", Frame::Integer(1));
+        b.run(1, "SCAN 0 TYPE string", scan_reply("0", &["s"]));
+        check_scans(&b.history).expect("the list need not be returned");
+        b.run(1, "SCAN 0 TYPE list", scan_reply("0", &[]));
+        assert!(check_scans(&b.history)
+            .expect_err("the list was there")
+            .contains("\"l\""));
     }
 
     #[test]

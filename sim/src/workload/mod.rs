@@ -4,7 +4,8 @@
 //!
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
-//! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer), so a checker can reason about one workload's
+//! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
+//! 10-13 for rare, `cont:` for contention), so a checker can reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
 //! checker tell a reply that belongs to another key.
@@ -14,6 +15,7 @@ use seedkv_engine::resp::Frame;
 
 pub mod big;
 pub mod blocking;
+pub mod contention;
 pub mod counter;
 pub mod cscan;
 pub mod hashes;
@@ -22,6 +24,7 @@ pub mod lists;
 pub mod ping;
 pub mod pipeline;
 pub mod pubsub;
+pub mod rare;
 pub mod scan;
 pub mod sets;
 pub mod transfer;
@@ -120,6 +123,16 @@ pub enum WorkloadKind {
     /// and scripts, against readers of every balance; plus unprotected
     /// pipelined pairs.
     Transfer,
+    /// Every command of the table with each of its options, and TTL key
+    /// life cycles across features, in databases of its own (`rare:`).
+    Rare,
+    /// `rare` plus the server-wide commands that have no harmless form
+    /// (FLUSHALL, CLIENT PAUSE, SCRIPT FLUSH, MONITOR, QUIT): drawn as
+    /// the run's only workload.
+    RareSolo,
+    /// Several clients parked on one key when one element arrives, and
+    /// several watching one key (`cont:`).
+    Contention,
 }
 
 impl WorkloadKind {
@@ -138,6 +151,9 @@ impl WorkloadKind {
         WorkloadKind::Blocking,
         WorkloadKind::PubSub,
         WorkloadKind::Transfer,
+        WorkloadKind::Rare,
+        WorkloadKind::RareSolo,
+        WorkloadKind::Contention,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -182,6 +198,9 @@ impl WorkloadKind {
             WorkloadKind::Blocking => "blocking",
             WorkloadKind::PubSub => "pubsub",
             WorkloadKind::Transfer => "transfer",
+            WorkloadKind::Rare => "rare",
+            WorkloadKind::RareSolo => "rare-solo",
+            WorkloadKind::Contention => "contention",
         }
     }
 
@@ -206,6 +225,9 @@ impl WorkloadKind {
             WorkloadKind::Blocking => Box::new(blocking::Blocking::new(client)),
             WorkloadKind::PubSub => Box::new(pubsub::PubSub::new(client)),
             WorkloadKind::Transfer => Box::new(transfer::Transfer::new(client)),
+            WorkloadKind::Rare => Box::new(rare::Rare::new(client, false)),
+            WorkloadKind::RareSolo => Box::new(rare::Rare::new(client, true)),
+            WorkloadKind::Contention => Box::new(contention::Contention::new(client)),
         }
     }
 }

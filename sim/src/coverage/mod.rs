@@ -1,0 +1,226 @@
+//! Coverage: what a run really exercised, counted from its [`History`].
+//!
+//! Three kinds of counter, each against a fixed universe so that a zero
+//! shows:
+//!
+//! - **commands**: every entry of the engine's command table (full names,
+//!   `client|list`), counted when the engine *executed* it
+//!   ([`History::executions`]), not when a client sent it: a request that
+//!   died with its connection, or sat in a discarded MULTI, exercised
+//!   nothing. The full name comes from the request's arguments (the
+//!   execution record names a subcommand like `latency|latest` only by
+//!   `latest`); a command a script ran has no request of its own and is
+//!   named by its execution record.
+//! - **options**: the tokens of [`options::OPTIONS`] in executed requests.
+//! - **shapes**: key life cycles and contention patterns that cross
+//!   features, found by the detectors of [`shapes`].
+//!
+//! A sweep merges the counts of its runs ([`Coverage::merge`]) and prints
+//! [`Coverage::report`].
+
+use std::collections::BTreeMap;
+
+use seedkv_engine::cmd::{lookup_subcommand, CommandTable};
+
+use crate::fxhash::FxHashMap;
+use crate::history::{ConnId, History, Op};
+
+pub mod options;
+pub mod shapes;
+
+/// Counts of one run, or merged over a sweep.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Executions per full command name.
+    pub commands: BTreeMap<String, u64>,
+    /// Executed requests per (full command name, option token).
+    pub options: BTreeMap<(String, &'static str), u64>,
+    /// Occurrences per shape (see [`shapes::SHAPES`]).
+    pub shapes: BTreeMap<&'static str, u64>,
+    /// Runs merged in.
+    pub runs_count: u64,
+}
+
+/// The commands of the table a run can execute, by full name: every
+/// top-level command that has a handler, and every subcommand.
+pub fn table_commands(table: &CommandTable) -> Vec<String> {
+    let mut names = Vec::new();
+    for spec in table.iter() {
+        if spec.handler.is_some() {
+            names.push(spec.name.to_string());
+        }
+        for sub in spec.subcommands {
+            names.push(full_name(spec.name, sub.name));
+        }
+    }
+    names
+}
+
+fn full_name(parent: &str, sub: &str) -> String {
+    if sub.contains('|') {
+        sub.to_string()
+    } else {
+        format!("{parent}|{sub}")
+    }
+}
+
+/// The full name of the command `args` invokes, as the table resolves it
+/// (`None` for an unknown command or subcommand).
+pub fn resolve_name(table: &CommandTable, args: &[Vec<u8>]) -> Option<String> {
+    let spec = table.lookup(args.first()?)?;
+    if spec.subcommands.is_empty() || (spec.handler.is_some() && args.len() < 2) {
+        return Some(spec.name.to_string());
+    }
+    let sub = lookup_subcommand(spec, args.get(1)?)?;
+    Some(full_name(spec.name, sub.name))
+}
+
+impl Coverage {
+    /// Counts what `history` exercised.
+    pub fn of_run(history: &History) -> Coverage {
+        let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
+        let ops: FxHashMap<(ConnId, u64), &Op> = history
+            .ops
+            .iter()
+            .map(|op| ((op.conn, op.seq_in_conn), op))
+            .collect();
+        let mut coverage = Coverage {
+            runs_count: 1,
+            ..Coverage::default()
+        };
+        for exec in history.executions.iter().filter(|e| !e.name.is_empty()) {
+            let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+            // A script's calls carry the script's index: its request is the
+            // EVAL, whose name does not end with the call's.
+            let named = op.and_then(|op| {
+                let name = resolve_name(&table, &op.args)?;
+                let is_this = name == exec.name || name.ends_with(&format!("|{}", exec.name));
+                is_this.then_some((name, op))
+            });
+            match named {
+                Some((name, op)) => {
+                    for option in options::options_in(&name, &op.args) {
+                        *coverage.options.entry((name.clone(), option)).or_default() += 1;
+                    }
+                    *coverage.commands.entry(name).or_default() += 1;
+                }
+                None => *coverage.commands.entry(exec.name.to_string()).or_default() += 1,
+            }
+        }
+        for (shape, count) in shapes::detect(history, &ops) {
+            *coverage.shapes.entry(shape).or_default() += count;
+        }
+        coverage
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn merge(&mut self, other: &Coverage) {
+        for (k, v) in &other.commands {
+            *self.commands.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.options {
+            *self.options.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.shapes {
+            *self.shapes.entry(k).or_default() += v;
+        }
+        self.runs_count += other.runs_count;
+    }
+
+    /// Commands of the table never executed.
+    pub fn commands_missing(&self) -> Vec<String> {
+        let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
+        table_commands(&table)
+            .into_iter()
+            .filter(|name| self.commands.get(name).copied().unwrap_or(0) == 0)
+            .collect()
+    }
+
+    /// Options of [`options::OPTIONS`] never executed, as `command OPTION`.
+    pub fn options_missing(&self) -> Vec<String> {
+        let mut missing = Vec::new();
+        for (command, tokens) in options::OPTIONS {
+            for token in tokens.iter() {
+                let key = (command.to_string(), *token);
+                if self.options.get(&key).copied().unwrap_or(0) == 0 {
+                    missing.push(format!("{command} {token}"));
+                }
+            }
+        }
+        missing
+    }
+
+    /// Shapes of [`shapes::SHAPES`] never seen.
+    pub fn shapes_missing(&self) -> Vec<&'static str> {
+        shapes::SHAPES
+            .iter()
+            .copied()
+            .filter(|s| self.shapes.get(s).copied().unwrap_or(0) == 0)
+            .collect()
+    }
+
+    /// The report a sweep prints: one totals line, the zero rows, and with
+    /// `full` every row with its count.
+    pub fn report(&self, full: bool) -> String {
+        let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
+        let commands = table_commands(&table);
+        let options_count: usize = options::OPTIONS.iter().map(|(_, o)| o.len()).sum();
+        let (commands_missing, options_missing, shapes_missing) = (
+            self.commands_missing(),
+            self.options_missing(),
+            self.shapes_missing(),
+        );
+        let mut out = String::new();
+        out.push_str(&format!(
+            "coverage over {} runs\n  commands sent (executed by the engine): {} of {} in the table; \
+             options: {} of {}; shapes: {} of {}\n",
+            self.runs_count,
+            commands.len() - commands_missing.len(),
+            commands.len(),
+            options_count - options_missing.len(),
+            options_count,
+            shapes::SHAPES.len() - shapes_missing.len(),
+            shapes::SHAPES.len(),
+        ));
+        let zero_line = |what: &str, names: Vec<String>| -> String {
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!("  {what} at zero: {}\n", names.join(", "))
+            }
+        };
+        out.push_str(&zero_line("commands", commands_missing));
+        out.push_str(&zero_line("options", options_missing));
+        out.push_str(&zero_line(
+            "shapes",
+            shapes_missing.iter().map(|s| s.to_string()).collect(),
+        ));
+        if full {
+            out.push_str("  command                          executions  options\n");
+            for name in &commands {
+                let mut line = format!(
+                    "  {name:<32} {:>10}",
+                    self.commands.get(name).copied().unwrap_or(0)
+                );
+                for token in options::options_of(name) {
+                    let n = self
+                        .options
+                        .get(&(name.clone(), *token))
+                        .copied()
+                        .unwrap_or(0);
+                    line.push_str(&format!("  {token}={n}"));
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+            out.push_str("  shape                                        count\n");
+            for shape in shapes::SHAPES {
+                out.push_str(&format!(
+                    "  {shape:<44} {:>6}\n",
+                    self.shapes.get(shape).copied().unwrap_or(0)
+                ));
+            }
+        }
+        out
+    }
+}
