@@ -676,7 +676,8 @@ impl Engine {
             // park keeps the originals to run again when it is served.
             let saved_args = spec.has(crate::cmd::flags::BLOCKING).then(|| args.to_vec());
             measuring = self.server.config.record_sizes.then(|| {
-                crate::sizes::measure_before(&self.server, &self.clients, db, spec, args)
+                let cs = (&self.clients, client);
+                crate::sizes::measure_before(&self.server, cs, db, (parent, spec), args)
             });
             if crate::commands::slowlog::SlowLog::enabled(&self.server.config) {
                 self.server.stats.slowlog.capture(args);
@@ -791,7 +792,7 @@ impl Engine {
                 work_units,
                 reply_bytes,
                 in_exec,
-                sizes: measuring.map(|m| m.finish(&self.server)),
+                sizes: measuring.map(|m| m.finish(&self.server, reply_bytes)),
             }));
         }
         // Clients blocked on keys EXEC's commands made ready are served
@@ -883,10 +884,10 @@ pub(crate) fn deliver_unblocked(
                 let runs = blocked.runs + u64::from(measuring.is_some());
                 let mut m = measuring.unwrap_or_else(|| {
                     let (spec, args) = (blocked.spec, &blocked.args);
-                    crate::sizes::measure_before(server, clients, blocked.db, spec, args)
+                    crate::sizes::measure_before(server, (clients, client), blocked.db, (None, spec), args)
                 });
                 m.sizes.runs = runs;
-                m.finish(server)
+                m.finish(server, reply.len())
             }),
         }));
     }

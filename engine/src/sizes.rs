@@ -10,7 +10,7 @@
 //! of the server it may walk (keys, clients, channels, patterns, scripts).
 //! Off, nothing is measured: the request path pays one branch.
 
-use crate::client::Clients;
+use crate::client::{ClientId, Clients};
 use crate::cmd::CommandSpec;
 use crate::db::Db;
 use crate::engine::Server;
@@ -19,6 +19,9 @@ use crate::value::Value;
 /// What one execution touched (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sizes {
+    /// The container of a subcommand (`slowlog` for SLOWLOG GET, whose
+    /// record is named `get`); empty for a top-level command.
+    pub container: &'static str,
     /// Times the handler ran for this record: 1, or for a blocking command
     /// served or timed out after it parked, every attempt (each one's work
     /// is in the record).
@@ -45,6 +48,12 @@ pub struct Sizes {
     pub channels: u64,
     pub patterns: u64,
     pub scripts: u64,
+    /// The calling client's MULTI queue and watched keys, before.
+    pub queued: u64,
+    pub watched: u64,
+    /// Bytes of the reply (the same as `Executed::reply_bytes`; here so
+    /// that the sizes travel as one record).
+    pub reply_bytes: u64,
 }
 
 /// The values at a command's keys at one moment.
@@ -148,8 +157,9 @@ pub struct Measuring {
 
 impl Measuring {
     /// The finished record, with the values at the keys weighed now.
-    pub fn finish(self, server: &Server) -> Box<Sizes> {
+    pub fn finish(self, server: &Server, reply_bytes: usize) -> Box<Sizes> {
         let mut sizes = self.sizes;
+        sizes.reply_bytes = reply_bytes as u64;
         if let Some(db) = server.keyspace.dbs.get(self.db) {
             sizes.after = measure_values(db, &self.keys);
         }
@@ -161,9 +171,9 @@ impl Measuring {
 /// database `db`.
 pub fn measure_before(
     server: &Server,
-    clients: &Clients,
+    (clients, client): (&Clients, ClientId),
     db: usize,
-    spec: &CommandSpec,
+    (container, spec): (Option<&'static CommandSpec>, &CommandSpec),
     args: &[Vec<u8>],
 ) -> Measuring {
     let keys: Vec<Vec<u8>> = touched_keys(spec, args)
@@ -182,7 +192,9 @@ pub fn measure_before(
             .sum(),
         false => 0,
     };
+    let tx = clients.get(&client).map(|c| &c.tx);
     let sizes = Sizes {
+        container: container.map_or("", |c| c.name),
         runs: 1,
         args_count: args.len() as u64,
         args_bytes: args.iter().map(|a| a.len() as u64).sum(),
@@ -196,6 +208,9 @@ pub fn measure_before(
         channels: (server.pubsub.channels_count() + server.pubsub.shard_channels_count()) as u64,
         patterns: server.pubsub.patterns_count() as u64,
         scripts: server.scripting.cached_scripts_count() as u64,
+        queued: tx.and_then(|tx| tx.multi.as_ref()).map_or(0, |m| m.queue.len() as u64),
+        watched: tx.map_or(0, |tx| tx.watched.len() as u64),
+        reply_bytes: 0,
     };
     Measuring { sizes, db, keys }
 }

@@ -175,7 +175,8 @@ impl Engine {
         let mut args = blocked.args.clone();
         let protocol = c.protocol;
         let measuring = self.server.config.record_sizes.then(|| {
-            crate::sizes::measure_before(&self.server, &self.clients, blocked.db, spec, &args)
+            let cs = (&self.clients, client);
+            crate::sizes::measure_before(&self.server, cs, blocked.db, (None, spec), &args)
         });
         let mut ctx = Ctx {
             server: &mut self.server,

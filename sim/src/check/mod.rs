@@ -12,9 +12,11 @@ pub mod liveness;
 pub mod pipeline;
 pub mod pubsub;
 
+pub mod complexity;
 pub mod latency;
 pub mod linearizability;
 pub mod model;
+pub mod no_freeze;
 pub mod pop_model;
 pub mod scan;
 pub mod transfer;
@@ -61,5 +63,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(blocking::Blocking),
         Box::new(conservation::Conservation),
         Box::new(pubsub::PubSubDelivery),
+        Box::new(no_freeze::NoFreeze),
     ]
 }
