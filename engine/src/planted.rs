@@ -36,6 +36,10 @@ pub enum PlantedBug {
     /// Every Nth PUBLISH delivers its message twice to one subscriber
     /// (see `pubsub::PUBLISH_TWICE_EVERY`).
     PublishTwice,
+    /// LREM charges the square of the elements it visited: an O(N)
+    /// command whose work grows quadratically (the no-freeze invariant's
+    /// target; a real quadratic loop would be charged the same).
+    LremQuadratic,
 }
 
 impl PlantedBug {
@@ -50,6 +54,7 @@ impl PlantedBug {
         PlantedBug::WatchIgnoresExpiry,
         PlantedBug::ScriptPartialVisible,
         PlantedBug::PublishTwice,
+        PlantedBug::LremQuadratic,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -65,6 +70,7 @@ impl PlantedBug {
             PlantedBug::WatchIgnoresExpiry => "watch-ignores-expiry",
             PlantedBug::ScriptPartialVisible => "script-partial-visible",
             PlantedBug::PublishTwice => "publish-twice",
+            PlantedBug::LremQuadratic => "lrem-quadratic",
         }
     }
 

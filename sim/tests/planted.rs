@@ -162,3 +162,11 @@ fn script_partial_visible_is_found() {
 fn publish_twice_is_found() {
     hunt(PlantedBug::PublishTwice, 20, &["pubsub"]);
 }
+
+/// An O(N) command charged quadratically: only the no-freeze invariant
+/// (its work against LREM's declared O(N) over the list it walked) can
+/// see it; every reply stays right.
+#[test]
+fn lrem_quadratic_is_found() {
+    hunt(PlantedBug::LremQuadratic, 20, &["no-freeze"]);
+}
