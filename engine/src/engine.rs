@@ -884,7 +884,13 @@ pub(crate) fn deliver_unblocked(
                 let runs = blocked.runs + u64::from(measuring.is_some());
                 let mut m = measuring.unwrap_or_else(|| {
                     let (spec, args) = (blocked.spec, &blocked.args);
-                    crate::sizes::measure_before(server, (clients, client), blocked.db, (None, spec), args)
+                    crate::sizes::measure_before(
+                        server,
+                        (clients, client),
+                        blocked.db,
+                        (None, spec),
+                        args,
+                    )
                 });
                 m.sizes.runs = runs;
                 m.finish(server, reply.len())

@@ -181,9 +181,8 @@ pub fn measure_before(
         .map(|i| args[i].clone())
         .collect();
     let dbs = &server.keyspace.dbs;
-    let whole_keyspace = keys.is_empty()
-        && spec.has(crate::cmd::flags::WRITE)
-        && spec.has(crate::cmd::flags::O_N);
+    let whole_keyspace =
+        keys.is_empty() && spec.has(crate::cmd::flags::WRITE) && spec.has(crate::cmd::flags::O_N);
     let all_elements = match whole_keyspace {
         true => dbs
             .iter()
@@ -208,7 +207,9 @@ pub fn measure_before(
         channels: (server.pubsub.channels_count() + server.pubsub.shard_channels_count()) as u64,
         patterns: server.pubsub.patterns_count() as u64,
         scripts: server.scripting.cached_scripts_count() as u64,
-        queued: tx.and_then(|tx| tx.multi.as_ref()).map_or(0, |m| m.queue.len() as u64),
+        queued: tx
+            .and_then(|tx| tx.multi.as_ref())
+            .map_or(0, |m| m.queue.len() as u64),
         watched: tx.map_or(0, |tx| tx.watched.len() as u64),
         reply_bytes: 0,
     };
@@ -238,6 +239,9 @@ mod tests {
         assert_eq!(keys_of(&["zunion", "2", "a", "b", "weights"]), vec![2, 3]);
         assert_eq!(keys_of(&["lmpop", "9", "a", "left"]), vec![2, 3]);
         assert_eq!(keys_of(&["blmpop", "0", "x", "a"]), Vec::<usize>::new());
-        assert_eq!(keys_of(&["sort", "k", "by", "w*", "store", "d"]), vec![1, 5]);
+        assert_eq!(
+            keys_of(&["sort", "k", "by", "w*", "store", "d"]),
+            vec![1, 5]
+        );
     }
 }

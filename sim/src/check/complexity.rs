@@ -44,8 +44,7 @@ pub const LCS_CELLS_PER_ELEMENT: u64 = 16;
 
 /// A script may run until its busy threshold (`busy-reply-threshold`, 5000
 /// ms, counted in the engine's work units) before it is stopped.
-pub const SCRIPT_BUSY_UNITS: u64 =
-    5_000 * 1_000_000 / seedkv_engine::stopwatch::WORK_UNIT_NS;
+pub const SCRIPT_BUSY_UNITS: u64 = 5_000 * 1_000_000 / seedkv_engine::stopwatch::WORK_UNIT_NS;
 
 /// Entries of the server's fixed tables a command may walk (the command
 /// table, configuration parameters, INFO fields, LATENCY events × samples,

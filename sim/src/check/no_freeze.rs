@@ -79,7 +79,8 @@ pub fn judge<E>(
         };
         let name = full_name(sizes.container, e.name);
         let terms = terms_of(&name);
-        let groups_own = terms.is_some_and(|t| t.contains(&Term::Exec) || t.contains(&Term::Script));
+        let groups_own =
+            terms.is_some_and(|t| t.contains(&Term::Exec) || t.contains(&Term::Script));
         let (group_count, group_bound_units) = match groups_own {
             true => groups.remove(&(e.conn, e.seq_in_conn)).unwrap_or((0, 0)),
             false => (0, 0),
@@ -113,7 +114,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -207,7 +208,8 @@ mod tests {
         let mut h = History::default();
         h.executions.push(exec(0, "lrem", 2 * 1_100, lrem(1_100)));
         assert_eq!(check_no_freeze(&h), Ok(()));
-        h.executions.push(exec(1, "lrem", 1_100 * 1_100, lrem(1_100)));
+        h.executions
+            .push(exec(1, "lrem", 1_100 * 1_100, lrem(1_100)));
         let err = check_no_freeze(&h).unwrap_err();
         assert!(
             err.starts_with("execution #1: LREM of conn 3 request #1 charged 1,210,000 units"),
