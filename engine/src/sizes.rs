@@ -220,6 +220,8 @@ pub fn measure_before(
 mod tests {
     use super::*;
     use crate::cmd::CommandTable;
+    use crate::testing::TestEngine;
+    use crate::{Config, Event};
 
     fn args(words: &[&str]) -> Vec<Vec<u8>> {
         words.iter().map(|w| w.as_bytes().to_vec()).collect()
@@ -229,6 +231,68 @@ mod tests {
         let table = CommandTable::new(crate::commands::FAMILIES);
         let spec = table.lookup(words[0].as_bytes()).expect("known command");
         touched_keys(spec, &args(words))
+    }
+
+    fn sizes_of(t: &TestEngine, name: &str) -> Sizes {
+        t.events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Executed(x) if x.name == name => x.sizes.as_deref().copied(),
+                _ => None,
+            })
+            .expect("recorded with sizes")
+    }
+
+    #[test]
+    fn measured_around_the_command() {
+        let mut t = TestEngine::with_config(Config {
+            record_executions: true,
+            record_sizes: true,
+            ..Config::default()
+        });
+        let c = t.connect();
+        t.cmd(c, &["rpush", "l", "a", "b", "c", "a"]);
+        let push = sizes_of(&t, "rpush");
+        assert_eq!((push.args_count, push.args_bytes), (6, 10));
+        assert_eq!((push.before.elements, push.after.elements), (0, 4));
+        t.cmd(c, &["set", "s", "hello"]);
+        t.cmd(c, &["lrem", "l", "0", "a"]);
+        let lrem = sizes_of(&t, "lrem");
+        assert_eq!((lrem.before.elements, lrem.after.elements), (4, 2));
+        assert_eq!((lrem.db_keys, lrem.all_keys, lrem.runs), (2, 2, 1));
+        assert_eq!(lrem.reply_bytes, 4);
+        t.cmd(
+            c,
+            &["eval", "return redis.call('strlen', KEYS[1])", "1", "s"],
+        );
+        let strlen = sizes_of(&t, "strlen");
+        assert_eq!(strlen.before.string_bytes, 5);
+        let sub = {
+            t.cmd(c, &["slowlog", "len"]);
+            sizes_of(&t, "len")
+        };
+        assert_eq!(sub.container, "slowlog");
+        t.cmd(c, &["multi"]);
+        t.cmd(c, &["get", "s"]);
+        t.cmd(c, &["exec"]);
+        assert_eq!(sizes_of(&t, "exec").queued, 1);
+        t.cmd(c, &["flushall"]);
+        assert_eq!(sizes_of(&t, "flushall").all_elements, 3);
+    }
+
+    #[test]
+    fn off_by_default() {
+        let mut t = TestEngine::with_config(Config {
+            record_executions: true,
+            ..Config::default()
+        });
+        let c = t.connect();
+        t.cmd(c, &["ping"]);
+        assert!(t.events.iter().all(|e| match e {
+            Event::Executed(x) => x.sizes.is_none(),
+            _ => true,
+        }));
     }
 
     #[test]

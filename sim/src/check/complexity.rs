@@ -75,6 +75,9 @@ pub enum Term {
     ArgsNLogN,
     /// `O(N × M)` over the two longest strings (LCS).
     StringProduct,
+    /// `N`, each element matched against the request's pattern (HSCAN,
+    /// SSCAN, ZSCAN MATCH).
+    NGlob,
     /// Keys of the selected database (RANDOMKEY sampling expired keys).
     DbKeys,
     /// Keys of the selected database, each matched against the request's
@@ -181,6 +184,7 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
             let longest = s.before.string_bytes_max.max(s.after.string_bytes_max);
             longest.saturating_mul(longest) / LCS_CELLS_PER_ELEMENT
         }
+        Term::NGlob => n.saturating_mul(glob_steps(s, cx.arg_bytes_max)),
         Term::DbKeys => s.db_keys,
         Term::DbKeysGlob => s.db_keys.saturating_mul(glob_steps(s, cx.arg_bytes_max)),
         Term::AllKeys => s.all_keys,
@@ -241,6 +245,8 @@ const LOG: &[Term] = &[ArgsLogN, Packed];
 const LINEAR: &[Term] = &[N];
 /// `O(N)` plus what it returns (random members with repetition, pops).
 const LINEAR_OUT: &[Term] = &[N, ReplyItems];
+/// A collection scan: `O(N)` with MATCH run on each element.
+const SCAN_GLOB: &[Term] = &[N, ReplyItems, NGlob];
 /// `O(log N + M)`: sorted-set ranges (M counted in `N`, offsets too).
 const LOG_LINEAR: &[Term] = &[N, ArgsLogN];
 /// `O(M log N)`: pops of M elements.
@@ -325,7 +331,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("hmget", PACKED),
     ("hmset", PACKED),
     ("hrandfield", LINEAR_OUT),
-    ("hscan", LINEAR_OUT),
+    ("hscan", SCAN_GLOB),
     ("hset", PACKED),
     ("hsetnx", PACKED),
     ("hstrlen", PACKED),
@@ -431,7 +437,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("spublish", &[PubSubGlob, Clients]),
     ("srandmember", LINEAR_OUT),
     ("srem", PACKED),
-    ("sscan", LINEAR_OUT),
+    ("sscan", SCAN_GLOB),
     ("ssubscribe", PUBSUB),
     ("strlen", ONE),
     ("subscribe", PUBSUB),
@@ -476,7 +482,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("zrevrangebylex", LOG_LINEAR),
     ("zrevrangebyscore", LOG_LINEAR),
     ("zrevrank", LOG),
-    ("zscan", LINEAR_OUT),
+    ("zscan", SCAN_GLOB),
     ("zscore", LOG),
     ("zunion", SORTING),
     ("zunionstore", SORTING),
