@@ -101,6 +101,9 @@ pub struct Blocked {
     /// Stopwatch time of those attempts (see [`crate::stopwatch`]), also
     /// reported once.
     pub elapsed_ns: u64,
+    /// Attempts whose work `work_units` holds (for the execution record's
+    /// [`crate::sizes::Sizes::runs`]).
+    pub runs: u64,
 }
 
 impl Blocked {
@@ -323,6 +326,7 @@ mod tests {
             request_seq: 0,
             work_units: 1,
             elapsed_ns: 0,
+            runs: 1,
         }
     }
 

@@ -42,6 +42,10 @@ pub struct Config {
     pub process_id: u32,
     /// Whether to emit an [`crate::Event::Executed`] per command.
     pub record_executions: bool,
+    /// Whether each execution record also carries the sizes of what the
+    /// command touched ([`crate::sizes`]), for the simulator's no-freeze
+    /// invariant. Costs lookups per command; off outside the simulator.
+    pub record_sizes: bool,
     /// A deliberate defect for the simulator's self-test (None in production).
     pub planted_bug: Option<crate::planted::PlantedBug>,
     /// `maxmemory` (0: no limit).
@@ -86,6 +90,7 @@ impl Default for Config {
             bind: "127.0.0.1".into(),
             process_id: 0,
             record_executions: false,
+            record_sizes: false,
             planted_bug: None,
             maxmemory_bytes: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,

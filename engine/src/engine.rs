@@ -159,6 +159,10 @@ pub struct Executed {
     /// before the EXEC itself. A queued command EXEC never ran (DISCARD,
     /// EXECABORT, a failed WATCH) is never recorded.
     pub in_exec: Option<u64>,
+    /// What the command touched, measured around it by the generic
+    /// execution code (only with `Config::record_sizes`; see
+    /// [`crate::sizes`]). `None` for a rejected request.
+    pub sizes: Option<Box<crate::sizes::Sizes>>,
 }
 
 /// All state commands can touch except the client table.
@@ -662,6 +666,7 @@ impl Engine {
         let mut block = None;
         let mut name = CommandName::top("");
         let mut hook = None;
+        let mut measuring = None;
         if let Ok((parent, spec)) = resolved {
             name = CommandName::of(parent, spec);
             hook = crate::multi::Hook::before(&self.server, db, spec, args);
@@ -670,6 +675,10 @@ impl Engine {
             // A handler may take its arguments apart; a command that may
             // park keeps the originals to run again when it is served.
             let saved_args = spec.has(crate::cmd::flags::BLOCKING).then(|| args.to_vec());
+            measuring = self.server.config.record_sizes.then(|| {
+                let cs = (&self.clients, client);
+                crate::sizes::measure_before(&self.server, cs, db, (parent, spec), args)
+            });
             if crate::commands::slowlog::SlowLog::enabled(&self.server.config) {
                 self.server.stats.slowlog.capture(args);
             }
@@ -783,6 +792,7 @@ impl Engine {
                 work_units,
                 reply_bytes,
                 in_exec,
+                sizes: measuring.map(|m| m.finish(&self.server, reply_bytes)),
             }));
         }
         // Clients blocked on keys EXEC's commands made ready are served
@@ -828,6 +838,8 @@ impl Engine {
 /// Sends `reply` to `client`, just unparked from `blocked` (served, timed
 /// out, or CLIENT UNBLOCK), counts the command (once, here) and records its
 /// execution, and queues the client to run its pipelined requests.
+/// `extra` is the work of the attempt that served it, if one did, and that
+/// attempt's measurement (see [`crate::sizes`]).
 pub(crate) fn deliver_unblocked(
     server: &mut Server,
     clients: &mut Clients,
@@ -835,8 +847,9 @@ pub(crate) fn deliver_unblocked(
     client: ClientId,
     blocked: &Blocked,
     reply: &[u8],
-    extra_work_units: u64,
+    extra: (u64, Option<crate::sizes::Measuring>),
 ) {
+    let (extra_work_units, measuring) = extra;
     debug_assert!(!reply.is_empty());
     let Some(c) = clients.get_mut(&client) else {
         return;
@@ -867,6 +880,21 @@ pub(crate) fn deliver_unblocked(
             work_units,
             reply_bytes: reply.len(),
             in_exec: None,
+            sizes: server.config.record_sizes.then(|| {
+                let runs = blocked.runs + u64::from(measuring.is_some());
+                let mut m = measuring.unwrap_or_else(|| {
+                    let (spec, args) = (blocked.spec, &blocked.args);
+                    crate::sizes::measure_before(
+                        server,
+                        (clients, client),
+                        blocked.db,
+                        (None, spec),
+                        args,
+                    )
+                });
+                m.sizes.runs = runs;
+                m.finish(server, reply.len())
+            }),
         }));
     }
     server.blocking.push_unblocked(client);

@@ -27,6 +27,7 @@ pub mod planted;
 pub mod pubsub;
 pub mod resp;
 pub mod scripting;
+pub mod sizes;
 pub mod stats;
 pub mod stats_table;
 pub mod stopwatch;

@@ -41,6 +41,10 @@ pub enum PlantedBug {
     /// simulator must report the panic as a failure of that seed (with its
     /// repro line) and go on with the rest of the sweep.
     LindexPanics,
+    /// LREM charges the square of the elements it visited: an O(N)
+    /// command whose work grows quadratically (the no-freeze invariant's
+    /// target; a real quadratic loop would be charged the same).
+    LremQuadratic,
 }
 
 impl PlantedBug {
@@ -56,6 +60,7 @@ impl PlantedBug {
         PlantedBug::ScriptPartialVisible,
         PlantedBug::PublishTwice,
         PlantedBug::LindexPanics,
+        PlantedBug::LremQuadratic,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -72,6 +77,7 @@ impl PlantedBug {
             PlantedBug::ScriptPartialVisible => "script-partial-visible",
             PlantedBug::PublishTwice => "publish-twice",
             PlantedBug::LindexPanics => "lindex-panics",
+            PlantedBug::LremQuadratic => "lrem-quadratic",
         }
     }
 

@@ -38,7 +38,7 @@ impl Engine {
                 id,
                 &blocked,
                 reply,
-                0,
+                (0, None),
             );
         }
         let mut args = std::mem::take(&mut self.args);
@@ -107,6 +107,7 @@ impl Engine {
             request_seq,
             work_units,
             elapsed_ns,
+            runs: 1,
         };
         self.server.blocking.park(c, blocked);
     }
@@ -173,6 +174,10 @@ impl Engine {
         let spec = blocked.spec;
         let mut args = blocked.args.clone();
         let protocol = c.protocol;
+        let measuring = self.server.config.record_sizes.then(|| {
+            let cs = (&self.clients, client);
+            crate::sizes::measure_before(&self.server, cs, blocked.db, (None, spec), &args)
+        });
         let mut ctx = Ctx {
             server: &mut self.server,
             clients: &mut self.clients,
@@ -202,6 +207,7 @@ impl Engine {
             let blocked = c.blocked.as_mut().expect("still blocked");
             blocked.work_units += work_units;
             blocked.elapsed_ns += elapsed_ns;
+            blocked.runs += 1;
             return;
         }
         let mut blocked = self
@@ -232,7 +238,7 @@ impl Engine {
             client,
             &blocked,
             &reply,
-            work_units,
+            (work_units, measuring),
         );
     }
 }

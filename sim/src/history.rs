@@ -51,6 +51,10 @@ pub struct Execution {
     /// were queued under, a script's calls its own; a group is recorded
     /// back to back, right before the EXEC or script itself.
     pub in_exec: Option<u64>,
+    /// What the command touched, as the engine's generic execution code
+    /// measured it (`seedkv_engine::sizes`); `None` for a rejected request
+    /// and outside the simulator (the probe).
+    pub sizes: Option<Box<seedkv_engine::sizes::Sizes>>,
 }
 
 /// The moment the engine was handed the last byte of a request that may

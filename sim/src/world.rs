@@ -212,6 +212,7 @@ impl World {
         let config = Config {
             seed: stream_seed(seed, stream::ENGINE, 0),
             record_executions: true,
+            record_sizes: true,
             planted_bug: bug,
             ..Config::default()
         };

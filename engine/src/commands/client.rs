@@ -526,7 +526,7 @@ fn client_unblock(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         target,
         &blocked,
         reply,
-        0,
+        (0, None),
     );
     ctx.int(1);
 }

@@ -636,7 +636,11 @@ fn lrem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let limit = (count != 0).then(|| usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX));
     let (removed, visited) = list.remove_matching(&args[3], limit, direction);
     let empty = list.is_empty();
-    ctx.work((visited + removed) as u64);
+    match ctx.server.config.planted_bug {
+        // Planted bug (PlantedBug::LremQuadratic): N² units for N visited.
+        Some(crate::PlantedBug::LremQuadratic) => ctx.work((visited * visited) as u64),
+        _ => ctx.work((visited + removed) as u64),
+    }
     ctx.server.dirty += removed as u64;
     delete_if_empty(ctx, key, empty);
     ctx.int(removed as i64);

@@ -174,6 +174,10 @@ fn execute(
     let db = ctx.db_index();
     let dirty_before = ctx.server.dirty;
     let flushed = crate::multi::before_flush(&ctx.server.watches, &ctx.server.keyspace, spec, db);
+    let measuring = ctx.server.config.record_sizes.then(|| {
+        let cs = (&*ctx.clients, ctx.client_id);
+        crate::sizes::measure_before(ctx.server, cs, db, (parent, spec), &argv)
+    });
     let mut inner = Ctx {
         server: &mut *ctx.server,
         clients: &mut *ctx.clients,
@@ -237,6 +241,7 @@ fn execute(
             work_units,
             reply_bytes: reply.len(),
             in_exec: Some(run.request_seq),
+            sizes: measuring.map(|m| m.finish(ctx.server, reply.len())),
         }));
     }
     reply

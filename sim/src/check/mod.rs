@@ -13,9 +13,11 @@ pub mod pipeline;
 pub mod pubsub;
 pub mod rare;
 
+pub mod complexity;
 pub mod latency;
 pub mod linearizability;
 pub mod model;
+pub mod no_freeze;
 pub mod pop_model;
 pub mod scan;
 pub mod transfer;
@@ -100,5 +102,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(conservation::Conservation),
         Box::new(pubsub::PubSubDelivery),
         Box::new(rare::RareReplies),
+        Box::new(no_freeze::NoFreeze),
     ]
 }

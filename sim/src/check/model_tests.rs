@@ -107,6 +107,7 @@ pub(crate) mod testkit {
                 flags,
                 work_units: 1,
                 in_exec: None,
+                sizes: None,
             });
             self.now_ns += duration_ns;
         }

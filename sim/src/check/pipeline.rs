@@ -338,6 +338,7 @@ mod tests {
             flags: 0,
             work_units: 1,
             in_exec: None,
+            sizes: None,
         }
     }
 

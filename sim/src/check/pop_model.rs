@@ -568,6 +568,7 @@ mod tests {
             flags: flags::WRITE,
             work_units: 1,
             in_exec: None,
+            sizes: None,
         }
     }
 

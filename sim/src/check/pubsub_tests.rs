@@ -46,6 +46,7 @@ impl Builder {
                 flags: 0,
                 work_units: 1,
                 in_exec: None,
+                sizes: None,
             });
         }
         let complete = reply.map(|r| (self.tick(), r));

@@ -63,6 +63,7 @@ impl Builder {
             flags: 0,
             work_units: 1,
             in_exec,
+            sizes: None,
         });
     }
 

@@ -131,6 +131,7 @@ pub fn synthesize_executions(history: &mut History) {
             flags: 0,
             work_units: 0,
             in_exec: None,
+            sizes: None,
         })
         .collect();
 }

@@ -163,6 +163,7 @@ impl World {
                         flags: e.flags,
                         work_units: e.work_units,
                         in_exec: e.in_exec,
+                        sizes: e.sizes,
                     });
                 }
                 Event::Free(garbage) => {

@@ -1,0 +1,526 @@
+//! The harness's own declaration of how much work each command may do: a
+//! bound per command (and subcommand) over sizes the engine's generic
+//! execution code measured around it ([`Sizes`]), never over what the
+//! command reported. The `no-freeze` checker ([`super::no_freeze`]) holds
+//! every execution to it.
+//!
+//! A bound is `FIXED_UNITS + reply + SLACK × (arguments + Σ terms)`:
+//!
+//! - `reply` is one unit per [`REPLY_BYTES_PER_WORK_UNIT`] bytes of reply
+//!   (the engine's encoding charge, over bytes it produced);
+//! - `arguments` is the argument count plus one per 64 bytes of them
+//!   (every command parses its arguments);
+//! - the terms are the command's declared complexity, read from the Redis
+//!   7.0 documentation (`COMMAND DOCS` complexity) and made precise over
+//!   measurable sizes ([`Term`]): `N` is the elements of the values at the
+//!   command's keys before and after it ran (strings count one element
+//!   per 64 bytes), `log N` is `log2` of the largest of them plus 2;
+//! - [`SLACK`] is the constant factor allowed per declared step. The
+//!   clean engine charges about one unit per element visited, so it stays
+//!   well inside; a loop that is quadratic where the declaration is linear
+//!   passes the bound as soon as `N` exceeds a few times `SLACK`.
+//!
+//! A blocking command served after it parked did each attempt's work
+//! ([`Sizes::runs`]): its bound is multiplied by the attempts. EXEC and
+//! scripts are bounded by their group: EXEC by its queue, a script by its
+//! busy threshold ([`SCRIPT_BUSY_UNITS`]); each command they ran is its own
+//! execution with its own bound, and the group's bound adds theirs.
+
+use seedkv_engine::engine::REPLY_BYTES_PER_WORK_UNIT;
+use seedkv_engine::sizes::{Sizes, ValueSizes};
+
+/// Units every command may spend besides its terms (lookup, dispatch,
+/// bookkeeping, a lazily expired key, blocked clients to signal).
+pub const FIXED_UNITS: u64 = 64;
+
+/// The constant factor allowed per declared step.
+pub const SLACK: u64 = 8;
+
+/// Bytes of a string that count as one element.
+pub const STRING_BYTES_PER_ELEMENT: u64 = 64;
+
+/// Cells of LCS's dynamic-programming table that count as one element.
+pub const LCS_CELLS_PER_ELEMENT: u64 = 16;
+
+/// A script may run until its busy threshold (`busy-reply-threshold`, 5000
+/// ms, counted in the engine's work units) before it is stopped.
+pub const SCRIPT_BUSY_UNITS: u64 = 5_000 * 1_000_000 / seedkv_engine::stopwatch::WORK_UNIT_NS;
+
+/// Entries of the server's fixed tables a command may walk (the command
+/// table, configuration parameters, INFO fields, LATENCY events × samples,
+/// help texts, the slow log at its default length...).
+pub const SERVER_TABLE_UNITS: u64 = 32 * 1024;
+
+/// One declared step of a command's complexity, over measured sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term {
+    /// `O(log N)` per argument (a skiplist search per member).
+    ArgsLogN,
+    /// A small encoding (listpack, intset) searched linearly: Redis counts
+    /// it as `O(1)` because its size is capped by configuration; up to
+    /// [`PACKED_ELEMENTS_MAX`] elements, `N`, above it nothing.
+    Packed,
+    /// `O(N)`: the elements at its keys, before and after.
+    N,
+    /// `O(N log N)`: a sort, or a skiplist insert per element.
+    NLogN,
+    /// `O(M log N)`, `M` the elements it added or removed (ZPOPMIN COUNT).
+    ChangedLogN,
+    /// `O(M)`, `M` the items of its reply (each takes at least
+    /// [`REPLY_ITEM_BYTES_MIN`] bytes): for a count argument that the
+    /// collection's size does not cap (HRANDFIELD -1000000).
+    ReplyItems,
+    /// `O(args × N log N)`: SORT, whose BY and GET patterns look up a key
+    /// per element.
+    ArgsNLogN,
+    /// `O(N × M)` over the two longest strings (LCS).
+    StringProduct,
+    /// `N`, each element matched against the request's pattern (HSCAN,
+    /// SSCAN, ZSCAN MATCH).
+    NGlob,
+    /// Keys of the selected database (RANDOMKEY sampling expired keys).
+    DbKeys,
+    /// Keys of the selected database, each matched against the request's
+    /// pattern (KEYS, SCAN).
+    DbKeysGlob,
+    /// Keys of every database (INFO keyspace/memory, MEMORY STATS).
+    AllKeys,
+    /// Elements of every database's values (FLUSHDB, FLUSHALL).
+    AllElements,
+    /// Connected clients (CLIENT LIST, CLIENT KILL, INFO clients).
+    Clients,
+    /// Channels and patterns, each matched against the request's names
+    /// (PUBLISH, PUBSUB CHANNELS).
+    PubSubGlob,
+    /// Channels and patterns, per argument (SUBSCRIBE family: a client's
+    /// patterns are a list).
+    PubSubArgs,
+    /// The caller's MULTI queue and watched keys, per argument.
+    Tx,
+    /// Cached scripts (SCRIPT FLUSH).
+    Scripts,
+    /// The server's fixed tables ([`SERVER_TABLE_UNITS`]).
+    ServerTables,
+    /// A fixed table's names matched against the request's patterns
+    /// (CONFIG GET, COMMAND LIST FILTERBY PATTERN).
+    TableGlob,
+    /// A script's instruction budget ([`SCRIPT_BUSY_UNITS`]), plus the
+    /// bounds of the commands it called.
+    Script,
+    /// EXEC: its queue (counted by its group's executions), plus their
+    /// bounds.
+    Exec,
+}
+
+/// Above this many elements a collection is never in a small encoding
+/// (the largest default threshold is `set-max-intset-entries` 512).
+pub const PACKED_ELEMENTS_MAX: u64 = 512;
+
+/// The smallest encoding of one reply item (`:1\r\n`).
+pub const REPLY_ITEM_BYTES_MIN: u64 = 4;
+
+/// Names in a fixed server table (commands, configuration parameters)
+/// and the longest of them.
+pub const TABLE_NAMES_MAX: u64 = 512;
+pub const TABLE_NAME_BYTES_MAX: u64 = 64;
+
+/// What the checker knows besides one execution's sizes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Context {
+    /// The longest argument any request of the run carried: an upper bound
+    /// on every key's and channel's length, for glob matching.
+    pub arg_bytes_max: u64,
+    /// For EXEC and scripts: the executions of its group, and the sum of
+    /// their bounds.
+    pub group_count: u64,
+    pub group_bound_units: u64,
+}
+
+fn log2_plus_2(n: u64) -> u64 {
+    u64::from(64 - (n + 2).leading_zeros())
+}
+
+fn elements(v: &ValueSizes) -> u64 {
+    v.elements + v.string_bytes.div_ceil(STRING_BYTES_PER_ELEMENT)
+}
+
+/// Elements added or removed at the command's keys (freed values, lazily
+/// expired ones, created values).
+fn changed(s: &Sizes) -> u64 {
+    elements(&s.before).abs_diff(elements(&s.after))
+}
+
+/// `(1 + pattern bytes) × (1 + name bytes)`: the steps a bounded glob
+/// matcher may take per name.
+fn glob_steps(s: &Sizes, name_bytes_max: u64) -> u64 {
+    (1 + s.args_bytes).saturating_mul(1 + name_bytes_max)
+}
+
+fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
+    let n = elements(&s.before).saturating_add(elements(&s.after));
+    let largest = s
+        .before
+        .elements_max
+        .max(s.after.elements_max)
+        .max(s.before.string_bytes_max / STRING_BYTES_PER_ELEMENT)
+        .max(s.after.string_bytes_max / STRING_BYTES_PER_ELEMENT);
+    let log_n = log2_plus_2(largest);
+    let sub = s.channels.saturating_add(s.patterns);
+    match term {
+        Term::ArgsLogN => s.args_count.saturating_mul(log_n),
+        Term::Packed => {
+            let small = |v: &ValueSizes| match v.elements_max <= PACKED_ELEMENTS_MAX {
+                true => v.elements,
+                false => 0,
+            };
+            small(&s.before) + small(&s.after)
+        }
+        Term::N => n,
+        Term::NLogN => n.saturating_mul(log_n),
+        Term::ChangedLogN => changed(s).saturating_mul(log_n),
+        Term::ReplyItems => s.reply_bytes / REPLY_ITEM_BYTES_MIN,
+        Term::ArgsNLogN => s.args_count.saturating_mul(n + 1).saturating_mul(log_n),
+        Term::StringProduct => {
+            let longest = s.before.string_bytes_max.max(s.after.string_bytes_max);
+            longest.saturating_mul(longest) / LCS_CELLS_PER_ELEMENT
+        }
+        Term::NGlob => n.saturating_mul(glob_steps(s, cx.arg_bytes_max)),
+        Term::DbKeys => s.db_keys,
+        Term::DbKeysGlob => s.db_keys.saturating_mul(glob_steps(s, cx.arg_bytes_max)),
+        Term::AllKeys => s.all_keys,
+        Term::AllElements => s.all_elements.saturating_add(s.all_keys),
+        Term::Clients => s.clients,
+        Term::PubSubGlob => sub.saturating_mul(glob_steps(s, cx.arg_bytes_max)),
+        Term::PubSubArgs => sub.saturating_mul(s.args_count),
+        Term::Tx => (s.queued + s.watched).saturating_mul(s.args_count),
+        Term::Scripts => s.scripts,
+        Term::ServerTables => SERVER_TABLE_UNITS,
+        Term::TableGlob => TABLE_NAMES_MAX.saturating_mul(glob_steps(s, TABLE_NAME_BYTES_MAX)),
+        Term::Script => SCRIPT_BUSY_UNITS.saturating_add(cx.group_bound_units),
+        Term::Exec => cx.group_count.saturating_add(cx.group_bound_units),
+    }
+}
+
+/// The bound of one execution of a command declared with `terms`: every
+/// command may parse its arguments and create or free what changed at its
+/// keys (a lazily expired value included) besides its declared terms.
+pub fn bound_units(terms: &[Term], s: &Sizes, cx: &Context) -> u64 {
+    let base = s.args_count + s.args_bytes.div_ceil(64) + changed(s);
+    let steps = terms
+        .iter()
+        .fold(base, |acc, &t| acc.saturating_add(term_units(t, s, cx)));
+    let per_run = FIXED_UNITS.saturating_add(SLACK.saturating_mul(steps));
+    per_run
+        .saturating_mul(s.runs.max(1))
+        .saturating_add(s.reply_bytes / REPLY_BYTES_PER_WORK_UNIT)
+}
+
+/// The full name of a subcommand whose spec is named `sub` in container
+/// `container` (`slowlog` and `get`, or `client` and `client|list`).
+pub fn full_name(container: &str, sub: &str) -> String {
+    match sub.contains('|') || container.is_empty() {
+        true => sub.to_string(),
+        false => format!("{container}|{sub}"),
+    }
+}
+
+/// The declared complexity of `name` (full lowercase name, `client|list`
+/// for a subcommand), or `None` for a command the table does not know.
+pub fn terms_of(name: &str) -> Option<&'static [Term]> {
+    TABLE
+        .binary_search_by(|(n, _)| n.cmp(&name))
+        .ok()
+        .map(|i| TABLE[i].1)
+}
+
+use Term::*;
+
+/// `O(1)` per argument.
+const ONE: &[Term] = &[];
+/// `O(1)` over a small encoding: hash, set and sorted-set member access.
+const PACKED: &[Term] = &[Packed];
+/// `O(log N)` per argument, over a small encoding too.
+const LOG: &[Term] = &[ArgsLogN, Packed];
+/// `O(N)`.
+const LINEAR: &[Term] = &[N];
+/// `O(N)` plus what it returns (random members with repetition, pops).
+const LINEAR_OUT: &[Term] = &[N, ReplyItems];
+/// A collection scan: `O(N)` with MATCH run on each element.
+const SCAN_GLOB: &[Term] = &[N, ReplyItems, NGlob];
+/// `O(log N + M)`: sorted-set ranges (M counted in `N`, offsets too).
+const LOG_LINEAR: &[Term] = &[N, ArgsLogN];
+/// `O(M log N)`: pops of M elements.
+const POPS: &[Term] = &[ChangedLogN, ArgsLogN, Packed, ReplyItems];
+/// `O(N log N)`: sorted-set algebra.
+const SORTING: &[Term] = &[NLogN, ArgsLogN];
+/// Walks a fixed server table.
+const TABLES: &[Term] = &[ServerTables];
+const PUBSUB: &[Term] = &[PubSubArgs];
+
+/// Every command and subcommand, sorted by name (a test checks the order
+/// and that the engine's command table has exactly these).
+pub const TABLE: &[(&str, &[Term])] = &[
+    ("append", LINEAR),
+    ("auth", ONE),
+    ("blmove", ONE),
+    ("blmpop", POPS),
+    ("blpop", ONE),
+    ("brpop", ONE),
+    ("brpoplpush", ONE),
+    ("bzmpop", POPS),
+    ("bzpopmax", POPS),
+    ("bzpopmin", POPS),
+    ("client|getname", ONE),
+    ("client|help", TABLES),
+    ("client|id", ONE),
+    ("client|info", ONE),
+    ("client|kill", &[Clients]),
+    ("client|list", &[Clients]),
+    ("client|no-evict", ONE),
+    ("client|pause", &[Clients]),
+    ("client|setinfo", ONE),
+    ("client|setname", ONE),
+    ("client|unblock", &[Clients]),
+    ("client|unpause", &[Clients]),
+    ("command", TABLES),
+    ("command|count", ONE),
+    ("command|docs", TABLES),
+    ("command|getkeys", ONE),
+    ("command|getkeysandflags", ONE),
+    ("command|help", TABLES),
+    ("command|info", TABLES),
+    ("command|list", &[ServerTables, TableGlob]),
+    ("config|get", &[ServerTables, TableGlob]),
+    ("config|help", TABLES),
+    ("config|resetstat", TABLES),
+    ("config|rewrite", TABLES),
+    ("config|set", TABLES),
+    ("copy", LINEAR),
+    ("dbsize", ONE),
+    ("debug", TABLES),
+    ("decr", ONE),
+    ("decrby", ONE),
+    ("del", ONE),
+    ("discard", &[Tx]),
+    ("echo", ONE),
+    ("eval", &[Script]),
+    ("eval_ro", &[Script]),
+    ("evalsha", &[Script]),
+    ("evalsha_ro", &[Script]),
+    ("exec", &[Exec, Tx]),
+    ("exists", ONE),
+    ("expire", ONE),
+    ("expireat", ONE),
+    ("expiretime", ONE),
+    ("flushall", &[AllElements]),
+    ("flushdb", &[AllElements]),
+    ("get", ONE),
+    ("getdel", ONE),
+    ("getex", ONE),
+    ("getrange", LINEAR),
+    ("getset", ONE),
+    ("hdel", PACKED),
+    ("hello", TABLES),
+    ("hexists", PACKED),
+    ("hget", PACKED),
+    ("hgetall", LINEAR),
+    ("hincrby", PACKED),
+    ("hincrbyfloat", PACKED),
+    ("hkeys", LINEAR),
+    ("hlen", ONE),
+    ("hmget", PACKED),
+    ("hmset", PACKED),
+    ("hrandfield", LINEAR_OUT),
+    ("hscan", SCAN_GLOB),
+    ("hset", PACKED),
+    ("hsetnx", PACKED),
+    ("hstrlen", PACKED),
+    ("hvals", LINEAR),
+    ("incr", ONE),
+    ("incrby", ONE),
+    ("incrbyfloat", ONE),
+    ("info", &[ServerTables, AllKeys, Clients]),
+    ("keys", &[DbKeysGlob]),
+    ("latency|doctor", TABLES),
+    ("latency|graph", TABLES),
+    ("latency|help", TABLES),
+    ("latency|histogram", TABLES),
+    ("latency|history", TABLES),
+    ("latency|latest", TABLES),
+    ("latency|reset", TABLES),
+    ("lcs", &[N, StringProduct]),
+    ("lindex", LINEAR),
+    ("linsert", LINEAR),
+    ("llen", ONE),
+    ("lmove", ONE),
+    ("lmpop", POPS),
+    ("lpop", POPS),
+    ("lpos", LINEAR),
+    ("lpush", ONE),
+    ("lpushx", ONE),
+    ("lrange", LINEAR),
+    ("lrem", LINEAR),
+    ("lset", LINEAR),
+    ("ltrim", LINEAR),
+    ("memory|doctor", &[ServerTables, AllKeys]),
+    ("memory|help", TABLES),
+    ("memory|malloc-stats", TABLES),
+    ("memory|purge", TABLES),
+    ("memory|stats", &[ServerTables, AllKeys]),
+    ("memory|usage", LINEAR),
+    ("mget", ONE),
+    ("monitor", ONE),
+    ("move", ONE),
+    ("mset", ONE),
+    ("msetnx", ONE),
+    ("multi", ONE),
+    ("object|encoding", ONE),
+    ("object|freq", ONE),
+    ("object|help", TABLES),
+    ("object|idletime", ONE),
+    ("object|refcount", ONE),
+    ("persist", ONE),
+    ("pexpire", ONE),
+    ("pexpireat", ONE),
+    ("pexpiretime", ONE),
+    ("ping", ONE),
+    ("psetex", ONE),
+    ("psubscribe", PUBSUB),
+    ("pttl", ONE),
+    ("publish", &[PubSubGlob, Clients]),
+    ("pubsub|channels", &[PubSubGlob]),
+    ("pubsub|help", TABLES),
+    ("pubsub|numpat", ONE),
+    ("pubsub|numsub", PUBSUB),
+    ("pubsub|shardchannels", &[PubSubGlob]),
+    ("pubsub|shardnumsub", PUBSUB),
+    ("punsubscribe", PUBSUB),
+    ("quit", ONE),
+    ("randomkey", &[DbKeys]),
+    ("rename", ONE),
+    ("renamenx", ONE),
+    ("reset", &[PubSubArgs, Tx]),
+    ("rpop", POPS),
+    ("rpoplpush", ONE),
+    ("rpush", ONE),
+    ("rpushx", ONE),
+    ("sadd", PACKED),
+    ("scan", &[DbKeysGlob]),
+    ("scard", ONE),
+    ("script|debug", ONE),
+    ("script|exists", ONE),
+    ("script|flush", &[Scripts]),
+    ("script|help", TABLES),
+    ("script|kill", ONE),
+    ("script|load", ONE),
+    ("sdiff", LINEAR_OUT),
+    ("sdiffstore", LINEAR),
+    ("select", ONE),
+    ("set", ONE),
+    ("setex", ONE),
+    ("setnx", ONE),
+    ("setrange", LINEAR),
+    ("sinter", LINEAR_OUT),
+    ("sintercard", LINEAR),
+    ("sinterstore", LINEAR),
+    ("sismember", PACKED),
+    ("slowlog|get", TABLES),
+    ("slowlog|help", TABLES),
+    ("slowlog|len", ONE),
+    ("slowlog|reset", TABLES),
+    ("smembers", LINEAR),
+    ("smismember", PACKED),
+    ("smove", PACKED),
+    ("sort", &[ArgsNLogN, ReplyItems]),
+    ("sort_ro", &[ArgsNLogN, ReplyItems]),
+    ("spop", POPS),
+    ("spublish", &[PubSubGlob, Clients]),
+    ("srandmember", LINEAR_OUT),
+    ("srem", PACKED),
+    ("sscan", SCAN_GLOB),
+    ("ssubscribe", PUBSUB),
+    ("strlen", ONE),
+    ("subscribe", PUBSUB),
+    ("substr", LINEAR),
+    ("sunion", LINEAR_OUT),
+    ("sunionstore", LINEAR),
+    ("sunsubscribe", PUBSUB),
+    ("swapdb", &[Clients, Tx]),
+    ("time", ONE),
+    ("touch", ONE),
+    ("ttl", ONE),
+    ("type", ONE),
+    ("unlink", ONE),
+    ("unsubscribe", PUBSUB),
+    ("unwatch", &[Tx]),
+    ("watch", &[Tx]),
+    ("zadd", LOG),
+    ("zcard", ONE),
+    ("zcount", LOG),
+    ("zdiff", SORTING),
+    ("zdiffstore", SORTING),
+    ("zincrby", LOG),
+    ("zinter", SORTING),
+    ("zintercard", SORTING),
+    ("zinterstore", SORTING),
+    ("zlexcount", LOG),
+    ("zmpop", POPS),
+    ("zmscore", LOG),
+    ("zpopmax", POPS),
+    ("zpopmin", POPS),
+    ("zrandmember", LINEAR_OUT),
+    ("zrange", LOG_LINEAR),
+    ("zrangebylex", LOG_LINEAR),
+    ("zrangebyscore", LOG_LINEAR),
+    ("zrangestore", LOG_LINEAR),
+    ("zrank", LOG),
+    ("zrem", LOG),
+    ("zremrangebylex", LOG_LINEAR),
+    ("zremrangebyrank", LOG_LINEAR),
+    ("zremrangebyscore", LOG_LINEAR),
+    ("zrevrange", LOG_LINEAR),
+    ("zrevrangebylex", LOG_LINEAR),
+    ("zrevrangebyscore", LOG_LINEAR),
+    ("zrevrank", LOG),
+    ("zscan", SCAN_GLOB),
+    ("zscore", LOG),
+    ("zunion", SORTING),
+    ("zunionstore", SORTING),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seedkv_engine::cmd::CommandTable;
+
+    #[test]
+    fn table_is_sorted_without_duplicates() {
+        for pair in TABLE.windows(2) {
+            assert!(pair[0].0 < pair[1].0, "{} then {}", pair[0].0, pair[1].0);
+        }
+    }
+
+    /// Every command of the engine's table, subcommands included, has a
+    /// declared bound, and the table declares nothing the engine lacks.
+    #[test]
+    fn every_command_has_a_bound() {
+        let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
+        let mut names = Vec::new();
+        for spec in table.iter() {
+            if spec.handler.is_some() {
+                names.push(spec.name.to_string());
+            }
+            for sub in spec.subcommands {
+                names.push(full_name(spec.name, sub.name));
+            }
+        }
+        let missing: Vec<&String> = names.iter().filter(|n| terms_of(n).is_none()).collect();
+        assert!(missing.is_empty(), "no bound for {missing:?}");
+        for (name, _) in TABLE {
+            assert!(
+                names.iter().any(|n| n == name),
+                "{name} is not in the engine's table"
+            );
+        }
+    }
+}
