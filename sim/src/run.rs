@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use seedkv_engine::PlantedBug;
 
+use crate::argclass::ArgClasses;
 use crate::check::{self, RunFacts, Violation};
 use crate::cost::CostModel;
 use crate::history::History;
@@ -82,6 +83,8 @@ pub struct RunReport {
     /// Wall time of each checker that ran, in `check::all()` order.
     pub check_walls: Vec<(&'static str, Duration)>,
     pub stats: WorldStats,
+    /// The argument classes the run's requests reached.
+    pub arg_classes: ArgClasses,
     pub history: Option<History>,
 }
 
@@ -163,6 +166,7 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         run_wall,
         check_walls,
         stats: world.stats.clone(),
+        arg_classes: ArgClasses::of_history(&history),
         history: options.keep_history.then_some(history),
     }
 }

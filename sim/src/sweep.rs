@@ -52,6 +52,8 @@ pub struct SweepSummary {
     pub failures_count: u64,
     /// Failing runs, lowest seed first.
     pub failures: Vec<RunReport>,
+    /// The argument classes every seed's requests reached together.
+    pub arg_classes: crate::argclass::ArgClasses,
 }
 
 impl SweepSummary {
@@ -162,6 +164,7 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.sim_ns += report.sim_ns;
                 sum.run_wall += report.wall;
                 sum.sim_wall += report.run_wall;
+                sum.arg_classes.merge(&report.arg_classes);
                 for (i, &(name, wall)) in report.check_walls.iter().enumerate() {
                     match sum.check_walls.get_mut(i) {
                         Some(slot) => slot.1 += wall,

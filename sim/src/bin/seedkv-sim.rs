@@ -314,6 +314,7 @@ fn cmd_sweep(config: SweepConfig, no_shrink: bool) -> bool {
     bar.finish_and_clear();
     println!("sweep summary");
     print!("{}", summary.table(config.jobs));
+    println!("{}", summary.arg_classes.summary_line());
     if summary.failures_count == 0 {
         return true;
     }
