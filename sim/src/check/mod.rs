@@ -4,6 +4,7 @@
 use crate::client::SlowReader;
 use crate::history::History;
 
+pub mod adversarial;
 pub mod atomicity;
 pub mod blocking;
 pub mod collection_scan;
@@ -61,5 +62,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(blocking::Blocking),
         Box::new(conservation::Conservation),
         Box::new(pubsub::PubSubDelivery),
+        Box::new(adversarial::AdversarialScripts),
     ]
 }

@@ -25,6 +25,8 @@ const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
 /// Sums beyond this are not judged (a long double may hold what a double
 /// cannot).
 const JUDGED_SUM_MAX: f64 = 1e300;
+/// INCRBYFLOAT prints 17 decimals: what it rounds away, at most.
+const FIXED_DECIMALS_ULP: f64 = 1e-17;
 
 /// Arities of the commands in this file.
 pub(crate) fn arity(name: &str) -> Option<i64> {
@@ -186,8 +188,10 @@ impl KeyspaceModel {
             self.forget_key(db, key);
             return Expected::Unpredictable;
         };
-        let close = parse_f64_lenient(&text)
-            .is_ok_and(|got| got == sum || (got - sum).abs() <= 1e-9 * sum.abs().max(1e-300));
+        // `%.17Lf`: 17 decimals, so a tiny sum prints as 0.
+        let close = parse_f64_lenient(&text).is_ok_and(|got| {
+            got == sum || (got - sum).abs() <= (1e-9 * sum.abs()).max(FIXED_DECIMALS_ULP)
+        });
         let expire_unix_ms = match self.lookup(db, key, now) {
             super::KeyState::Present(e) => e.expire_unix_ms,
             _ => None,

@@ -4,7 +4,8 @@
 //!
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
-//! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer), so a checker can reason about one workload's
+//! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `adv:` for
+//! adversarial), so a checker can reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
 //! checker tell a reply that belongs to another key.
@@ -12,6 +13,7 @@
 use rand_chacha::ChaCha8Rng;
 use seedkv_engine::resp::Frame;
 
+pub mod adversarial;
 pub mod big;
 pub mod blocking;
 pub mod counter;
@@ -120,6 +122,9 @@ pub enum WorkloadKind {
     /// and scripts, against readers of every balance; plus unprotected
     /// pipelined pairs.
     Transfer,
+    /// Edge inputs (i64 edges, float specials, huge indices, binary,
+    /// pathological globs, Lua limits), families swarm-drawn per seed.
+    Adversarial,
 }
 
 impl WorkloadKind {
@@ -138,6 +143,7 @@ impl WorkloadKind {
         WorkloadKind::Blocking,
         WorkloadKind::PubSub,
         WorkloadKind::Transfer,
+        WorkloadKind::Adversarial,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -164,6 +170,7 @@ impl WorkloadKind {
         WorkloadKind::Blocking,
         WorkloadKind::Transfer,
         WorkloadKind::PubSub,
+        WorkloadKind::Adversarial,
     ];
 
     pub fn name(self) -> &'static str {
@@ -182,6 +189,7 @@ impl WorkloadKind {
             WorkloadKind::Blocking => "blocking",
             WorkloadKind::PubSub => "pubsub",
             WorkloadKind::Transfer => "transfer",
+            WorkloadKind::Adversarial => "adversarial",
         }
     }
 
@@ -206,6 +214,7 @@ impl WorkloadKind {
             WorkloadKind::Blocking => Box::new(blocking::Blocking::new(client)),
             WorkloadKind::PubSub => Box::new(pubsub::PubSub::new(client)),
             WorkloadKind::Transfer => Box::new(transfer::Transfer::new(client)),
+            WorkloadKind::Adversarial => Box::new(adversarial::Adversarial::new(rng)),
         }
     }
 }
