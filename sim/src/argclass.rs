@@ -151,7 +151,9 @@ fn classify_number(text: &str) -> Option<ArgClass> {
     let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace());
     if trimmed.len() != text.len() {
         let inner = classify_number(trimmed);
-        return inner.filter(|c| *c != ArgClass::Plain).map(|_| ArgClass::SpacedNumber);
+        return inner
+            .filter(|c| *c != ArgClass::Plain)
+            .map(|_| ArgClass::SpacedNumber);
     }
     let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
     let lower = unsigned.to_ascii_lowercase();
@@ -383,6 +385,8 @@ mod tests {
         other.add_request(&req(&[b"GET", b""]));
         classes.merge(&other);
         assert_eq!(classes.pairs_count(), 4);
-        assert!(classes.summary_line().starts_with("argument classes: 4 distinct"));
+        assert!(classes
+            .summary_line()
+            .starts_with("argument classes: 4 distinct"));
     }
 }

@@ -12,8 +12,8 @@
 use seedkv_engine::resp::Frame;
 
 use super::util::{
-    parse_f64_lenient, parse_f64_strict, parse_i64_strict, FloatError, NOT_AN_INTEGER,
-    NOT_A_FLOAT, WRONGTYPE,
+    parse_f64_lenient, parse_f64_strict, parse_i64_strict, FloatError, NOT_AN_INTEGER, NOT_A_FLOAT,
+    WRONGTYPE,
 };
 use super::{Entry, Expected, KeyspaceModel, Typed, Value};
 

@@ -672,8 +672,16 @@ fn getrange_setrange_at_the_edges() {
         "GETRANGE s -9223372036854775808 9223372036854775807",
         bulk("hello"),
     );
-    b.run(1, "GETRANGE s 9223372036854775807 -9223372036854775808", bulk(""));
-    b.run(1, "GETRANGE s 0 9223372036854775808", error("ERR value is not an integer or out of range"));
+    b.run(
+        1,
+        "GETRANGE s 9223372036854775807 -9223372036854775808",
+        bulk(""),
+    );
+    b.run(
+        1,
+        "GETRANGE s 0 9223372036854775808",
+        error("ERR value is not an integer or out of range"),
+    );
     b.run(1, "GETRANGE nope 0 -1", bulk(""));
     b.run(1, "SETRANGE s -1 x", error("ERR offset is out of range"));
     b.run(
@@ -703,17 +711,29 @@ fn incrbyfloat_edges() {
         "INCRBYFLOAT f inf",
         error("ERR increment would produce NaN or Infinity"),
     );
-    b.run(1, "INCRBYFLOAT f nan", error("ERR value is not a valid float"));
+    b.run(
+        1,
+        "INCRBYFLOAT f nan",
+        error("ERR value is not a valid float"),
+    );
     b.run(1, "INCRBYFLOAT f -0", bulk("0"));
     b.run(1, "INCRBYFLOAT f 1.5", bulk("1.5"));
     b.run(1, "INCRBYFLOAT f +5", bulk("6.5"));
-    b.run(1, "INCRBYFLOAT f 1.5.5", error("ERR value is not a valid float"));
+    b.run(
+        1,
+        "INCRBYFLOAT f 1.5.5",
+        error("ERR value is not a valid float"),
+    );
     b.run(1, "INCRBYFLOAT f ", error("ERR value is not a valid float"));
     b.run(1, "SET g 12 EX 100", ok());
     b.run(1, "INCRBYFLOAT g 0.1", bulk("12.1"));
     b.run(1, "TTL g", int(100));
     b.run(1, "SET g abc", ok());
-    b.run(1, "INCRBYFLOAT g 1", error("ERR value is not a valid float"));
+    b.run(
+        1,
+        "INCRBYFLOAT g 1",
+        error("ERR value is not a valid float"),
+    );
     b.run(1, "LPUSH l a", int(1));
     b.run(1, "INCRBYFLOAT l 1", error(WRONGTYPE));
     b.run(1, "GET f", bulk("6.5"));

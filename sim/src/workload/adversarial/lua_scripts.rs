@@ -19,8 +19,7 @@ pub const RECURSE_SCRIPT: &str = "local function f(n) if n == 0 then return 0 en
 pub const NEST_SCRIPT: &str = "local function nest(d) if d == 0 then return 1 end \
      return {nest(d - 1)} end return nest(tonumber(ARGV[1]))";
 /// A table of 1..n, returned whole.
-pub const WIDE_SCRIPT: &str =
-    "local t = {} for i = 1, tonumber(ARGV[1]) do t[i] = i end return t";
+pub const WIDE_SCRIPT: &str = "local t = {} for i = 1, tonumber(ARGV[1]) do t[i] = i end return t";
 /// A table of 1..n, returning its length.
 pub const COUNT_SCRIPT: &str =
     "local t = {} for i = 1, tonumber(ARGV[1]) do t[i] = i end return #t";

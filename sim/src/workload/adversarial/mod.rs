@@ -129,3 +129,69 @@ impl Workload for Adversarial {
         rng.gen_range(0..=ADV_THINK_NS_MAX)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::argclass::ArgClass;
+    use crate::knobs::Overrides;
+    use crate::run::{run, RunConfig, RunOptions};
+    use rand::SeedableRng;
+
+    /// Every family draws edge classes the friendly workloads never send.
+    #[test]
+    fn families_reach_edge_classes() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut w = Adversarial::with_families(Family::ALL.to_vec());
+        let mut classes = crate::argclass::ArgClasses::default();
+        let mut batch = Vec::new();
+        for _ in 0..2000 {
+            w.next_batch(&mut rng, &mut batch);
+        }
+        for r in &batch {
+            classes.add_request(r);
+        }
+        let reached: Vec<ArgClass> = classes
+            .by_command()
+            .flat_map(|(_, c)| c.into_iter())
+            .collect();
+        for wanted in [
+            ArgClass::I64Max,
+            ArgClass::PastI64,
+            ArgClass::Inf,
+            ArgClass::NaN,
+            ArgClass::Nul,
+            ArgClass::NonUtf8,
+            ArgClass::GlobManyStars,
+            ArgClass::GlobUnterminated,
+            ArgClass::Empty,
+        ] {
+            assert!(reached.contains(&wanted), "{wanted:?} never sent");
+        }
+    }
+
+    /// A short run of the workload alone passes every checker (the model
+    /// predicts the edges), with and without faults.
+    #[test]
+    fn short_runs_pass_every_checker() {
+        for (seed, no_faults) in [(1, true), (2, false)] {
+            let config = RunConfig {
+                seed,
+                bug: None,
+                overrides: Overrides {
+                    clients: Some(3),
+                    ops: Some(600),
+                    no_faults,
+                    workloads: Some(vec![WorkloadKind::Adversarial]),
+                },
+            };
+            let report = run(&config, RunOptions::default());
+            assert!(report.commands_count >= 300, "{}", report.commands_count);
+            assert!(
+                !report.failed(),
+                "seed {seed}: {:?}",
+                report.violations.first()
+            );
+        }
+    }
+}

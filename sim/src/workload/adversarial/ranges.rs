@@ -77,7 +77,9 @@ fn zset_request(rng: &mut ChaCha8Rng) -> Request {
     let (a, b) = (index(rng), index(rng));
     let (offset, count) = (index(rng), index(rng));
     match rng.gen_range(0..7) {
-        0 => req(&[b"ZADD", key, b"1", b"a", b"2", b"b", b"-inf", b"c", b"3", b""]),
+        0 => req(&[
+            b"ZADD", key, b"1", b"a", b"2", b"b", b"-inf", b"c", b"3", b"",
+        ]),
         1 => req(&[b"ZRANGE", key, &a, &b]),
         2 => req(&[b"ZRANGE", key, &a, &b, b"REV", b"WITHSCORES"]),
         3 => req(&[
@@ -86,7 +88,15 @@ fn zset_request(rng: &mut ChaCha8Rng) -> Request {
         4 => req(&[
             b"ZRANGE", key, b"+", b"-", b"BYLEX", b"REV", b"LIMIT", &offset, &count,
         ]),
-        5 => req(&[b"ZRANGEBYSCORE", key, b"-inf", b"inf", b"LIMIT", &offset, &count]),
+        5 => req(&[
+            b"ZRANGEBYSCORE",
+            key,
+            b"-inf",
+            b"inf",
+            b"LIMIT",
+            &offset,
+            &count,
+        ]),
         _ => match rng.gen_bool(0.2) {
             true => req(&[b"ZREMRANGEBYRANK", key, &a, &b]),
             false => req(&[b"ZPOPMIN", key, pick(rng, COUNT_EDGES).as_bytes()]),
