@@ -19,6 +19,7 @@ pub mod dict;
 pub mod engine;
 pub mod evict;
 pub mod evict_pool;
+pub mod glob;
 pub mod idle;
 pub mod lru;
 pub mod multi;

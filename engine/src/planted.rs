@@ -36,6 +36,11 @@ pub enum PlantedBug {
     /// Every Nth PUBLISH delivers its message twice to one subscriber
     /// (see `pubsub::PUBLISH_TWICE_EVERY`).
     PublishTwice,
+    /// LINDEX with a negative index past the head of the list indexes out
+    /// of bounds and panics, as a C engine would read out of bounds: the
+    /// simulator must report the panic as a failure of that seed (with its
+    /// repro line) and go on with the rest of the sweep.
+    LindexPanics,
 }
 
 impl PlantedBug {
@@ -50,6 +55,7 @@ impl PlantedBug {
         PlantedBug::WatchIgnoresExpiry,
         PlantedBug::ScriptPartialVisible,
         PlantedBug::PublishTwice,
+        PlantedBug::LindexPanics,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -65,6 +71,7 @@ impl PlantedBug {
             PlantedBug::WatchIgnoresExpiry => "watch-ignores-expiry",
             PlantedBug::ScriptPartialVisible => "script-partial-visible",
             PlantedBug::PublishTwice => "publish-twice",
+            PlantedBug::LindexPanics => "lindex-panics",
         }
     }
 

@@ -373,3 +373,23 @@ fn monitor_is_refused_inside_multi() {
     );
     assert!(t.engine.server().monitors.is_empty());
 }
+
+/// WATCH of a key twice (in one call or two, by two clients) watches it
+/// once per client: the duplicate check now looks the client up among the
+/// key's watchers (WATCH of N keys was quadratic; the cost audit found it),
+/// and UNWATCH and the watch table stay in step.
+#[test]
+fn watching_a_key_twice_watches_it_once() {
+    let mut t = TestEngine::new();
+    let a = t.connect();
+    let b = t.connect();
+    t.cmd(a, &["WATCH", "k", "k", "j"]);
+    t.cmd(a, &["WATCH", "k"]);
+    t.cmd(b, &["WATCH", "k"]);
+    assert_eq!(t.engine.server().watches.len(), 3);
+    t.cmd(b, &["SET", "k", "v"]);
+    assert!(!exec_runs(&mut t, a), "the write to k failed a's EXEC");
+    assert_eq!(t.engine.server().watches.len(), 1, "b still watches k");
+    t.cmd(b, &["UNWATCH"]);
+    assert!(t.engine.server().watches.is_empty());
+}

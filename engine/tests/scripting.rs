@@ -354,3 +354,29 @@ fn planted_script_partial_visible_shows_the_first_write_alone() {
         bulk("5")
     );
 }
+
+/// More cached scripts than mlua's auxiliary stack has slots (~8000) once
+/// panicked the engine in SCRIPT LOAD (the cost audit found it); the cache
+/// keeps them in the Lua registry, so any number loads and runs.
+#[test]
+fn ten_thousand_cached_scripts_load_run_and_flush() {
+    let mut t = TestEngine::new();
+    let c = t.connect();
+    let mut first_sha = None;
+    for i in 0..10_000 {
+        let body = format!("return {i}");
+        match t.cmd(c, &["SCRIPT", "LOAD", &body]) {
+            Frame::Bulk(sha) if first_sha.is_none() => first_sha = Some(sha),
+            Frame::Bulk(_) => {}
+            other => panic!("SCRIPT LOAD {i}: {other:?}"),
+        }
+    }
+    let sha = String::from_utf8(first_sha.expect("loaded")).expect("hex");
+    assert_eq!(t.cmd(c, &["EVALSHA", &sha, "0"]), int(0));
+    assert_eq!(eval(&mut t, c, "return 10000", &["0"]), int(10_000));
+    assert_eq!(t.cmd(c, &["SCRIPT", "FLUSH"]), simple("OK"));
+    assert_eq!(
+        error_text(&t.cmd(c, &["EVALSHA", &sha, "0"])),
+        "NOSCRIPT No matching script. Please use EVAL."
+    );
+}

@@ -10,10 +10,20 @@
 //! B's reply bytes are fully determined. The one thing A may do to B is
 //! `CLIENT KILL` it; then B must be closed as killed, and is not checked
 //! further. A may also `CLIENT PAUSE`: B sends nothing while it lasts.
+//!
+//! Besides raw bytes, A sends adversarial commands built from templates
+//! (`adversarial.rs`: long and binary keys, integer and float edges,
+//! pathological glob patterns through every matcher, pattern
+//! subscriptions and publishes), and every execution's charged work stays
+//! within the slow-input bound (`slow.rs`).
 
 use seedkv_engine::resp::encode::encode_request;
 use seedkv_engine::resp::FrameDecoder;
 use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Now};
+
+use super::adversarial;
+use super::slow::WorkBound;
+use super::templates::expand_template;
 
 /// Wall-clock origin of a run (2023-11-14T22:13:20Z).
 const UNIX_ORIGIN_US: u64 = 1_700_000_000_000_000;
@@ -23,6 +33,21 @@ const ADVANCE_MS: [u64; 8] = [0, 1, 10, 100, 999, 1000, 60_000, 3_600_000];
 
 /// Well-behaved keys, so that B also overwrites its own earlier values.
 const WB_KEYS_COUNT: u64 = 4;
+
+/// Input bytes an adversarial command reads to fill its slots.
+const TEMPLATE_PICKS_MAX: usize = 12;
+
+/// Adversarial commands only A can send: engine_commands' driver does not
+/// follow subscriptions, this one only needs A's output to be valid RESP.
+const STREAM_TEMPLATES: &[&str] = &[
+    "PSUBSCRIBE g",
+    "PSUBSCRIBE g g",
+    "PUNSUBSCRIBE g",
+    "SUBSCRIBE K",
+    "PUBLISH K v",
+    "PUBSUB NUMPAT",
+    "CLIENT LIST",
+];
 
 struct Run {
     now: Now,
@@ -38,15 +63,24 @@ struct Run {
     /// The well-behaved client, while it is alive.
     b: Option<ClientId>,
     b_round: u64,
+    /// Every execution's charged work is checked against the input so far.
+    bound: WorkBound,
 }
 
 /// Input layout: a sequence of one-byte headers, each followed by what it
 /// needs. `h & 3`: 0 = the next `h >> 2` bytes go to A; 1 = advance the
-/// clock by `ADVANCE_MS[(h >> 2) & 7]`; 2 = toggle A's slow reading;
-/// 3 = A disconnects and a new A connects.
+/// clock by `ADVANCE_MS[(h >> 2) & 7]`; 2 = with `h >> 2` zero, toggle A's
+/// slow reading, else A sends adversarial template `h >> 2` (counted from
+/// 1 over `adversarial::TEMPLATES` then `STREAM_TEMPLATES`) with its slots
+/// filled from the next `TEMPLATE_PICKS_MAX` bytes; 3 = A disconnects and
+/// a new A connects.
 pub fn run(data: &[u8]) {
     let mut now = Now::from_ns(0, UNIX_ORIGIN_US);
-    let mut engine = Engine::new(Config::default(), now);
+    let config = Config {
+        record_executions: true,
+        ..Config::default()
+    };
+    let mut engine = Engine::new(config, now);
     let a = engine.connect(now, ConnectInfo::default());
     let b = engine.connect(now, ConnectInfo::default());
     now.mono_ns += 1;
@@ -59,6 +93,7 @@ pub fn run(data: &[u8]) {
         a_closing: false,
         b: Some(b),
         b_round: 0,
+        bound: WorkBound::default(),
     };
     run.drain();
     let mut rest = data;
@@ -69,9 +104,7 @@ pub fn run(data: &[u8]) {
                 let len = ((header >> 2) as usize).min(rest.len());
                 let (chunk, tail) = rest.split_at(len);
                 rest = tail;
-                if !run.a_closing {
-                    run.engine.handle_input(run.now, run.a, chunk);
-                }
+                run.send_a(chunk);
             }
             1 => {
                 let ms = ADVANCE_MS[((header >> 2) & 7) as usize];
@@ -79,7 +112,15 @@ pub fn run(data: &[u8]) {
                 run.now.unix_us += ms * 1000;
                 run.engine.handle_timeout(run.now);
             }
-            2 => run.a_slow = !run.a_slow,
+            2 if header >> 2 == 0 => run.a_slow = !run.a_slow,
+            2 => {
+                let len = TEMPLATE_PICKS_MAX.min(rest.len());
+                let (picks, tail) = rest.split_at(len);
+                rest = tail;
+                let args = adversarial_command(usize::from(header >> 2) - 1, picks);
+                let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                run.send_a(&encode_request(&refs));
+            }
             _ => run.reconnect_a(),
         }
         run.drain();
@@ -92,7 +133,27 @@ pub fn run(data: &[u8]) {
     run.check_b();
 }
 
+/// Adversarial template `index` (over `adversarial::TEMPLATES`, then
+/// `STREAM_TEMPLATES`, modulo their count) filled from `picks`.
+fn adversarial_command(index: usize, picks: &[u8]) -> Vec<Vec<u8>> {
+    let shared = adversarial::TEMPLATES;
+    let index = index % (shared.len() + STREAM_TEMPLATES.len());
+    let template = match shared.get(index) {
+        Some(template) => template,
+        None => STREAM_TEMPLATES[index - shared.len()],
+    };
+    expand_template(template, picks)
+}
+
 impl Run {
+    /// A sends `bytes`, unless it is closing.
+    fn send_a(&mut self, bytes: &[u8]) {
+        if !self.a_closing {
+            self.bound.input(bytes.len());
+            self.engine.handle_input(self.now, self.a, bytes);
+        }
+    }
+
     fn reconnect_a(&mut self) {
         self.engine.disconnect(self.now, self.a);
         self.a = self.engine.connect(self.now, ConnectInfo::default());
@@ -124,7 +185,8 @@ impl Run {
                     // An earlier A, already disconnected.
                     self.engine.disconnect(self.now, client);
                 }
-                Event::Free(_) | Event::Executed(_) => {}
+                Event::Executed(executed) => self.bound.check(&executed),
+                Event::Free(_) => {}
             }
         }
         while let Some(client) = self.engine.poll_transmit() {
@@ -174,6 +236,7 @@ impl Run {
         let mut request = encode_request(&[b"SET", key.as_bytes(), value.as_bytes()]);
         request.extend(encode_request(&[b"GET", key.as_bytes()]));
         request.extend(encode_request(&[b"ECHO", echo.as_bytes()]));
+        self.bound.input(request.len());
         self.engine.handle_input(self.now, b, &request);
         let got = self.engine.pending_output(b).to_vec();
         self.engine.consume_output(b, got.len());

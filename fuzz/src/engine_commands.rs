@@ -21,6 +21,7 @@ use seedkv_sim::check::model::ReferenceModel;
 use seedkv_sim::check::{Checker, RunFacts};
 use seedkv_sim::history::{Conn, Execution, History, Op};
 
+use super::slow::WorkBound;
 use super::templates;
 
 /// Wall-clock origin of a run (2023-11-14T22:13:20Z).
@@ -319,7 +320,7 @@ impl<'a> Arbitrary<'a> for Cmd {
             17 => Cmd::Select(u.int_in_range(0..=17)?),
             18 => Cmd::Loose(u.choose_index(LOOSE_NAMES.len())?, few(u)?),
             _ => {
-                let index = u.choose_index(templates::TEMPLATES.len())?;
+                let index = u.choose_index(templates::templates_count())?;
                 let picks = (0..TEMPLATE_PICKS_MAX)
                     .map(|_| u.arbitrary::<u8>())
                     .collect::<arbitrary::Result<Vec<u8>>>()?;
@@ -569,6 +570,7 @@ pub fn execute(config: Config, steps: &[Step]) -> History {
     let mut now = Now::from_ns(0, UNIX_ORIGIN_US);
     let mut engine = Engine::new(config, now);
     let mut history = History::default();
+    let mut bound = WorkBound::default();
     let mut clients: Vec<Driver> = (0..CLIENTS_COUNT)
         .map(|index| {
             let id = engine.connect(now, ConnectInfo::default());
@@ -586,13 +588,13 @@ pub fn execute(config: Config, steps: &[Step]) -> History {
             }
         })
         .collect();
-    drain(&mut engine, now, &mut history, &mut clients);
+    drain(&mut engine, now, &mut history, &mut clients, &mut bound);
 
     for step in steps {
         match step {
             Step::Send { client, cmd } => {
                 send(
-                    &mut engine,
+                    (&mut engine, &mut bound),
                     now,
                     &mut history,
                     &mut clients,
@@ -606,7 +608,7 @@ pub fn execute(config: Config, steps: &[Step]) -> History {
                 second,
             } => {
                 send(
-                    &mut engine,
+                    (&mut engine, &mut bound),
                     now,
                     &mut history,
                     &mut clients,
@@ -620,7 +622,7 @@ pub fn execute(config: Config, steps: &[Step]) -> History {
                 engine.handle_timeout(now);
             }
         }
-        drain(&mut engine, now, &mut history, &mut clients);
+        drain(&mut engine, now, &mut history, &mut clients, &mut bound);
     }
     // Blocked clients time out, and what they pipelined behind runs (and
     // may block in turn: at most one blocking request per step queued).
@@ -631,7 +633,7 @@ pub fn execute(config: Config, steps: &[Step]) -> History {
         now.mono_ns += FINAL_ADVANCE_MS * 1_000_000;
         now.unix_us += FINAL_ADVANCE_MS * 1000;
         engine.handle_timeout(now);
-        drain(&mut engine, now, &mut history, &mut clients);
+        drain(&mut engine, now, &mut history, &mut clients, &mut bound);
     }
     for driver in &clients {
         assert_eq!(
@@ -651,7 +653,7 @@ pub fn execute(config: Config, steps: &[Step]) -> History {
 }
 
 fn send(
-    engine: &mut Engine,
+    (engine, bound): (&mut Engine, &mut WorkBound),
     now: Now,
     history: &mut History,
     clients: &mut [Driver],
@@ -675,14 +677,22 @@ fn send(
             complete: None,
         });
     }
+    bound.input(bytes.len());
     engine.handle_input(now, driver.id, &bytes);
 }
 
 /// Drains the engine per its contract: events, then output.
-fn drain(engine: &mut Engine, now: Now, history: &mut History, clients: &mut [Driver]) {
+fn drain(
+    engine: &mut Engine,
+    now: Now,
+    history: &mut History,
+    clients: &mut [Driver],
+    bound: &mut WorkBound,
+) {
     while let Some(event) = engine.poll_event() {
         match event {
             Event::Executed(e) => {
+                bound.check(&e);
                 let driver = clients
                     .iter()
                     .find(|d| d.id == e.client)

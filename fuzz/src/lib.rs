@@ -7,10 +7,12 @@
 //! (`tests/tests/fuzz_corpus.rs` includes this file by path), and from any
 //! other harness. A check that fails panics with an account of what broke.
 
+pub mod adversarial;
 pub mod client_stream;
 pub mod engine_commands;
 pub mod resp_parse;
 pub mod sim_schedule;
+pub mod slow;
 pub mod templates;
 
 /// A target's check: panics if `data` shows a bug.

@@ -10,7 +10,15 @@
 //!   `s` score, `r` score bound, `l` lex bound, `t` blocking timeout,
 //!   `w` LEFT|RIGHT, `m` MIN|MAX, `p` SORT pattern;
 //! - `A|B|C`: one of these words; any other word: itself;
+//! - adversarial slots (`adversarial.rs`): `K` key (long, empty, binary),
+//!   `v` value (binary, `\r\n`, non-UTF-8, long), `i` integer (i64 edges
+//!   and past them, padded, hex, signs), `f` float (inf, nan, -0, 1e308,
+//!   subnormals), `o` SETRANGE offset (near the 512 MB limit), `g` glob
+//!   pattern (nested stars over long keys, classes, unterminated `[`,
+//!   trailing `\`);
 //! - a suffix `?`: 0 or 1 times, `*`: 0 to 2 times, `+`: 1 to 3 times.
+
+use super::adversarial;
 
 /// Blocking timeouts: finite (the driver ends a run by advancing the clock
 /// past the longest, so every request is answered) and invalid ones.
@@ -199,40 +207,57 @@ pub const TEMPLATES: &[&str] = &[
     "EXISTS k+",
 ];
 
-/// The arguments of template `index` (modulo the count) with its slots
-/// filled from `picks` (one byte per choice, zeros past the end).
+/// The arguments of template `index` (modulo the count of [`TEMPLATES`]
+/// and [`adversarial::TEMPLATES`] together) with its slots filled from
+/// `picks` (one byte per choice, zeros past the end).
 pub fn expand(index: usize, picks: &[u8]) -> Vec<Vec<u8>> {
-    let template = TEMPLATES[index % TEMPLATES.len()];
+    let count = TEMPLATES.len() + adversarial::TEMPLATES.len();
+    let index = index % count;
+    let template = match TEMPLATES.get(index) {
+        Some(template) => template,
+        None => adversarial::TEMPLATES[index - TEMPLATES.len()],
+    };
+    expand_template(template, picks)
+}
+
+/// How many templates [`expand`] chooses from.
+pub fn templates_count() -> usize {
+    TEMPLATES.len() + adversarial::TEMPLATES.len()
+}
+
+/// The arguments of `template` with its slots filled from `picks`.
+pub fn expand_template(template: &str, picks: &[u8]) -> Vec<Vec<u8>> {
     let mut picks = picks.iter().copied().chain(std::iter::repeat(0));
     let mut next = move || usize::from(picks.next().unwrap_or(0));
     let mut args = Vec::new();
     for token in template.split(' ') {
         let (base, times) = match token.as_bytes().last() {
-            Some(b'?') => (&token[..token.len() - 1], next() % 2),
-            Some(b'*') => (&token[..token.len() - 1], next() % 3),
-            Some(b'+') => (&token[..token.len() - 1], 1 + next() % 3),
+            Some(b'?') if token.len() > 1 => (&token[..token.len() - 1], next() % 2),
+            Some(b'*') if token.len() > 1 => (&token[..token.len() - 1], next() % 3),
+            Some(b'+') if token.len() > 1 => (&token[..token.len() - 1], 1 + next() % 3),
             _ => (token, 1),
         };
         for _ in 0..times {
-            let word: &str = match base {
-                "k" => KEYS[next() % KEYS.len()],
-                "e" => ELEMENTS[next() % ELEMENTS.len()],
-                "n" => INTS[next() % INTS.len()],
-                "c" => COUNTS[next() % COUNTS.len()],
-                "s" => SCORES[next() % SCORES.len()],
-                "r" => SCORE_BOUNDS[next() % SCORE_BOUNDS.len()],
-                "l" => LEX_BOUNDS[next() % LEX_BOUNDS.len()],
-                "t" => TIMEOUTS[next() % TIMEOUTS.len()],
-                "w" => ["LEFT", "RIGHT"][next() % 2],
-                "m" => ["MIN", "MAX"][next() % 2],
-                "p" => PATTERNS[next() % PATTERNS.len()],
+            let word: Vec<u8> = match base {
+                "k" => KEYS[next() % KEYS.len()].into(),
+                "e" => ELEMENTS[next() % ELEMENTS.len()].into(),
+                "n" => INTS[next() % INTS.len()].into(),
+                "c" => COUNTS[next() % COUNTS.len()].into(),
+                "s" => SCORES[next() % SCORES.len()].into(),
+                "r" => SCORE_BOUNDS[next() % SCORE_BOUNDS.len()].into(),
+                "l" => LEX_BOUNDS[next() % LEX_BOUNDS.len()].into(),
+                "t" => TIMEOUTS[next() % TIMEOUTS.len()].into(),
+                "w" => ["LEFT", "RIGHT"][next() % 2].into(),
+                "m" => ["MIN", "MAX"][next() % 2].into(),
+                "p" => PATTERNS[next() % PATTERNS.len()].into(),
+                _ if adversarial::is_slot(base) => adversarial::word(base, next()),
                 _ if base.contains('|') => {
                     let choices: Vec<&str> = base.split('|').collect();
-                    choices[next() % choices.len()]
+                    choices[next() % choices.len()].into()
                 }
-                _ => base,
+                _ => base.into(),
             };
-            args.push(word.as_bytes().to_vec());
+            args.push(word);
         }
     }
     args
@@ -247,7 +272,7 @@ mod tests {
         let words = |ws: &[&str]| ws.iter().map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
         // k: "a"; e+: 1 + 1 times; e: "z", then "x" (zeros past the end).
         assert_eq!(expand(0, &[0, 1, 2]), words(&["LPUSH", "a", "z", "x"]));
-        assert_eq!(expand(TEMPLATES.len(), &[]), expand(0, &[]));
+        assert_eq!(expand(templates_count(), &[]), expand(0, &[]));
         for i in 0..TEMPLATES.len() {
             assert!(!expand(i, &[]).is_empty());
         }

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod argclass;
+pub mod audit;
 pub mod check;
 pub mod client;
 pub mod cost;
@@ -15,6 +16,7 @@ pub mod fxhash;
 pub mod history;
 pub mod knobs;
 pub mod net;
+pub mod panic;
 /// The one real-time path (sockets, threads, `Instant`): see its docs.
 pub mod probe;
 pub mod queue;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use seedkv_engine::PlantedBug;
 
 use crate::argclass::ArgClasses;
-use crate::check::{self, RunFacts, Violation};
+use crate::check::{self, CheckCounts, RunFacts, Violation};
 use crate::cost::CostModel;
 use crate::history::History;
 use crate::knobs::{Knobs, Overrides};
@@ -82,6 +82,8 @@ pub struct RunReport {
     pub run_wall: Duration,
     /// Wall time of each checker that ran, in `check::all()` order.
     pub check_walls: Vec<(&'static str, Duration)>,
+    /// Replies the checkers compared with a prediction, and declined to.
+    pub model_counts: CheckCounts,
     pub stats: WorldStats,
     /// The argument classes the run's requests reached.
     pub arg_classes: ArgClasses,
@@ -126,16 +128,37 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         options.record_event_hashes,
         options.print_trace,
     );
-    world.run();
+    // A panic (in the engine or the simulator) fails this seed like any
+    // checker would, with its repro line; the sweep goes on with the rest.
+    let panicked = crate::panic::catch(|| world.run()).err();
     let run_wall = started.elapsed();
     let facts = facts_for(config, &knobs);
     let history = std::mem::take(&mut world.history);
     let mut violations = Vec::new();
     let mut check_walls = Vec::new();
-    for checker in check::all().into_iter().filter(|_| !options.skip_checks) {
+    let mut model_counts = CheckCounts::default();
+    if let Some(message) = panicked {
+        violations.push(Violation {
+            checker: "panic",
+            message: format!(
+                "the run panicked after {} events at {} ns: {message}",
+                world.stats.events_count,
+                world.now_ns()
+            ),
+        });
+    }
+    // A history cut short by a panic is not worth checking.
+    let skip_checks = options.skip_checks || !violations.is_empty();
+    for checker in check::all().into_iter().filter(|_| !skip_checks) {
         let checker_started = Instant::now();
-        if let Err(v) = checker.check(&history, &facts) {
-            violations.push(v);
+        let counted = |counts: &mut CheckCounts| checker.check_counted(&history, &facts, counts);
+        match crate::panic::catch(|| counted(&mut model_counts)) {
+            Ok(Ok(())) => {}
+            Ok(Err(v)) => violations.push(v),
+            Err(message) => violations.push(Violation {
+                checker: "panic",
+                message: format!("checker {} panicked: {message}", checker.name()),
+            }),
         }
         check_walls.push((checker.name(), checker_started.elapsed()));
     }
@@ -165,6 +188,7 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         wall: started.elapsed(),
         run_wall,
         check_walls,
+        model_counts,
         stats: world.stats.clone(),
         arg_classes: ArgClasses::of_history(&history),
         history: options.keep_history.then_some(history),

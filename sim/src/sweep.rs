@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use seedkv_engine::PlantedBug;
 
+use crate::check::CheckCounts;
 use crate::knobs::Overrides;
 use crate::run::{run, RunConfig, RunOptions, RunReport};
 
@@ -49,6 +50,8 @@ pub struct SweepSummary {
     pub sim_wall: Duration,
     /// Wall time per checker, summed over runs, in `check::all()` order.
     pub check_walls: Vec<(&'static str, Duration)>,
+    /// Replies the reference model compared, and declined to predict.
+    pub model_counts: CheckCounts,
     pub failures_count: u64,
     /// Failing runs, lowest seed first.
     pub failures: Vec<RunReport>,
@@ -85,6 +88,15 @@ impl SweepSummary {
                 format!("{:.2} s", wall.as_secs_f64()),
             );
         }
+        row(
+            "replies compared / declined",
+            format!(
+                "{} / {} ({:.1}% compared)",
+                self.model_counts.compared,
+                self.model_counts.declined,
+                self.model_counts.compared_percent()
+            ),
+        );
         row("failures", self.failures_count.to_string());
         row(
             "commands per wall second",
@@ -165,6 +177,7 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.run_wall += report.wall;
                 sum.sim_wall += report.run_wall;
                 sum.arg_classes.merge(&report.arg_classes);
+                sum.model_counts.add(report.model_counts);
                 for (i, &(name, wall)) in report.check_walls.iter().enumerate() {
                     match sum.check_walls.get_mut(i) {
                         Some(slot) => slot.1 += wall,

@@ -11,6 +11,7 @@
 use seedkv_engine::PlantedBug;
 use seedkv_sim::knobs::{Knobs, Overrides};
 use seedkv_sim::run::{run, RunConfig, RunOptions, RunReport};
+use seedkv_sim::sweep::{sweep, SweepConfig};
 
 /// Requests per run at most.
 const TEST_OPS_MAX: u64 = 3_000;
@@ -161,4 +162,52 @@ fn script_partial_visible_is_found() {
 #[test]
 fn publish_twice_is_found() {
     hunt(PlantedBug::PublishTwice, 20, &["pubsub"]);
+}
+
+/// A panicking engine is a failure of its seed, not the end of the sweep:
+/// the failure names the panic and its repro line replays it, and the
+/// sweep runs every other seed and reports them.
+#[test]
+fn lindex_panics_is_a_failure_of_its_seed_and_the_sweep_goes_on() {
+    let found = hunt(PlantedBug::LindexPanics, 20, &["panic"]);
+    let message = &found.violations[0].message;
+    assert!(message.contains("index out of bounds"), "{message}");
+    assert!(message.contains("lists.rs"), "{message}");
+
+    let seeds_count = 20;
+    let summary = sweep(
+        &SweepConfig {
+            start: 0,
+            seeds_count,
+            jobs: 2,
+            shard_index: 0,
+            shard_count: 1,
+            bug: Some(PlantedBug::LindexPanics),
+            overrides: Overrides {
+                ops: Some(TEST_OPS_MAX),
+                ..Overrides::default()
+            },
+            stop_at_first_failure: false,
+            skip_checks: false,
+        },
+        &|_| {},
+    );
+    assert_eq!(summary.seeds_count, seeds_count, "every seed ran");
+    assert!(summary.failures_count >= 1);
+    assert!(
+        summary.failures_count < seeds_count,
+        "some seeds never send such an LINDEX, and pass"
+    );
+    for failure in &summary.failures {
+        assert_eq!(
+            failure.first_checker(),
+            Some("panic"),
+            "{:?}",
+            failure.violations
+        );
+        assert!(failure.config.repro_line().contains(&format!(
+            "--seed {} --bug lindex-panics",
+            failure.config.seed
+        )));
+    }
 }

@@ -332,13 +332,63 @@ pub fn run_tool(program: &Path, args: &[&str], stdin: &[u8]) -> (bool, String, S
     )
 }
 
-/// `redis-cli`, or `None` (with the reason printed) when it is absent.
-pub fn redis_cli() -> Option<PathBuf> {
-    let found = find_in_path("redis-cli");
-    if found.is_none() {
-        eprintln!("SKIPPED: redis-cli is not installed (apt-get install redis-tools; .ci/run installs it)");
+/// The environment variable that turns a missing external tool from a
+/// skipped test into a failed one; `.ci/run` sets it to `1`.
+pub const REQUIRE_TOOLS_ENV: &str = "SEEDKV_REQUIRE_TOOLS";
+
+/// Whether tests must fail, not skip, when a tool they need is missing.
+pub fn tools_required() -> bool {
+    std::env::var(REQUIRE_TOOLS_ENV).is_ok_and(|v| v == "1")
+}
+
+/// Called by a test that cannot run because `what` is missing: prints why
+/// it skips and returns, or panics when [`tools_required`].
+pub fn missing_tool(what: &str, install: &str) {
+    missing_tool_with(what, install, tools_required());
+}
+
+fn missing_tool_with(what: &str, install: &str, required: bool) {
+    if required {
+        panic!("{what} is not installed and {REQUIRE_TOOLS_ENV}=1 requires it ({install})");
+    }
+    eprintln!("SKIPPED: {what} is not installed ({install}; .ci/run installs it)");
+}
+
+/// Whether `name` is on PATH; when it is not, the test skips (printing why)
+/// or, under `SEEDKV_REQUIRE_TOOLS=1`, fails.
+pub fn require_tool(name: &str) -> bool {
+    let found = find_in_path(name).is_some();
+    if !found {
+        missing_tool(name, install_hint(name));
     }
     found
+}
+
+/// The Debian package that brings `name`.
+fn install_hint(name: &str) -> &'static str {
+    match name {
+        "redis-server" => "apt-get install redis-server",
+        "redis-cli" | "redis-benchmark" => "apt-get install redis-tools",
+        "python3" => "apt-get install python3",
+        _ => "see .ci/run",
+    }
+}
+
+/// `redis-cli`, or `None` (with the reason printed) when it is absent;
+/// under `SEEDKV_REQUIRE_TOOLS=1` its absence fails the test.
+pub fn redis_cli() -> Option<PathBuf> {
+    require_tool("redis-cli")
+        .then(|| find_in_path("redis-cli"))
+        .flatten()
+}
+
+/// A real `redis-server` for a comparison, or `None` when it is not
+/// installed (the test then skips; under `SEEDKV_REQUIRE_TOOLS=1` it fails).
+pub fn redis_server() -> Option<ServerProcess> {
+    if !require_tool("redis-server") {
+        return None;
+    }
+    ServerProcess::redis()
 }
 
 /// Runs `redis-cli -p PORT args...` and returns its stdout.
@@ -389,6 +439,30 @@ impl RespClient {
             let n = self.stream.read(&mut chunk).expect("read a reply");
             assert!(n > 0, "the server closed the connection");
             self.decoder.feed(&chunk[..n]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_tool_skips_when_not_required() {
+        missing_tool_with("no-such-tool", "nowhere", false);
+    }
+
+    #[test]
+    #[should_panic(expected = "SEEDKV_REQUIRE_TOOLS=1 requires it")]
+    fn a_missing_tool_fails_when_required() {
+        missing_tool_with("no-such-tool", "nowhere", true);
+    }
+
+    #[test]
+    fn require_tool_finds_what_is_on_path_and_not_what_is_not() {
+        assert!(find_in_path("sh").is_some() || find_in_path("ls").is_some());
+        if !tools_required() {
+            assert!(!require_tool("seedkv-no-such-tool-anywhere"));
         }
     }
 }

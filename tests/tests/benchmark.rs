@@ -3,14 +3,14 @@
 //! writes. Throughput is not asserted (tests never assert wall-clock time);
 //! `server/benches/compare.sh` measures it against redis-server.
 
-use seedkv_tests::{cli, find_in_path, run_tool, ServerProcess};
+use seedkv_tests::{cli, find_in_path, require_tool, run_tool, ServerProcess};
 
 #[test]
 fn redis_benchmark_runs_without_errors() {
-    let Some(bench) = find_in_path("redis-benchmark") else {
-        eprintln!("SKIPPED: redis-benchmark is not installed (apt-get install redis-tools)");
+    if !require_tool("redis-benchmark") {
         return;
-    };
+    }
+    let bench = find_in_path("redis-benchmark").expect("on PATH");
     let server = ServerProcess::seedkv(&[]);
     let port = server.port.to_string();
     let (ok, out, err) = run_tool(

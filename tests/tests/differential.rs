@@ -11,7 +11,7 @@ use std::path::Path;
 
 use seedkv_tests::render::render_reply_to;
 use seedkv_tests::script::{self, normalize, Compare, Line};
-use seedkv_tests::{cli, find_in_path, redis_cli, run_tool, RespClient, ServerProcess};
+use seedkv_tests::{cli, redis_cli, redis_server, run_tool, RespClient, ServerProcess};
 
 /// Runs `lines` on one redis-cli connection to `port`, returning each
 /// line's raw output keyed by line number. Each command is preceded by an
@@ -53,11 +53,7 @@ fn run_script(cli: &Path, port: u16, lines: &[Line]) -> BTreeMap<usize, String> 
 #[test]
 fn scripts_match_redis_server() {
     let Some(cli_bin) = redis_cli() else { return };
-    if find_in_path("redis-server").is_none() {
-        eprintln!("SKIPPED: redis-server is not installed (apt-get install redis-server; .ci/run installs it)");
-        return;
-    }
-    let redis = ServerProcess::redis().expect("redis-server is installed");
+    let Some(redis) = redis_server() else { return };
     let seedkv = ServerProcess::seedkv(&[]);
 
     let mut report = String::new();
@@ -117,10 +113,7 @@ fn scripts_match_redis_server() {
 #[test]
 fn renderer_matches_redis_cli() {
     let Some(cli_bin) = redis_cli() else { return };
-    let Some(redis) = ServerProcess::redis() else {
-        eprintln!("SKIPPED: redis-server is not installed (apt-get install redis-server; .ci/run installs it)");
-        return;
-    };
+    let Some(redis) = redis_server() else { return };
     let mut report = String::new();
     let mut compared = 0;
     for path in script::all_scripts() {

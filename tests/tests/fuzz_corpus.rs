@@ -184,3 +184,56 @@ fn sim_schedule_catches_a_planted_bug() {
     });
     assert!(caught, "no committed input caught the planted bug");
 }
+
+/// The slow-input bound (fuzz/src/slow.rs) fails an execution charged past
+/// its generous per-byte allowance, and only then.
+#[test]
+fn work_bound_fails_an_overcharged_execution() {
+    use seedkv_engine::{ClientId, Executed};
+    use seedkv_fuzz::slow::{WorkBound, WORK_UNITS_BASE_MAX, WORK_UNITS_PER_INPUT_BYTE_MAX};
+
+    let executed = |work_units| Executed {
+        client: ClientId(1),
+        request_seq: 0,
+        name: "keys",
+        flags: 0,
+        work_units,
+        reply_bytes: 0,
+        in_exec: None,
+    };
+    let mut bound = WorkBound::default();
+    bound.input(100);
+    let limit = WORK_UNITS_BASE_MAX + 100 * WORK_UNITS_PER_INPUT_BYTE_MAX;
+    assert_eq!(bound.limit_units(), limit);
+    bound.check(&executed(limit));
+    let over = panic::catch_unwind(move || bound.check(&executed(limit + 1)));
+    assert!(over.is_err(), "a charge past the bound passed");
+}
+
+/// engine_commands' slow-glob regression as explicit steps (the committed
+/// bytes decode to other commands whenever the templates change): the long
+/// key stored, then KEYS and SCAN MATCH with 20 nested `a*` groups and a
+/// final `b`. Exponential with a backtracking matcher; with Redis 7.0.15's
+/// bounded one, fast, and the replies equal the model's.
+#[test]
+fn engine_commands_slow_glob_steps() {
+    use seedkv_engine::Config;
+    use seedkv_fuzz::adversarial::TEMPLATES as ADVERSARIAL;
+    use seedkv_fuzz::engine_commands::{model_violation, Cmd, Step};
+    use seedkv_fuzz::templates::TEMPLATES;
+
+    let template = |text: &str| {
+        let at = ADVERSARIAL.iter().position(|t| *t == text).unwrap();
+        TEMPLATES.len() + at
+    };
+    let send = |cmd| Step::Send { client: 0, cmd };
+    // Picks: `K` 3 is the long key; `g` 0 the nested pattern.
+    let steps = [
+        send(Cmd::Template(template("SET K v"), vec![3, 13])),
+        send(Cmd::Template(template("KEYS g"), vec![0])),
+        send(Cmd::Template(template("SCAN 0 MATCH g"), vec![0])),
+        send(Cmd::Template(template("KEYS g"), vec![1])),
+        send(Cmd::Template(template("KEYS g"), vec![2])),
+    ];
+    assert_eq!(model_violation(Config::default(), &steps), None);
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use seedkv_sim::probe::{probe, ProbeConfig};
 use seedkv_sim::workload::WorkloadKind;
-use seedkv_tests::ServerProcess;
+use seedkv_tests::{redis_server, ServerProcess};
 
 fn config(port: u16, ops: u64) -> ProbeConfig {
     ProbeConfig {
@@ -59,10 +59,7 @@ fn a_short_probe_passes_every_checker_against_seedkv_server() {
 
 #[test]
 fn a_short_probe_passes_every_checker_against_redis_server() {
-    let Some(server) = ServerProcess::redis() else {
-        println!("skipped: redis-server is not installed (.ci/run installs it)");
-        return;
-    };
+    let Some(server) = redis_server() else { return };
     let report = probe(&config(server.port, 5_000)).expect("the probe runs");
     let text = report.render();
     println!("{text}");

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use seedkv_tests::{find_in_path, workspace_root, ServerProcess};
+use seedkv_tests::{find_in_path, missing_tool, redis_server, workspace_root, ServerProcess};
 
 /// A Python that can `import redis`: Debian's first (python3-redis installs
 /// into the system interpreter, which a pyenv shim may hide), then `python3`
@@ -48,16 +48,14 @@ fn run_script(python: &PathBuf, port: u16) -> String {
 #[test]
 fn redis_py_common_ops_pipeline_transactions_pubsub() {
     let Some(python) = python_with_redis() else {
-        eprintln!(
-            "SKIPPED: redis-py is not installed (apt-get install python3-redis; .ci/run installs it)"
-        );
+        missing_tool("redis-py", "apt-get install python3-redis");
         return;
     };
     let server = ServerProcess::seedkv(&[]);
     let out = run_script(&python, server.port);
     eprint!("seedkv: {out}");
     assert!(out.contains("OK"), "{out}");
-    if let Some(redis) = ServerProcess::redis() {
+    if let Some(redis) = redis_server() {
         let out = run_script(&python, redis.port);
         eprint!("redis-server: {out}");
     }

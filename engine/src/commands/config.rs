@@ -18,7 +18,7 @@
 //! file holds the CONFIG command and its handlers.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
-use crate::util::glob_match;
+use crate::glob::{self, glob_match};
 
 #[path = "config_params.rs"]
 mod params;
@@ -98,19 +98,32 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
 
 fn config_get_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut matched: Vec<(&'static str, String)> = Vec::new();
+    let mut glob_steps = 0;
     for pattern in &args[2..] {
+        // As Redis: a pattern with no `[`, `*` or `?` (read as a C string,
+        // so up to a NUL) names one parameter exactly; any other is matched
+        // with the C-string `stringmatch`, which ends it at its first NUL.
+        let c_string = match pattern.iter().position(|&b| b == 0) {
+            Some(end) => &pattern[..end],
+            None => &pattern[..],
+        };
+        let exact = !c_string.iter().any(|b| b"[*?".contains(b));
         ctx.work(PARAMS.len() as u64);
         for p in PARAMS {
             let names = std::iter::once(p.name).chain(p.alias);
             for name in names {
-                let hit = name.as_bytes().eq_ignore_ascii_case(pattern)
-                    || glob_match(pattern, name.as_bytes(), true);
+                let hit = if exact {
+                    name.as_bytes().eq_ignore_ascii_case(pattern)
+                } else {
+                    glob_match(c_string, name.as_bytes(), true, &mut glob_steps)
+                };
                 if hit && !matched.iter().any(|(n, _)| *n == name) {
                     matched.push((name, current_value(&ctx.server.config, p)));
                 }
             }
         }
     }
+    ctx.work(glob::work_units(glob_steps));
     let mut w = ctx.w();
     w.map_len(matched.len());
     for (name, value) in &matched {

@@ -224,13 +224,15 @@ pub(super) fn hscan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             }),
             None => {
                 let mut all = CollectionScan::default();
+                let mut glob_steps = 0;
                 for (field, value) in hash.iter() {
                     all.work_units += 1;
-                    if options.matches(field) {
+                    if options.matches(field, &mut glob_steps) {
                         all.items.push(field.to_vec());
                         all.items.push(value.to_vec());
                     }
                 }
+                all.work_units += crate::glob::work_units(glob_steps);
                 all
             }
         }),

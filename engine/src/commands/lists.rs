@@ -541,6 +541,8 @@ fn lrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn lindex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let planted_lindex_panics =
+        ctx.server.config.planted_bug == Some(crate::PlantedBug::LindexPanics);
     // Unlike LRANGE, the key is looked up before the index is parsed.
     let (value, mut w) = ctx.lookup_and_writer(&args[1]);
     let list = match as_list(value) {
@@ -551,6 +553,11 @@ fn lindex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let Some(index) = parse_i64_strict(&args[2]) else {
         return w.error(NOT_AN_INTEGER);
     };
+    if planted_lindex_panics && index < 0 && index.unsigned_abs() > list.len() as u64 {
+        // Planted bug (PlantedBug::LindexPanics): an out-of-bounds read.
+        let entries: Vec<u8> = Vec::new();
+        let _ = entries[(list.len() as i64 + index) as usize];
+    }
     let steps = match resolve_index(list.len(), index).and_then(|i| list.get(i)) {
         Some((entry, steps)) => {
             w.bulk(entry);

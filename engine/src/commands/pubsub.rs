@@ -17,8 +17,8 @@
 use crate::client::ClientId;
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
+use crate::glob::{self, glob_match};
 use crate::resp::ReplyWriter;
-use crate::util::glob_match;
 
 const PUBSUB_SPEC: CommandSpec = CommandSpec {
     flags: PUBSUB | NOSCRIPT | LOADING | STALE,
@@ -396,13 +396,14 @@ pub fn publish_message(ctx: &mut Ctx, channel: &[u8], message: &[u8]) -> usize {
     }
     let mut matched: Vec<(Vec<u8>, ClientId)> = Vec::new();
     let mut patterns_visited = 0;
+    let mut glob_steps = 0;
     for (pattern, subscribers) in ctx.server.pubsub.patterns() {
         patterns_visited += 1;
-        if glob_match(pattern, channel, false) {
+        if glob_match(pattern, channel, false, &mut glob_steps) {
             matched.extend(subscribers.iter().map(|&id| (pattern.to_vec(), id)));
         }
     }
-    ctx.work(patterns_visited);
+    ctx.work(patterns_visited + glob::work_units(glob_steps));
     for (pattern, id) in matched {
         ctx.work(1);
         receivers += 1;
@@ -465,12 +466,13 @@ fn list_channels(ctx: &mut Ctx, args: &[Vec<u8>], shard: bool) {
         pubsub.channels().collect()
     };
     let visited = all.len() as u64;
+    let mut glob_steps = 0;
     let channels: Vec<Vec<u8>> = all
         .into_iter()
-        .filter(|ch| pattern.is_none_or(|p| glob_match(p, ch, false)))
+        .filter(|ch| pattern.is_none_or(|p| glob_match(p, ch, false, &mut glob_steps)))
         .map(<[u8]>::to_vec)
         .collect();
-    ctx.work(visited + channels.len() as u64);
+    ctx.work(visited + channels.len() as u64 + glob::work_units(glob_steps));
     let mut w = ctx.w();
     w.array_len(channels.len());
     for channel in &channels {

@@ -3,9 +3,10 @@
 //! other client) and RANDOMKEY.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::glob::{self, glob_match};
 use crate::planted::PlantedBug;
 use crate::resp::ReplyWriter;
-use crate::util::{glob_match, parse_i64_strict};
+use crate::util::parse_i64_strict;
 
 /// SCAN's default COUNT.
 const SCAN_COUNT_DEFAULT: u64 = 10;
@@ -89,11 +90,12 @@ pub struct ScanArgs<'a> {
 }
 
 impl ScanArgs<'_> {
-    /// Whether `element` passes MATCH.
-    pub fn matches(&self, element: &[u8]) -> bool {
+    /// Whether `element` passes MATCH, adding the matcher's steps to
+    /// `glob_steps` (charge them with [`glob::work_units`]).
+    pub fn matches(&self, element: &[u8], glob_steps: &mut u64) -> bool {
         match self.pattern {
             None => true,
-            Some(p) => glob_match(p, element, false),
+            Some(p) => glob_match(p, element, false, glob_steps),
         }
     }
 }
@@ -173,13 +175,14 @@ pub fn scan_dict<V>(
         ..CollectionScan::default()
     };
     let mut produced = 0u64;
+    let mut glob_steps = 0;
     let mut buckets_left = args.count.saturating_mul(SCAN_BUCKETS_PER_COUNT);
     loop {
         out.cursor = dict.scan(out.cursor, |key, value| {
             let before = out.items.len();
             emit(key, value, &mut out.items);
             produced += (out.items.len() - before) as u64;
-            if !args.matches(key) {
+            if !args.matches(key, &mut glob_steps) {
                 out.items.truncate(before);
             }
         });
@@ -189,7 +192,7 @@ pub fn scan_dict<V>(
         }
         buckets_left -= 1;
     }
-    out.work_units += produced;
+    out.work_units += produced + glob::work_units(glob_steps);
     out
 }
 
@@ -239,9 +242,10 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     ctx.work(buckets_visited + batch.len() as u64);
 
+    let mut glob_steps = 0;
     batch.retain(|key| {
         if let Some(p) = pattern {
-            if !glob_match(p, key, false) {
+            if !glob_match(p, key, false, &mut glob_steps) {
                 return false;
             }
         }
@@ -255,6 +259,7 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
     });
 
+    ctx.work(glob::work_units(glob_steps));
     write_scan_reply(ctx, cursor, &batch);
 }
 
@@ -267,10 +272,12 @@ fn keys(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let i = ctx.db_index();
     let db = &ctx.server.keyspace.dbs[i];
     let mut visited = 0u64;
+    let mut glob_steps = 0;
     let mut matched: Vec<&[u8]> = Vec::new();
     for (key, _) in db.keys.iter() {
         visited += 1;
-        if (all || glob_match(pattern, key, false)) && !db.is_expired(key, now_ms) {
+        if (all || glob_match(pattern, key, false, &mut glob_steps)) && !db.is_expired(key, now_ms)
+        {
             matched.push(key);
         }
     }
@@ -279,7 +286,7 @@ fn keys(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     for key in matched {
         w.bulk(key);
     }
-    ctx.work_units += visited;
+    ctx.work(visited + glob::work_units(glob_steps));
 }
 
 /// RANDOMKEY: draws with the engine's seeded RNG. An expired key drawn is

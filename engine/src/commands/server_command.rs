@@ -5,8 +5,8 @@
 
 use crate::cmd::{flags::*, lookup_subcommand, CommandSpec, CommandTable, Ctx};
 use crate::commands::config::help_reply;
+use crate::glob::{self, glob_match};
 use crate::resp::ReplyWriter;
-use crate::util::glob_match;
 
 /// The name COMMAND shows: `client|list` for subcommands.
 fn full_name(parent: Option<&CommandSpec>, spec: &CommandSpec) -> String {
@@ -215,6 +215,7 @@ pub(super) fn command_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         _ => return ctx.error("ERR syntax error"),
     };
     let mut names = Vec::new();
+    let mut glob_steps = 0;
     for spec in ctx.server.commands.iter() {
         let subs = spec.subcommands.iter().map(|sub| (Some(spec), sub));
         for (parent, s) in std::iter::once((None, spec)).chain(subs) {
@@ -223,14 +224,14 @@ pub(super) fn command_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 Filter::All => true,
                 Filter::None => false,
                 Filter::AclCat(cat) => s.acl_categories.iter().any(|c| c == cat),
-                Filter::Pattern(p) => glob_match(p, name.as_bytes(), true),
+                Filter::Pattern(p) => glob_match(p, name.as_bytes(), true, &mut glob_steps),
             };
             if keep {
                 names.push(name);
             }
         }
     }
-    ctx.work(names.len() as u64 + ctx.server.commands.len() as u64);
+    ctx.work(names.len() as u64 + ctx.server.commands.len() as u64 + glob::work_units(glob_steps));
     let mut w = ctx.w();
     w.array_len(names.len());
     for n in names {

@@ -270,13 +270,15 @@ pub(super) fn sscan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             }),
             None => {
                 let mut all = CollectionScan::default();
+                let mut glob_steps = 0;
                 for m in set.iter() {
                     all.work_units += 1;
                     let m = m.to_vec();
-                    if options.matches(&m) {
+                    if options.matches(&m, &mut glob_steps) {
                         all.items.push(m);
                     }
                 }
+                all.work_units += crate::glob::work_units(glob_steps);
                 all
             }
         }),

@@ -149,10 +149,11 @@ fn watch(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let c = clients
         .get_mut(&ctx.client_id)
         .expect("calling client exists");
+    let mut scanned = 0;
     for key in &args[1..] {
-        multi::watch(&mut server.watches, &server.keyspace, c, db, key, now_ms);
+        scanned += multi::watch(&mut server.watches, &server.keyspace, c, db, key, now_ms);
     }
-    ctx.work(args.len() as u64 - 1);
+    ctx.work(args.len() as u64 - 1 + scanned);
     ctx.ok();
 }
 

@@ -417,12 +417,14 @@ pub(super) fn zscan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         None => {
             // A listpack is returned whole, with cursor 0.
             let mut items = Vec::new();
+            let mut glob_steps = 0;
             for (member, score) in zset.iter_ranks(0, zset.len(), false) {
-                if scan_args.matches(member) {
+                if scan_args.matches(member, &mut glob_steps) {
                     emit(member, score, &mut items);
                 }
             }
-            (0, items, zset.len() as u64)
+            let work_units = zset.len() as u64 + crate::glob::work_units(glob_steps);
+            (0, items, work_units)
         }
     };
     ctx.work(work_units);

@@ -231,6 +231,12 @@ pub fn format_g17(d: f64) -> String {
             "0".into()
         };
     }
+    // An integral value below 10^15 has at most 16 digits, so %.17g prints
+    // it exactly, as an integer: skip the two exact-decimal formattings
+    // below (≈0.5 µs, the cost audit's ZMSCORE/ZPOPMIN finding).
+    if d.fract() == 0.0 && d.abs() < 1e15 {
+        return (d as i64).to_string();
+    }
     // `{:.16e}` rounds to 17 significant digits, as %g does, and tells the
     // exponent after rounding; %g picks exponential form when it is < -4 or
     // >= the precision.
@@ -280,6 +286,24 @@ mod tests {
         let mut out = Vec::new();
         f(&mut ReplyWriter::new(&mut out, proto));
         out
+    }
+
+    #[test]
+    fn integral_doubles_take_the_fast_path_with_printf_output() {
+        // What C's printf("%.17g") prints for these.
+        for (d, want) in [
+            (5.0, "5"),
+            (-3.0, "-3"),
+            (123456789012345.0, "123456789012345"),
+            (999999999999999.0, "999999999999999"),
+            (1e15, "1000000000000000"),
+            (1e16, "10000000000000000"),
+            (1e17, "1e+17"),
+            (0.5, "0.5"),
+            (0.1, "0.10000000000000001"),
+        ] {
+            assert_eq!(format_g17(d), want, "{d}");
+        }
     }
 
     #[test]

@@ -40,8 +40,11 @@ pub struct Api {
 pub struct Vm {
     pub lua: Lua,
     pub api: Api,
-    /// Compiled scripts by lowercase SHA-1 hex (Redis's `f_<sha>`).
-    pub functions: BTreeMap<String, Function>,
+    /// Compiled scripts by lowercase SHA-1 hex (Redis's `f_<sha>`), kept in
+    /// the Lua registry: a `Function` handle holds one slot of mlua's
+    /// auxiliary stack, which has room for only ~8000, so caching more
+    /// scripts than that as handles panicked (found by the cost audit).
+    pub functions: BTreeMap<String, mlua::RegistryKey>,
     /// VM instructions counted by the hook since the state was created.
     pub instructions: Rc<Cell<u64>>,
     /// The count past which the running script is stopped (see
@@ -142,7 +145,11 @@ impl Vm {
                 };
                 format!("ERR Error compiling script (new function): {msg}")
             })?;
-        self.functions.insert(sha.to_string(), f);
+        let key = self
+            .lua
+            .create_registry_value(f)
+            .map_err(|e| format!("ERR Error compiling script (new function): {e}"))?;
+        self.functions.insert(sha.to_string(), key);
         Ok(())
     }
 

@@ -234,10 +234,10 @@ fn run_script(
 ) -> Result<(Vec<u8>, u64), String> {
     let vm = ctx.server.scripting.vm()?;
     let lua = vm.lua.clone();
-    let function = vm
+    let function: mlua::Function = vm
         .functions
         .get(sha)
-        .cloned()
+        .and_then(|key| vm.lua.registry_value(key).ok())
         .ok_or("ERR script not compiled")?;
     let (new_env, run_fn) = (vm.api.new_env.clone(), vm.api.run.clone());
     let instructions = std::rc::Rc::clone(&vm.instructions);

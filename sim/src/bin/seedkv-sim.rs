@@ -73,6 +73,11 @@ enum Command {
     /// Black-box mode: the workloads and history-only checkers over real
     /// TCP against a real server on a loopback address (real time).
     Probe(seedkv_sim::probe::cli::ProbeArgs),
+    /// Measuring tools outside the deterministic runs (`audit cost`).
+    Audit {
+        #[command(subcommand)]
+        audit: seedkv_sim::audit::AuditCommand,
+    },
     /// Experiments that print a table (`report latency`: seed 002).
     Report {
         #[command(subcommand)]
@@ -154,6 +159,7 @@ fn main() -> ExitCode {
         } => knobs.config(seed).map(|c| cmd_run(&c, trace, no_shrink)),
         Command::Replay { seed, knobs, trace } => knobs.config(seed).map(|c| cmd_replay(&c, trace)),
         Command::Report { report } => report.run(),
+        Command::Audit { audit } => audit.run(),
         Command::Probe(args) => return seedkv_sim::probe::cli::run(&args),
         Command::Sweep {
             seeds,

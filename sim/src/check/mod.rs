@@ -41,9 +41,46 @@ pub struct Violation {
     pub message: String,
 }
 
+/// What a checker counted while it checked: how many replies it compared
+/// with a prediction, and how many it declined to predict (the reference
+/// model does not guess at what it cannot know; a checker that declines
+/// everything passes everything, so the share compared is watched).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckCounts {
+    pub compared: u64,
+    pub declined: u64,
+}
+
+impl CheckCounts {
+    pub fn add(&mut self, other: CheckCounts) {
+        self.compared += other.compared;
+        self.declined += other.declined;
+    }
+
+    /// The share of replies compared, in percent (100 when there were none).
+    pub fn compared_percent(&self) -> f64 {
+        let total = self.compared + self.declined;
+        if total == 0 {
+            return 100.0;
+        }
+        self.compared as f64 * 100.0 / total as f64
+    }
+}
+
 pub trait Checker {
     fn name(&self) -> &'static str;
     fn check(&self, history: &History, facts: &RunFacts) -> Result<(), Violation>;
+
+    /// [`Checker::check`], also counting what was compared and declined;
+    /// checkers that predict replies override it.
+    fn check_counted(
+        &self,
+        history: &History,
+        facts: &RunFacts,
+        _counts: &mut CheckCounts,
+    ) -> Result<(), Violation> {
+        self.check(history, facts)
+    }
 }
 
 /// Every checker, run on every seed, in this order.

@@ -76,7 +76,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use seedkv_engine::cmd::{flags, lookup_subcommand, CommandTable};
 use seedkv_engine::resp::Frame;
 
-use crate::check::{Checker, RunFacts, Violation};
+use crate::check::{CheckCounts, Checker, RunFacts, Violation};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{ConnId, Execution, History, Op};
 
@@ -110,7 +110,18 @@ impl Checker for ReferenceModel {
         "reference-model"
     }
 
-    fn check(&self, history: &History, _facts: &RunFacts) -> Result<(), Violation> {
+    fn check(&self, history: &History, facts: &RunFacts) -> Result<(), Violation> {
+        self.check_counted(history, facts, &mut CheckCounts::default())
+    }
+
+    /// Counts every received reply: compared when the model predicted it,
+    /// declined when it could not ([`Expected::Unpredictable`]).
+    fn check_counted(
+        &self,
+        history: &History,
+        _facts: &RunFacts,
+        counts: &mut CheckCounts,
+    ) -> Result<(), Violation> {
         let ops = index_ops(history);
         let mut model = KeyspaceModel::without_touched_keys();
         for (index, exec) in history.executions.iter().enumerate() {
@@ -120,6 +131,11 @@ impl Checker for ReferenceModel {
             let Some((_, reply)) = &op.complete else {
                 continue;
             };
+            if matches!(expected, Expected::Unpredictable) {
+                counts.declined += 1;
+            } else {
+                counts.compared += 1;
+            }
             if let Err(why) = expected.check(reply) {
                 return Err(Violation {
                     checker: self.name(),

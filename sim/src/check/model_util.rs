@@ -32,9 +32,12 @@ const INTEGER_TEXT_MAX_BYTES: usize = 20;
 /// A lone `*` matches every string, the empty one included: KEYS and SCAN
 /// test for it before calling `stringmatchlen` (which would refuse "").
 pub(crate) fn glob_match(pattern: &[u8], string: &[u8]) -> bool {
-    if pattern == b"*" {
-        return true;
-    }
+    pattern == b"*" || stringmatchlen(pattern, string)
+}
+
+/// `stringmatchlen` itself, as PUBLISH applies it to PSUBSCRIBE patterns:
+/// there a lone `*` does not match the empty channel.
+pub(crate) fn stringmatchlen(pattern: &[u8], string: &[u8]) -> bool {
     let mut skip_longer_matches = false;
     glob_match_nested(pattern, string, &mut skip_longer_matches, 0)
 }
@@ -94,8 +97,13 @@ fn glob_match_nested(
                         // An unterminated class ends the pattern.
                         break;
                     } else if p.len() >= 3 && p[1] == b'-' {
-                        let (low, high) = (p[0].min(p[2]), p[0].max(p[2]));
-                        matched |= (low..=high).contains(&s[0]);
+                        // C's `char` is signed on x86-64: `[a-\xff]` is -1..=97.
+                        let signed = |c: u8| c as i8;
+                        let (low, high) = (
+                            signed(p[0]).min(signed(p[2])),
+                            signed(p[0]).max(signed(p[2])),
+                        );
+                        matched |= (low..=high).contains(&signed(s[0]));
                         p = &p[2..];
                     } else {
                         matched |= p[0] == s[0];
@@ -493,6 +501,8 @@ mod tests {
             ("a**", "a", true),
             ("[abc", "a", true),
             ("[\\]]", "]", true),
+            ("[a-]", "]", true),
+            ("[abc", "ab", false),
         ];
         for &(pattern, string, expected) in cases {
             assert_eq!(

@@ -29,8 +29,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::model::util::stringmatchlen;
 use seedkv_engine::resp::Frame;
-use seedkv_engine::util::glob_match;
 
 use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
@@ -131,7 +131,7 @@ fn publish_command(op: &Op) -> Option<bool> {
 fn reaches(shard: bool, channel: &[u8], kind: MessageKind, name: &[u8]) -> bool {
     match kind {
         MessageKind::Message => !shard && name == channel,
-        MessageKind::PMessage => !shard && glob_match(name, channel, false),
+        MessageKind::PMessage => !shard && stringmatchlen(name, channel),
         MessageKind::SMessage => shard && name == channel,
     }
 }

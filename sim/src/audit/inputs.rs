@@ -1,0 +1,853 @@
+//! What the audit runs for each command of the table: a setup (untimed)
+//! and one measured request, as templates over a size `n` (see
+//! [`super::template`]), and which dimension `n` grows.
+//!
+//! One dimension grows at a time. Where the command's declared complexity
+//! names the dimension grown, the declared exponent comes from the table's
+//! `complexity` text ([`super::fit::declared_exponent`]); where it does not
+//! (O(1) commands grown over the keyspace, an `O(N*K)` grown in N alone,
+//! a per-item `O(log(N))` grown in the number of items) the input states
+//! its own exponent and why. A command may have several inputs (KEYS over
+//! the keyspace, and KEYS with a pathological pattern).
+
+/// One audited shape of one command.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// Full table name (`lrange`, `client|list`).
+    pub name: &'static str,
+    /// What `n` is.
+    pub grows: &'static str,
+    pub setup: &'static [&'static str],
+    pub run: &'static str,
+    /// `n` is the audit size divided by this (quadratic or costly inputs).
+    pub shrink: usize,
+    /// The exponent in `n` when the table's text does not give it, and why.
+    pub declared: Option<(f64, &'static str)>,
+    /// Why an error reply is the expected answer, when it is.
+    pub error_ok: Option<&'static str>,
+}
+
+impl Input {
+    fn declared(mut self, exponent: f64, why: &'static str) -> Input {
+        self.declared = Some((exponent, why));
+        self
+    }
+
+    fn error_ok(mut self, why: &'static str) -> Input {
+        self.error_ok = Some(why);
+        self
+    }
+
+    fn shrink(mut self, by: usize) -> Input {
+        self.shrink = by;
+        self
+    }
+}
+
+fn c(
+    name: &'static str,
+    grows: &'static str,
+    setup: &'static [&'static str],
+    run: &'static str,
+) -> Input {
+    Input {
+        name,
+        grows,
+        setup,
+        run,
+        shrink: 1,
+        declared: None,
+        error_ok: None,
+    }
+}
+
+/// An O(1) command measured over a keyspace of `n` keys (plus a counter `c`,
+/// a hash `h`, a list `l` and a sorted set `z` of one element each).
+fn db(name: &'static str, run: &'static str) -> Input {
+    c(
+        name,
+        "keys in the db",
+        &[
+            "MSET {kvs}",
+            "SET c 10",
+            "HSET h f v",
+            "RPUSH l a",
+            "ZADD z 1 m",
+        ],
+        run,
+    )
+}
+
+/// The Lua state is made once per server: a setup creates it, so that the
+/// measured EVAL pays for its own script only.
+const WARM_LUA: &[&str] = &["EVAL return~1 0"];
+const QUADRATIC_PATTERNS: &str = "O(N) per pattern in the patterns already subscribed \
+     (Redis's list search): n patterns in one call are O(n^2)";
+const INFO_MEMORY: &str = "Redis reads its allocator (O(1)); seedkv estimates the dataset \
+     by visiting every key, charged per key (server_memory.rs)";
+const LONG_A_KEY: &str = "SET {rep:a:n} 1";
+const GLOB_KEY: &str = "key of n `a`s against `a*` x16 then `b`";
+const GLOB_KEY_LINEAR: &str =
+    "a polynomial matcher's steps grow linearly in the key for a fixed pattern";
+const PER_ITEM: &str = "O(log(N)) or O(1) per item, n items";
+const TWO_INPUTS: &str = "grows N, the smallest input, with K = 2 inputs";
+const KEY_40A: &str = "SET aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1";
+const GLOB: &str = "pattern `a*a*...b` of n groups against a 40-byte key of `a`s";
+const GLOB_LINEAR: &str =
+    "a polynomial matcher's steps grow linearly in the pattern for a fixed key";
+
+/// Every audited input; [`super::table_commands`] names are all covered
+/// (see the test below).
+pub fn inputs() -> Vec<Input> {
+    let list = &["RPUSH l {ints}"][..];
+    let hash = &["HSET h {pairs}"][..];
+    let set = &["SADD s {elems}"][..];
+    let zset = &["ZADD z {scored}"][..];
+    let two_sets = &["SADD a {elems}", "SADD b {keys}"][..];
+    let two_zsets = &["ZADD a {scored}", "ZADD b {kscored}"][..];
+    let string = &["SET s {rep:x:n}"][..];
+    vec![
+        // Strings.
+        c(
+            "append",
+            "length of the existing value",
+            string,
+            "APPEND s tail",
+        ),
+        db("get", "GET k:0"),
+        db("getdel", "GETDEL k:0"),
+        db("getex", "GETEX k:0 EX 100"),
+        c("getrange", "length returned", string, "GETRANGE s 0 -1"),
+        c("substr", "length returned", string, "SUBSTR s 0 -1"),
+        db("getset", "GETSET k:0 w"),
+        db("set", "SET k:0 w"),
+        db("setex", "SETEX k:0 100 w"),
+        db("psetex", "PSETEX k:0 100000 w"),
+        db("setnx", "SETNX new w"),
+        c(
+            "setrange",
+            "offset written (the string is zero-padded to it)",
+            &["SET s x"],
+            "SETRANGE s {n} y",
+        )
+        .declared(
+            1.0,
+            "Redis pads the string to the offset: linear in the offset",
+        ),
+        db("strlen", "STRLEN k:0"),
+        db("incr", "INCR c"),
+        db("decr", "DECR c"),
+        db("incrby", "INCRBY c 5"),
+        db("decrby", "DECRBY c 5"),
+        db("incrbyfloat", "INCRBYFLOAT c 1.5"),
+        c("mget", "keys read", &["MSET {kvs}"], "MGET {keys}"),
+        c("mset", "keys set", &[], "MSET {kvs}"),
+        c("msetnx", "keys set", &[], "MSETNX {kvs}"),
+        c(
+            "lcs",
+            "length of both strings (2n bytes each)",
+            &["SET a {rep:ab:n}", "SET b {rep:ba:n}"],
+            "LCS a b LEN",
+        )
+        .shrink(16),
+        // Keys.
+        c("copy", "elements of the copied list", list, "COPY l l2"),
+        c("del", "elements of the deleted list", list, "DEL l"),
+        c("del", "keys deleted", &["MSET {kvs}"], "DEL {keys}"),
+        c("unlink", "keys unlinked", &["MSET {kvs}"], "UNLINK {keys}"),
+        c(
+            "unlink",
+            "elements of the unlinked list (freed in the background)",
+            list,
+            "UNLINK l",
+        ),
+        c("exists", "keys checked", &["MSET {kvs}"], "EXISTS {keys}"),
+        c("touch", "keys touched", &["MSET {kvs}"], "TOUCH {keys}"),
+        db("expire", "EXPIRE k:0 100"),
+        db("pexpire", "PEXPIRE k:0 100000"),
+        db("expireat", "EXPIREAT k:0 4000000000"),
+        db("pexpireat", "PEXPIREAT k:0 4000000000000"),
+        c(
+            "persist",
+            "keys in the db",
+            &["MSET {kvs}", "EXPIRE k:0 100"],
+            "PERSIST k:0",
+        ),
+        db("ttl", "TTL k:0"),
+        db("pttl", "PTTL k:0"),
+        db("expiretime", "EXPIRETIME k:0"),
+        db("pexpiretime", "PEXPIRETIME k:0"),
+        db("type", "TYPE k:0"),
+        c("keys", "keys in the db", &["MSET {kvs}"], "KEYS k:*"),
+        c("keys", GLOB, &[KEY_40A], "KEYS {rep:a*:n}b")
+            .shrink(8)
+            .declared(1.0, GLOB_LINEAR),
+        c(
+            "keys",
+            GLOB_KEY,
+            &[LONG_A_KEY],
+            "KEYS a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b",
+        )
+        .shrink(8)
+        .declared(1.0, GLOB_KEY_LINEAR),
+        c("scan", "COUNT", &["MSET {kvs}"], "SCAN 0 COUNT {n}"),
+        c(
+            "scan",
+            GLOB_KEY,
+            &[LONG_A_KEY],
+            "SCAN 0 MATCH a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b",
+        )
+        .shrink(8)
+        .declared(1.0, GLOB_KEY_LINEAR),
+        c("scan", GLOB, &[KEY_40A], "SCAN 0 MATCH {rep:a*:n}b")
+            .shrink(8)
+            .declared(1.0, GLOB_LINEAR),
+        db("randomkey", "RANDOMKEY"),
+        c(
+            "rename",
+            "elements of the renamed list",
+            list,
+            "RENAME l l2",
+        ),
+        c(
+            "renamenx",
+            "elements of the renamed list",
+            list,
+            "RENAMENX l l2",
+        ),
+        c("move", "elements of the moved list", list, "MOVE l 1"),
+        c(
+            "object|encoding",
+            "elements of the list",
+            list,
+            "OBJECT ENCODING l",
+        ),
+        c(
+            "object|freq",
+            "elements of the list",
+            &["CONFIG SET maxmemory-policy allkeys-lfu", "RPUSH l {ints}"],
+            "OBJECT FREQ l",
+        ),
+        c(
+            "object|idletime",
+            "elements of the list",
+            list,
+            "OBJECT IDLETIME l",
+        ),
+        c(
+            "object|refcount",
+            "elements of the list",
+            list,
+            "OBJECT REFCOUNT l",
+        ),
+        db("object|help", "OBJECT HELP"),
+        c("sort", "elements of the list", list, "SORT l"),
+        c("sort_ro", "elements of the list", list, "SORT_RO l DESC"),
+        db("dbsize", "DBSIZE"),
+        c("flushall", "keys in the db", &["MSET {kvs}"], "FLUSHALL"),
+        c("flushdb", "keys in the db", &["MSET {kvs}"], "FLUSHDB"),
+        db("swapdb", "SWAPDB 0 1"),
+        db("select", "SELECT 1"),
+        // Lists.
+        c("lpush", "elements pushed", &[], "LPUSH l {elems}"),
+        c("rpush", "elements pushed", &[], "RPUSH l {elems}"),
+        c(
+            "lpushx",
+            "elements pushed",
+            &["RPUSH l x"],
+            "LPUSHX l {elems}",
+        ),
+        c(
+            "rpushx",
+            "elements pushed",
+            &["RPUSH l x"],
+            "RPUSHX l {elems}",
+        ),
+        c("lpop", "COUNT popped", list, "LPOP l {n}"),
+        c("rpop", "COUNT popped", list, "RPOP l {n}"),
+        c("lrange", "elements returned", list, "LRANGE l 0 -1"),
+        c(
+            "lindex",
+            "elements traversed (the middle of the list)",
+            list,
+            "LINDEX l {n/2}",
+        ),
+        c(
+            "linsert",
+            "elements traversed to the pivot (the tail)",
+            list,
+            "LINSERT l BEFORE {n-1} x",
+        ),
+        c("llen", "elements of the list", list, "LLEN l"),
+        c(
+            "lmove",
+            "elements of the source list",
+            list,
+            "LMOVE l l2 LEFT RIGHT",
+        ),
+        c(
+            "blmove",
+            "elements of the source list",
+            list,
+            "BLMOVE l l2 LEFT RIGHT 0",
+        ),
+        c(
+            "rpoplpush",
+            "elements of the source list",
+            list,
+            "RPOPLPUSH l l2",
+        ),
+        c(
+            "brpoplpush",
+            "elements of the source list",
+            list,
+            "BRPOPLPUSH l l2 0",
+        ),
+        c("lmpop", "COUNT popped", list, "LMPOP 1 l LEFT COUNT {n}"),
+        c(
+            "blmpop",
+            "COUNT popped",
+            list,
+            "BLMPOP 0 1 l LEFT COUNT {n}",
+        ),
+        c(
+            "blpop",
+            "keys given (only the last has elements)",
+            &["RPUSH k:{n-1} x"],
+            "BLPOP {keys} 0",
+        ),
+        c(
+            "brpop",
+            "keys given (only the last has elements)",
+            &["RPUSH k:{n-1} x"],
+            "BRPOP {keys} 0",
+        ),
+        c("lpos", "elements scanned (no match)", list, "LPOS l absent"),
+        c(
+            "lrem",
+            "elements scanned (no match)",
+            list,
+            "LREM l 0 absent",
+        ),
+        c(
+            "lset",
+            "elements traversed (the middle of the list)",
+            list,
+            "LSET l {n/2} x",
+        ),
+        c("ltrim", "elements removed", list, "LTRIM l 0 0"),
+        // Hashes.
+        c("hset", "fields set", &[], "HSET h {pairs}"),
+        c("hmset", "fields set", &[], "HMSET h {pairs}"),
+        c("hsetnx", "fields of the hash", hash, "HSETNX h new v"),
+        c("hdel", "fields removed", hash, "HDEL h {fields}"),
+        c("hget", "fields of the hash", hash, "HGET h f:0"),
+        c("hexists", "fields of the hash", hash, "HEXISTS h f:0"),
+        c("hstrlen", "fields of the hash", hash, "HSTRLEN h f:0"),
+        c("hincrby", "fields of the hash", hash, "HINCRBY h cnt 1"),
+        c(
+            "hincrbyfloat",
+            "fields of the hash",
+            hash,
+            "HINCRBYFLOAT h cnt 1.5",
+        ),
+        c("hlen", "fields of the hash", hash, "HLEN h"),
+        c("hgetall", "fields of the hash", hash, "HGETALL h"),
+        c("hkeys", "fields of the hash", hash, "HKEYS h"),
+        c("hvals", "fields of the hash", hash, "HVALS h"),
+        c("hmget", "fields requested", hash, "HMGET h {fields}"),
+        c("hrandfield", "COUNT returned", hash, "HRANDFIELD h {n}"),
+        c("hscan", "COUNT", hash, "HSCAN h 0 COUNT {n}"),
+        // Sets.
+        c("sadd", "members added", &[], "SADD s {elems}"),
+        c("srem", "members removed", set, "SREM s {elems}"),
+        c("smembers", "members of the set", set, "SMEMBERS s"),
+        c("scard", "members of the set", set, "SCARD s"),
+        c("sismember", "members of the set", set, "SISMEMBER s m:0"),
+        c("smismember", "members checked", set, "SMISMEMBER s {elems}"),
+        c("smove", "members of the set", set, "SMOVE s d m:0"),
+        c("spop", "COUNT popped", set, "SPOP s {n}"),
+        c("srandmember", "COUNT returned", set, "SRANDMEMBER s {n}"),
+        c("sscan", "COUNT", set, "SSCAN s 0 COUNT {n}"),
+        c(
+            "sinter",
+            "members of each of 2 disjoint sets",
+            two_sets,
+            "SINTER a b",
+        )
+        .declared(1.0, "N grows with M = 2 sets"),
+        c(
+            "sintercard",
+            "members of each of 2 disjoint sets",
+            two_sets,
+            "SINTERCARD 2 a b",
+        )
+        .declared(1.0, "N grows with M = 2 sets"),
+        c(
+            "sinterstore",
+            "members of each of 2 disjoint sets",
+            two_sets,
+            "SINTERSTORE d a b",
+        )
+        .declared(1.0, "N grows with M = 2 sets"),
+        c(
+            "sdiff",
+            "members of each of 2 disjoint sets",
+            two_sets,
+            "SDIFF a b",
+        ),
+        c(
+            "sdiffstore",
+            "members of each of 2 disjoint sets",
+            two_sets,
+            "SDIFFSTORE d a b",
+        ),
+        c(
+            "sunion",
+            "members of each of 2 disjoint sets",
+            two_sets,
+            "SUNION a b",
+        ),
+        c(
+            "sunionstore",
+            "members of each of 2 disjoint sets",
+            two_sets,
+            "SUNIONSTORE d a b",
+        ),
+        // Sorted sets.
+        c("zadd", "members added", &[], "ZADD z {scored}").declared(1.0, PER_ITEM),
+        c("zcard", "members of the zset", zset, "ZCARD z"),
+        c("zscore", "members of the zset", zset, "ZSCORE z m:0"),
+        c("zrank", "members of the zset", zset, "ZRANK z m:{n-1}"),
+        c("zrevrank", "members of the zset", zset, "ZREVRANK z m:0"),
+        c("zincrby", "members of the zset", zset, "ZINCRBY z 1 m:0"),
+        c("zcount", "members of the zset", zset, "ZCOUNT z -inf +inf"),
+        c("zlexcount", "members of the zset", zset, "ZLEXCOUNT z - +"),
+        c("zmscore", "members requested", zset, "ZMSCORE z {elems}"),
+        c("zpopmin", "COUNT popped", zset, "ZPOPMIN z {n}"),
+        c("zpopmax", "COUNT popped", zset, "ZPOPMAX z {n}"),
+        c("zmpop", "COUNT popped", zset, "ZMPOP 1 z MIN COUNT {n}"),
+        c("bzmpop", "COUNT popped", zset, "BZMPOP 0 1 z MAX COUNT {n}"),
+        c("bzpopmin", "members of the zset", zset, "BZPOPMIN z 0"),
+        c("bzpopmax", "members of the zset", zset, "BZPOPMAX z 0"),
+        c("zrandmember", "COUNT returned", zset, "ZRANDMEMBER z {n}"),
+        c("zrange", "members returned", zset, "ZRANGE z 0 -1"),
+        c(
+            "zrange",
+            "members returned with fractional scores",
+            &["ZADD z {fscored}"],
+            "ZRANGE z 0 -1 WITHSCORES",
+        ),
+        c(
+            "zrangebyscore",
+            "members returned",
+            zset,
+            "ZRANGEBYSCORE z -inf +inf",
+        ),
+        c("zrangebylex", "members returned", zset, "ZRANGEBYLEX z - +"),
+        c("zrevrange", "members returned", zset, "ZREVRANGE z 0 -1"),
+        c(
+            "zrevrangebyscore",
+            "members returned",
+            zset,
+            "ZREVRANGEBYSCORE z +inf -inf",
+        ),
+        c(
+            "zrevrangebylex",
+            "members returned",
+            zset,
+            "ZREVRANGEBYLEX z + -",
+        ),
+        c(
+            "zrangestore",
+            "members stored",
+            zset,
+            "ZRANGESTORE d z 0 -1",
+        ),
+        c("zrem", "members removed", zset, "ZREM z {elems}"),
+        c(
+            "zremrangebyrank",
+            "members removed",
+            zset,
+            "ZREMRANGEBYRANK z 0 -1",
+        ),
+        c(
+            "zremrangebyscore",
+            "members removed",
+            zset,
+            "ZREMRANGEBYSCORE z -inf +inf",
+        ),
+        c(
+            "zremrangebylex",
+            "members removed",
+            zset,
+            "ZREMRANGEBYLEX z - +",
+        ),
+        c("zscan", "COUNT", zset, "ZSCAN z 0 COUNT {n}"),
+        c(
+            "zinter",
+            "members of each of 2 disjoint zsets",
+            two_zsets,
+            "ZINTER 2 a b",
+        )
+        .declared(1.0, TWO_INPUTS),
+        c(
+            "zintercard",
+            "members of each of 2 disjoint zsets",
+            two_zsets,
+            "ZINTERCARD 2 a b",
+        )
+        .declared(1.0, TWO_INPUTS),
+        c(
+            "zinterstore",
+            "members of each of 2 disjoint zsets",
+            two_zsets,
+            "ZINTERSTORE d 2 a b",
+        )
+        .declared(1.0, TWO_INPUTS),
+        c(
+            "zunion",
+            "members of each of 2 disjoint zsets",
+            two_zsets,
+            "ZUNION 2 a b",
+        ),
+        c(
+            "zunionstore",
+            "members of each of 2 disjoint zsets",
+            two_zsets,
+            "ZUNIONSTORE d 2 a b",
+        ),
+        c(
+            "zdiff",
+            "members of each of 2 disjoint zsets",
+            two_zsets,
+            "ZDIFF 2 a b",
+        ),
+        c(
+            "zdiffstore",
+            "members of each of 2 disjoint zsets",
+            two_zsets,
+            "ZDIFFSTORE d 2 a b",
+        ),
+        // Connection and server.
+        db("auth", "AUTH secret").error_ok("no password is configured (Redis's answer)"),
+        db("echo", "ECHO hello"),
+        db("hello", "HELLO 2"),
+        db("ping", "PING"),
+        db("quit", "QUIT"),
+        db("reset", "RESET"),
+        db("time", "TIME"),
+        db("info", "INFO").declared(1.0, INFO_MEMORY),
+        db("monitor", "MONITOR"),
+        db("debug", "DEBUG SLEEP 0")
+            .declared(0.0, "DEBUG SLEEP 0 (a pause of 0 s) is the safe form"),
+        db("client|id", "CLIENT ID"),
+        db("client|getname", "CLIENT GETNAME"),
+        db("client|setname", "CLIENT SETNAME audit"),
+        db("client|info", "CLIENT INFO"),
+        db("client|help", "CLIENT HELP"),
+        db("client|no-evict", "CLIENT NO-EVICT on"),
+        db("client|setinfo", "CLIENT SETINFO lib-name audit"),
+        db("client|pause", "CLIENT PAUSE 0")
+            .declared(0.0, "CLIENT PAUSE 0 (ends at once) is the safe form"),
+        db("client|unpause", "CLIENT UNPAUSE"),
+        c(
+            "client|list",
+            "connected clients",
+            &["CLIENTS {n}"],
+            "CLIENT LIST",
+        ),
+        c(
+            "client|kill",
+            "connected clients",
+            &["CLIENTS {n}"],
+            "CLIENT KILL ADDR 10.0.0.1:1 SKIPME yes",
+        ),
+        c(
+            "client|unblock",
+            "connected clients",
+            &["CLIENTS {n}"],
+            "CLIENT UNBLOCK 3",
+        ),
+        db("command", "COMMAND"),
+        db("command|count", "COMMAND COUNT"),
+        db("command|list", "COMMAND LIST"),
+        db("command|help", "COMMAND HELP"),
+        c(
+            "command|info",
+            "names looked up",
+            &[],
+            "COMMAND INFO {each:get}",
+        ),
+        c(
+            "command|docs",
+            "names looked up",
+            &[],
+            "COMMAND DOCS {each:get}",
+        ),
+        c(
+            "command|getkeys",
+            "arguments of the command",
+            &[],
+            "COMMAND GETKEYS MSET {kvs}",
+        ),
+        c(
+            "command|getkeysandflags",
+            "arguments of the command",
+            &[],
+            "COMMAND GETKEYSANDFLAGS MSET {kvs}",
+        ),
+        c(
+            "config|get",
+            "parameters requested",
+            &[],
+            "CONFIG GET {each:maxmemory}",
+        ),
+        c("config|get", GLOB, &[], "CONFIG GET {rep:a*:n}b")
+            .shrink(8)
+            .declared(
+                1.0,
+                "a polynomial matcher's steps grow linearly in the pattern for each parameter name",
+            ),
+        db("config|set", "CONFIG SET maxmemory 0"),
+        db("config|resetstat", "CONFIG RESETSTAT"),
+        db("config|rewrite", "CONFIG REWRITE")
+            .error_ok("no config file in process (Redis's answer)"),
+        db("config|help", "CONFIG HELP"),
+        db("latency|latest", "LATENCY LATEST"),
+        db("latency|graph", "LATENCY GRAPH command")
+            .error_ok("no samples for the event (Redis's answer)"),
+        db("latency|history", "LATENCY HISTORY command"),
+        db("latency|reset", "LATENCY RESET"),
+        db("latency|doctor", "LATENCY DOCTOR"),
+        db("latency|help", "LATENCY HELP"),
+        db("latency|histogram", "LATENCY HISTOGRAM"),
+        db("memory|doctor", "MEMORY DOCTOR").declared(1.0, INFO_MEMORY),
+        db("memory|help", "MEMORY HELP"),
+        db("memory|malloc-stats", "MEMORY MALLOC-STATS"),
+        db("memory|purge", "MEMORY PURGE"),
+        db("memory|stats", "MEMORY STATS").declared(1.0, INFO_MEMORY),
+        c(
+            "memory|usage",
+            "SAMPLES (of a list of n)",
+            list,
+            "MEMORY USAGE l SAMPLES {n}",
+        ),
+        c(
+            "slowlog|get",
+            "entries returned",
+            &[
+                "CONFIG SET slowlog-log-slower-than 0",
+                "CONFIG SET slowlog-max-len {n}",
+                "*n PING",
+            ],
+            "SLOWLOG GET -1",
+        ),
+        c(
+            "slowlog|reset",
+            "entries in the slowlog",
+            &[
+                "CONFIG SET slowlog-log-slower-than 0",
+                "CONFIG SET slowlog-max-len {n}",
+                "*n PING",
+            ],
+            "SLOWLOG RESET",
+        ),
+        db("slowlog|len", "SLOWLOG LEN"),
+        db("slowlog|help", "SLOWLOG HELP"),
+        // Transactions.
+        db("multi", "MULTI"),
+        c(
+            "exec",
+            "commands queued",
+            &["MULTI", "*n SET k:{i} v"],
+            "EXEC",
+        )
+        .declared(1.0, "runs the n queued commands, O(1) each"),
+        c(
+            "discard",
+            "commands queued",
+            &["MULTI", "*n SET k:{i} v"],
+            "DISCARD",
+        ),
+        c("watch", "keys watched", &["MSET {kvs}"], "WATCH {keys}")
+            .declared(1.0, "O(1) per key, n keys"),
+        c(
+            "unwatch",
+            "keys watched",
+            &["MSET {kvs}", "WATCH {keys}"],
+            "UNWATCH",
+        )
+        .declared(
+            1.0,
+            "Redis says O(1), but forgets each of the n watched keys (unwatchAllKeys)",
+        ),
+        // Pub/sub.
+        c("subscribe", "channels subscribed", &[], "SUBSCRIBE {keys}"),
+        c(
+            "ssubscribe",
+            "channels subscribed",
+            &[],
+            "SSUBSCRIBE {keys}",
+        ),
+        c(
+            "psubscribe",
+            "patterns subscribed",
+            &[],
+            "PSUBSCRIBE {keys}",
+        )
+        .declared(2.0, QUADRATIC_PATTERNS),
+        c(
+            "unsubscribe",
+            "channels subscribed",
+            &["SUBSCRIBE {keys}"],
+            "UNSUBSCRIBE",
+        ),
+        c(
+            "sunsubscribe",
+            "channels subscribed",
+            &["SSUBSCRIBE {keys}"],
+            "SUNSUBSCRIBE",
+        ),
+        c(
+            "punsubscribe",
+            "patterns subscribed",
+            &["PSUBSCRIBE {keys}"],
+            "PUNSUBSCRIBE",
+        )
+        .declared(2.0, QUADRATIC_PATTERNS),
+        c(
+            "publish",
+            "patterns subscribed (by another client)",
+            &["@2 PSUBSCRIBE {keys}"],
+            "PUBLISH k:0 hello",
+        ),
+        c(
+            "publish",
+            GLOB,
+            &["@2 PSUBSCRIBE {rep:a*:n}b"],
+            "PUBLISH aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa hello",
+        )
+        .shrink(8)
+        .declared(1.0, GLOB_LINEAR),
+        c(
+            "spublish",
+            "shard channels subscribed (by another client)",
+            &["@2 SSUBSCRIBE {keys}"],
+            "SPUBLISH k:0 hello",
+        ),
+        c(
+            "pubsub|channels",
+            "channels subscribed (by another client)",
+            &["@2 SUBSCRIBE {keys}"],
+            "PUBSUB CHANNELS",
+        ),
+        c(
+            "pubsub|shardchannels",
+            "shard channels subscribed (by another client)",
+            &["@2 SSUBSCRIBE {keys}"],
+            "PUBSUB SHARDCHANNELS",
+        ),
+        c(
+            "pubsub|numsub",
+            "channels requested",
+            &[],
+            "PUBSUB NUMSUB {keys}",
+        ),
+        c(
+            "pubsub|shardnumsub",
+            "channels requested",
+            &[],
+            "PUBSUB SHARDNUMSUB {keys}",
+        ),
+        c(
+            "pubsub|numpat",
+            "patterns subscribed (by another client)",
+            &["@2 PSUBSCRIBE {keys}"],
+            "PUBSUB NUMPAT",
+        ),
+        db("pubsub|help", "PUBSUB HELP"),
+        // Scripting.
+        c(
+            "eval",
+            "loop iterations",
+            WARM_LUA,
+            "EVAL for~i=1,{n}~do~end~return~1 0",
+        )
+        .declared(1.0, "the script loops n times"),
+        c(
+            "eval",
+            "elements the script pushes through redis.call",
+            WARM_LUA,
+            "EVAL for~i=1,{n}~do~redis.call('RPUSH','l',i)~end~return~1 0",
+        )
+        .declared(1.0, "the script makes n O(1) calls"),
+        c(
+            "eval_ro",
+            "loop iterations",
+            WARM_LUA,
+            "EVAL_RO for~i=1,{n}~do~end~return~1 0",
+        )
+        .declared(1.0, "the script loops n times"),
+        c(
+            "evalsha",
+            "loop iterations",
+            &["SCRIPT LOAD for~i=1,tonumber(ARGV[1])~do~end~return~1"],
+            "EVALSHA {sha} 0 {n}",
+        )
+        .declared(1.0, "the script loops n times"),
+        c(
+            "evalsha_ro",
+            "loop iterations",
+            &["SCRIPT LOAD for~i=1,tonumber(ARGV[1])~do~end~return~1"],
+            "EVALSHA_RO {sha} 0 {n}",
+        )
+        .declared(1.0, "the script loops n times"),
+        c(
+            "script|load",
+            "bytes of the script",
+            WARM_LUA,
+            "SCRIPT LOAD return~'{rep:x:n}'",
+        ),
+        c(
+            "script|exists",
+            "SHA1s checked",
+            &[],
+            "SCRIPT EXISTS {each:{sha}}",
+        ),
+        c(
+            "script|flush",
+            "scripts cached",
+            &["*n SCRIPT LOAD return~{i}"],
+            "SCRIPT FLUSH",
+        ),
+        db("script|kill", "SCRIPT KILL").error_ok("no script is running (Redis's NOTBUSY)"),
+        db("script|debug", "SCRIPT DEBUG NO"),
+        db("script|help", "SCRIPT HELP"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_of_the_table_has_an_input() {
+        let inputs = inputs();
+        let missing: Vec<String> = super::super::table_commands()
+            .into_iter()
+            .map(|(name, _)| name)
+            .filter(|name| !inputs.iter().any(|i| i.name == name))
+            .collect();
+        assert!(missing.is_empty(), "no audit input for {missing:?}");
+        for input in &inputs {
+            assert!(
+                super::super::table_commands()
+                    .iter()
+                    .any(|(name, _)| name == input.name),
+                "{} is not in the table",
+                input.name
+            );
+        }
+    }
+}
