@@ -743,3 +743,14 @@ fn incrbyfloat_edges() {
     wrong.run(1, "INCRBYFLOAT f 1.5", bulk("2.5"));
     assert!(check(&wrong).is_err());
 }
+
+/// HINCRBYFLOAT prints 17 decimals: a sum below 1e-17 replies "0" (as
+/// redis-server 7.0.15 does for 2.2250738585072014e-308), the gap the
+/// adversarial workload found.
+#[test]
+fn hincrbyfloat_of_a_tiny_increment_prints_zero() {
+    let mut b = Builder::new();
+    b.run(1, "HINCRBYFLOAT h f 2.2250738585072014e-308", bulk("0"));
+    b.run(1, "HGET h f", bulk("0"));
+    passes_and_fails_with(&mut b, bulk("1"));
+}
