@@ -7,6 +7,7 @@
 //! Start at [`run::run`]; the world itself is in [`world`].
 #![forbid(unsafe_code)]
 
+pub mod argclass;
 pub mod audit;
 pub mod check;
 pub mod client;

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use seedkv_engine::PlantedBug;
 
+use crate::argclass::ArgClasses;
 use crate::check::{self, CheckCounts, RunFacts, Violation};
 use crate::cost::CostModel;
 use crate::history::History;
@@ -84,6 +85,8 @@ pub struct RunReport {
     /// Replies the checkers compared with a prediction, and declined to.
     pub model_counts: CheckCounts,
     pub stats: WorldStats,
+    /// The argument classes the run's requests reached.
+    pub arg_classes: ArgClasses,
     pub history: Option<History>,
     /// What the run exercised (commands, options, shapes).
     pub coverage: crate::coverage::Coverage,
@@ -190,6 +193,7 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         model_counts,
         stats: world.stats.clone(),
         coverage: crate::coverage::Coverage::of_run(&history),
+        arg_classes: ArgClasses::of_history(&history),
         history: options.keep_history.then_some(history),
     }
 }

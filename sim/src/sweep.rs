@@ -57,6 +57,8 @@ pub struct SweepSummary {
     pub failures: Vec<RunReport>,
     /// Commands, options and shapes the runs exercised, merged.
     pub coverage: crate::coverage::Coverage,
+    /// The argument classes every seed's requests reached together.
+    pub arg_classes: crate::argclass::ArgClasses,
 }
 
 impl SweepSummary {
@@ -176,6 +178,7 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.sim_ns += report.sim_ns;
                 sum.run_wall += report.wall;
                 sum.sim_wall += report.run_wall;
+                sum.arg_classes.merge(&report.arg_classes);
                 sum.model_counts.add(report.model_counts);
                 sum.coverage.merge(&report.coverage);
                 for (i, &(name, wall)) in report.check_walls.iter().enumerate() {

@@ -327,6 +327,7 @@ fn cmd_sweep(config: SweepConfig, no_shrink: bool, coverage_full: bool) -> bool 
     println!("sweep summary");
     print!("{}", summary.table(config.jobs));
     print!("{}", summary.coverage.report(coverage_full));
+    println!("{}", summary.arg_classes.summary_line());
     if summary.failures_count == 0 {
         return true;
     }

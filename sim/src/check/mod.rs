@@ -4,6 +4,7 @@
 use crate::client::SlowReader;
 use crate::history::History;
 
+pub mod adversarial;
 pub mod atomicity;
 pub mod blocking;
 pub mod collection_scan;
@@ -103,5 +104,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(pubsub::PubSubDelivery),
         Box::new(rare::RareReplies),
         Box::new(no_freeze::NoFreeze),
+        Box::new(adversarial::AdversarialScripts),
     ]
 }

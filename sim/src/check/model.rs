@@ -88,6 +88,8 @@ mod hashes;
 mod lists;
 #[path = "model_sets.rs"]
 mod sets;
+#[path = "model_string_edges.rs"]
+mod string_edges;
 #[path = "model_util.rs"]
 pub(crate) mod util;
 #[path = "model_zsets.rs"]

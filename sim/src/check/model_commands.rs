@@ -57,6 +57,8 @@ pub(crate) fn modelled_keys<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<(Vec<
         "set" | "setnx" | "getset" | "incr" | "decr" | "incrby" | "decrby" | "append"
         | "getdel" | "expire" | "pexpire" | "expireat" | "pexpireat" | "persist" => (first(), true),
         "del" | "unlink" => (from(1, 1), true),
+        "getrange" | "substr" => (first(), false),
+        "setrange" | "incrbyfloat" => (first(), true),
         "mset" | "msetnx" => (from(1, 2), true),
         "rename" | "renamenx" => (
             args.iter().skip(1).take(2).map(Vec::as_slice).collect(),
@@ -82,7 +84,7 @@ fn arity(name: &str) -> Option<i64> {
         "mget" | "del" | "unlink" | "exists" | "scan" => -2,
         "rename" | "renamenx" => 3,
         "dbsize" => 1,
-        _ => return None,
+        _ => return super::string_edges::arity(name),
     })
 }
 
@@ -416,6 +418,9 @@ impl KeyspaceModel {
                 }
             },
             "rename" | "renamenx" => self.rename(db, name == "renamenx", args, now),
+            "getrange" | "substr" | "setrange" | "incrbyfloat" => {
+                self.string_edge_command(db, name, args, now, reply)
+            }
             _ => unreachable!("every command with an arity is modelled: {name}"),
         }
     }

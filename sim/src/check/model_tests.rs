@@ -661,3 +661,97 @@ fn hincrbyfloat_by_infinity_is_refused_before_the_type_check() {
         "the old expectation is now a violation"
     );
 }
+
+/// GETRANGE and SETRANGE at the i64 and proto-max-bulk-len edges, with
+/// Redis 7.0.15's replies (checked with redis-cli).
+#[test]
+fn getrange_setrange_at_the_edges() {
+    let mut b = Builder::new();
+    b.run(1, "SET s hello", ok());
+    b.run(
+        1,
+        "GETRANGE s -9223372036854775808 9223372036854775807",
+        bulk("hello"),
+    );
+    b.run(
+        1,
+        "GETRANGE s 9223372036854775807 -9223372036854775808",
+        bulk(""),
+    );
+    b.run(
+        1,
+        "GETRANGE s 0 9223372036854775808",
+        error("ERR value is not an integer or out of range"),
+    );
+    b.run(1, "GETRANGE nope 0 -1", bulk(""));
+    b.run(1, "SETRANGE s -1 x", error("ERR offset is out of range"));
+    b.run(
+        1,
+        "SETRANGE s 536870911 xx",
+        error("ERR string exceeds maximum allowed size (proto-max-bulk-len)"),
+    );
+    b.run(1, "SETRANGE nope 536870912 ", int(0));
+    b.run(1, "EXISTS nope", int(0));
+    b.run(1, "SETRANGE s 536870911 ", int(5));
+    b.run(1, "SETRANGE s 7 x", int(8));
+    b.run(1, "SETRANGE t 2 y", int(3));
+    b.run(1, "GET t", bulk("\0\0y"));
+    b.run(1, "LPUSH l a", int(1));
+    b.run(1, "SETRANGE l 0 x", error(WRONGTYPE));
+    b.run(1, "GET s", bulk("hello\0\0x"));
+    passes_and_fails_with(&mut b, bulk("hellox"));
+}
+
+/// INCRBYFLOAT's errors exactly (NaN/infinity, invalid floats on either
+/// side, WRONGTYPE) and its sums within 1e-9; the TTL survives.
+#[test]
+fn incrbyfloat_edges() {
+    let mut b = Builder::new();
+    b.run(
+        1,
+        "INCRBYFLOAT f inf",
+        error("ERR increment would produce NaN or Infinity"),
+    );
+    b.run(
+        1,
+        "INCRBYFLOAT f nan",
+        error("ERR value is not a valid float"),
+    );
+    b.run(1, "INCRBYFLOAT f -0", bulk("0"));
+    b.run(1, "INCRBYFLOAT f 1.5", bulk("1.5"));
+    b.run(1, "INCRBYFLOAT f +5", bulk("6.5"));
+    b.run(
+        1,
+        "INCRBYFLOAT f 1.5.5",
+        error("ERR value is not a valid float"),
+    );
+    b.run(1, "INCRBYFLOAT f ", error("ERR value is not a valid float"));
+    b.run(1, "SET g 12 EX 100", ok());
+    b.run(1, "INCRBYFLOAT g 0.1", bulk("12.1"));
+    b.run(1, "TTL g", int(100));
+    b.run(1, "SET g abc", ok());
+    b.run(
+        1,
+        "INCRBYFLOAT g 1",
+        error("ERR value is not a valid float"),
+    );
+    b.run(1, "LPUSH l a", int(1));
+    b.run(1, "INCRBYFLOAT l 1", error(WRONGTYPE));
+    b.run(1, "GET f", bulk("6.5"));
+    passes_and_fails_with(&mut b, bulk("6"));
+    // A sum far from the double sum is a violation.
+    let mut wrong = Builder::new();
+    wrong.run(1, "INCRBYFLOAT f 1.5", bulk("2.5"));
+    assert!(check(&wrong).is_err());
+}
+
+/// HINCRBYFLOAT prints 17 decimals: a sum below 1e-17 replies "0" (as
+/// redis-server 7.0.15 does for 2.2250738585072014e-308), the gap the
+/// adversarial workload found.
+#[test]
+fn hincrbyfloat_of_a_tiny_increment_prints_zero() {
+    let mut b = Builder::new();
+    b.run(1, "HINCRBYFLOAT h f 2.2250738585072014e-308", bulk("0"));
+    b.run(1, "HGET h f", bulk("0"));
+    passes_and_fails_with(&mut b, bulk("1"));
+}

@@ -242,12 +242,16 @@ pub fn reply_plausible(args: &[Vec<u8>], reply: &Frame) -> Result<(), String> {
         b"INCR" | b"DECR" | b"INCRBY" | b"DECRBY" | b"DBSIZE" => {
             integer_in(reply, i64::MIN, i64::MAX)
         }
-        b"APPEND" => integer_in(reply, 1, i64::MAX),
+        // APPEND of an empty value to an absent key replies 0.
+        b"APPEND" => integer_in(reply, 0, i64::MAX),
         b"EXPIRE" | b"PEXPIRE" | b"PERSIST" => integer_in(reply, 0, 1),
         b"TTL" | b"PTTL" => integer_in(reply, -2, i64::MAX),
         b"KEYS" => match reply {
             Frame::Array(items) => {
-                let prefix = args[1].strip_suffix(b"*").filter(|p| !p.contains(&b'*'));
+                // A literal prefix then `*`: no other glob syntax in it.
+                let prefix = args[1]
+                    .strip_suffix(b"*")
+                    .filter(|p| !p.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\')));
                 for item in items {
                     match item {
                         Frame::Bulk(k) => {
@@ -279,7 +283,7 @@ pub fn reply_plausible(args: &[Vec<u8>], reply: &Frame) -> Result<(), String> {
                     .and_then(|i| args.get(i + 1));
                 let prefix = pattern
                     .and_then(|p| p.strip_suffix(b"*"))
-                    .filter(|p| !p.contains(&b'*') && !p.contains(&b'?') && !p.contains(&b'['));
+                    .filter(|p| !p.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\')));
                 for k in keys {
                     match k {
                         Frame::Bulk(k) => {

@@ -5,7 +5,8 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention), so a checker can reason about one workload's
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial), so a checker can
+//! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
 //! checker tell a reply that belongs to another key.
@@ -13,6 +14,7 @@
 use rand_chacha::ChaCha8Rng;
 use seedkv_engine::resp::Frame;
 
+pub mod adversarial;
 pub mod big;
 pub mod blocking;
 pub mod contention;
@@ -133,6 +135,9 @@ pub enum WorkloadKind {
     /// Several clients parked on one key when one element arrives, and
     /// several watching one key (`cont:`).
     Contention,
+    /// Edge inputs (i64 edges, float specials, huge indices, binary,
+    /// pathological globs, Lua limits), families swarm-drawn per seed.
+    Adversarial,
 }
 
 impl WorkloadKind {
@@ -154,6 +159,7 @@ impl WorkloadKind {
         WorkloadKind::Rare,
         WorkloadKind::RareSolo,
         WorkloadKind::Contention,
+        WorkloadKind::Adversarial,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -180,6 +186,7 @@ impl WorkloadKind {
         WorkloadKind::Blocking,
         WorkloadKind::Transfer,
         WorkloadKind::PubSub,
+        WorkloadKind::Adversarial,
     ];
 
     pub fn name(self) -> &'static str {
@@ -201,6 +208,7 @@ impl WorkloadKind {
             WorkloadKind::Rare => "rare",
             WorkloadKind::RareSolo => "rare-solo",
             WorkloadKind::Contention => "contention",
+            WorkloadKind::Adversarial => "adversarial",
         }
     }
 
@@ -228,6 +236,7 @@ impl WorkloadKind {
             WorkloadKind::Rare => Box::new(rare::Rare::new(client, false)),
             WorkloadKind::RareSolo => Box::new(rare::Rare::new(client, true)),
             WorkloadKind::Contention => Box::new(contention::Contention::new(client)),
+            WorkloadKind::Adversarial => Box::new(adversarial::Adversarial::new(rng)),
         }
     }
 }

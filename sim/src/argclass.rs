@@ -1,0 +1,392 @@
+//! Argument classes: what kind of value each argument of each sent request
+//! was (empty, an integer at the i64 edge, a float special, binary bytes,
+//! a pathological glob...), so that a sweep can say how much of the input
+//! space its workloads reached. Self-contained: it reads only the requests
+//! of a history.
+//!
+//! A pair is `(command, class)`; a triple adds the argument's position
+//! (1 ..= [`ARG_POSITION_MAX`], later ones counted as the last). The sweep
+//! prints how many distinct ones all its seeds reached together.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::history::History;
+
+/// Positions past this one count as this one (variadic tails).
+pub const ARG_POSITION_MAX: u8 = 7;
+/// Command names longer than this are not real commands: counted as "?".
+const COMMAND_NAME_MAX_BYTES: usize = 32;
+/// From this length an argument is "long" (near a listpack or inline limit).
+pub const ARG_LONG_BYTES_MIN: usize = 1024;
+/// From this length an argument is "huge" (a large bulk).
+pub const ARG_HUGE_BYTES_MIN: usize = 64 * 1024;
+/// From this many `*` a glob is pathological.
+const GLOB_STARS_MANY_MIN: usize = 4;
+
+/// What kind of value an argument is; the first matching class wins, in
+/// declaration order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ArgClass {
+    Empty,
+    /// Contains a NUL byte.
+    Nul,
+    /// Contains `\r` or `\n`.
+    Crlf,
+    /// Not valid UTF-8.
+    NonUtf8,
+    Huge,
+    Long,
+    Zero,
+    /// 1 ..= 1,000,000.
+    SmallInt,
+    /// -1,000,000 ..= -1.
+    NegInt,
+    /// Beyond ±1,000,000 but inside i64, not at an edge.
+    BigInt,
+    I64Max,
+    I64Min,
+    /// Digits (optionally signed) outside i64.
+    PastI64,
+    /// "-0".
+    NegZero,
+    /// Leading or trailing whitespace before a number ("  12").
+    SpacedNumber,
+    /// "+5".
+    PlusNumber,
+    /// "0x10".
+    HexNumber,
+    /// "007".
+    LeadingZero,
+    /// inf, -inf, +inf, infinity (any case).
+    Inf,
+    /// nan (any case).
+    NaN,
+    /// A float with an exponent of 100 or more (1e308).
+    FloatHuge,
+    /// A float with a negative exponent below -100 (underflow).
+    FloatTiny,
+    /// -0.0 and the like.
+    FloatNegZero,
+    /// Any other decimal float (1.5, -2e3).
+    Float,
+    /// A glob of many stars ("a*a*a*a*b").
+    GlobManyStars,
+    /// `[` without a closing `]`.
+    GlobUnterminated,
+    /// Ends with a lone backslash.
+    GlobTrailingBackslash,
+    /// A `[...]` class.
+    GlobClass,
+    /// Contains `*` or `?` (a simple glob).
+    Glob,
+    /// Anything else.
+    Plain,
+}
+
+impl ArgClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgClass::Empty => "empty",
+            ArgClass::Nul => "nul",
+            ArgClass::Crlf => "crlf",
+            ArgClass::NonUtf8 => "non-utf8",
+            ArgClass::Huge => "huge",
+            ArgClass::Long => "long",
+            ArgClass::Zero => "zero",
+            ArgClass::SmallInt => "small-int",
+            ArgClass::NegInt => "neg-int",
+            ArgClass::BigInt => "big-int",
+            ArgClass::I64Max => "i64-max",
+            ArgClass::I64Min => "i64-min",
+            ArgClass::PastI64 => "past-i64",
+            ArgClass::NegZero => "neg-zero",
+            ArgClass::SpacedNumber => "spaced-number",
+            ArgClass::PlusNumber => "plus-number",
+            ArgClass::HexNumber => "hex-number",
+            ArgClass::LeadingZero => "leading-zero",
+            ArgClass::Inf => "inf",
+            ArgClass::NaN => "nan",
+            ArgClass::FloatHuge => "float-huge",
+            ArgClass::FloatTiny => "float-tiny",
+            ArgClass::FloatNegZero => "float-neg-zero",
+            ArgClass::Float => "float",
+            ArgClass::GlobManyStars => "glob-many-stars",
+            ArgClass::GlobUnterminated => "glob-unterminated",
+            ArgClass::GlobTrailingBackslash => "glob-trailing-backslash",
+            ArgClass::GlobClass => "glob-class",
+            ArgClass::Glob => "glob",
+            ArgClass::Plain => "plain",
+        }
+    }
+}
+
+/// The class of one argument.
+pub fn classify(arg: &[u8]) -> ArgClass {
+    if arg.is_empty() {
+        return ArgClass::Empty;
+    }
+    if arg.contains(&0) {
+        return ArgClass::Nul;
+    }
+    if arg.iter().any(|&b| b == b'\r' || b == b'\n') {
+        return ArgClass::Crlf;
+    }
+    let Ok(text) = std::str::from_utf8(arg) else {
+        return ArgClass::NonUtf8;
+    };
+    if arg.len() >= ARG_HUGE_BYTES_MIN {
+        return ArgClass::Huge;
+    }
+    if arg.len() >= ARG_LONG_BYTES_MIN {
+        return ArgClass::Long;
+    }
+    classify_number(text)
+        .or_else(|| classify_glob(arg))
+        .unwrap_or(ArgClass::Plain)
+}
+
+fn classify_number(text: &str) -> Option<ArgClass> {
+    /// The magnitude up to which an integer is "small".
+    const SMALL_MAX: i64 = 1_000_000;
+    let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    if trimmed.len() != text.len() {
+        let inner = classify_number(trimmed);
+        return inner
+            .filter(|c| *c != ArgClass::Plain)
+            .map(|_| ArgClass::SpacedNumber);
+    }
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let lower = unsigned.to_ascii_lowercase();
+    if lower == "inf" || lower == "infinity" {
+        return Some(ArgClass::Inf);
+    }
+    if lower == "nan" {
+        return Some(ArgClass::NaN);
+    }
+    if lower.len() > 2 && lower.starts_with("0x") {
+        return Some(ArgClass::HexNumber);
+    }
+    let all_digits = !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit());
+    if all_digits {
+        if text.starts_with('+') {
+            return Some(ArgClass::PlusNumber);
+        }
+        if unsigned.len() > 1 && unsigned.starts_with('0') {
+            return Some(ArgClass::LeadingZero);
+        }
+        if text == "-0" {
+            return Some(ArgClass::NegZero);
+        }
+        return Some(match text.parse::<i64>() {
+            Err(_) => ArgClass::PastI64,
+            Ok(0) => ArgClass::Zero,
+            Ok(i64::MAX) => ArgClass::I64Max,
+            Ok(i64::MIN) => ArgClass::I64Min,
+            Ok(n) if (1..=SMALL_MAX).contains(&n) => ArgClass::SmallInt,
+            Ok(n) if (-SMALL_MAX..0).contains(&n) => ArgClass::NegInt,
+            Ok(_) => ArgClass::BigInt,
+        });
+    }
+    let float_like = unsigned
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
+        && unsigned.bytes().any(|b| b.is_ascii_digit());
+    if !float_like {
+        return None;
+    }
+    let value: f64 = text.parse().ok()?;
+    let exponent = lower
+        .split_once('e')
+        .and_then(|(_, e)| e.parse::<i64>().ok())
+        .unwrap_or(0);
+    Some(if exponent >= 100 || value.is_infinite() {
+        ArgClass::FloatHuge
+    } else if exponent <= -100 {
+        ArgClass::FloatTiny
+    } else if value == 0.0 && value.is_sign_negative() {
+        ArgClass::FloatNegZero
+    } else {
+        ArgClass::Float
+    })
+}
+
+fn classify_glob(arg: &[u8]) -> Option<ArgClass> {
+    let stars = arg.iter().filter(|&&b| b == b'*').count();
+    if stars >= GLOB_STARS_MANY_MIN {
+        return Some(ArgClass::GlobManyStars);
+    }
+    if let Some(open) = arg.iter().position(|&b| b == b'[') {
+        if !arg[open..].contains(&b']') {
+            return Some(ArgClass::GlobUnterminated);
+        }
+    }
+    let trailing_backslashes = arg.iter().rev().take_while(|&&b| b == b'\\').count();
+    if trailing_backslashes % 2 == 1 {
+        return Some(ArgClass::GlobTrailingBackslash);
+    }
+    if arg.contains(&b'[') {
+        return Some(ArgClass::GlobClass);
+    }
+    if stars > 0 || arg.contains(&b'?') {
+        return Some(ArgClass::Glob);
+    }
+    None
+}
+
+/// The distinct `(command, position, class)` triples a set of requests
+/// reached.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArgClasses {
+    /// Per command: the `(position, class)` seen.
+    seen: BTreeMap<String, BTreeSet<(u8, ArgClass)>>,
+}
+
+impl ArgClasses {
+    /// Every argument of every request of `history`.
+    pub fn of_history(history: &History) -> ArgClasses {
+        let mut classes = ArgClasses::default();
+        for op in &history.ops {
+            classes.add_request(&op.args);
+        }
+        classes
+    }
+
+    /// Every argument (not the name) of one request.
+    pub fn add_request(&mut self, args: &[Vec<u8>]) {
+        let Some(name) = args.first() else { return };
+        if args.len() < 2 {
+            return;
+        }
+        let command = match name.len() <= COMMAND_NAME_MAX_BYTES {
+            true => String::from_utf8_lossy(name).to_ascii_lowercase(),
+            false => "?".to_string(),
+        };
+        let seen = self.seen.entry(command).or_default();
+        for (i, arg) in args.iter().enumerate().skip(1) {
+            let position = i.min(usize::from(ARG_POSITION_MAX)) as u8;
+            seen.insert((position, classify(arg)));
+        }
+    }
+
+    pub fn merge(&mut self, other: &ArgClasses) {
+        for (command, seen) in &other.seen {
+            self.seen
+                .entry(command.clone())
+                .or_default()
+                .extend(seen.iter().copied());
+        }
+    }
+
+    /// Distinct `(command, class)` pairs.
+    pub fn pairs_count(&self) -> usize {
+        self.seen
+            .values()
+            .map(|seen| seen.iter().map(|&(_, c)| c).collect::<BTreeSet<_>>().len())
+            .sum()
+    }
+
+    /// Distinct `(command, position, class)` triples.
+    pub fn triples_count(&self) -> usize {
+        self.seen.values().map(BTreeSet::len).sum()
+    }
+
+    /// Distinct classes reached by any command.
+    pub fn classes_count(&self) -> usize {
+        self.seen
+            .values()
+            .flat_map(|seen| seen.iter().map(|&(_, c)| c))
+            .collect::<BTreeSet<_>>()
+            .len()
+    }
+
+    /// Per command, the classes reached (for a detailed report).
+    pub fn by_command(&self) -> impl Iterator<Item = (&str, BTreeSet<ArgClass>)> {
+        self.seen
+            .iter()
+            .map(|(c, seen)| (c.as_str(), seen.iter().map(|&(_, c)| c).collect()))
+    }
+
+    /// The summary line the sweep prints.
+    pub fn summary_line(&self) -> String {
+        format!(
+            "argument classes: {} distinct (command, argument-class) pairs \
+             ({} with the argument position; {} classes)",
+            self.pairs_count(),
+            self.triples_count(),
+            self.classes_count()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_of_edge_arguments() {
+        let cases: &[(&[u8], ArgClass)] = &[
+            (b"", ArgClass::Empty),
+            (b"a\0b", ArgClass::Nul),
+            (b"a\r\nb", ArgClass::Crlf),
+            (b"\xff\xfe", ArgClass::NonUtf8),
+            (b"0", ArgClass::Zero),
+            (b"12", ArgClass::SmallInt),
+            (b"-3", ArgClass::NegInt),
+            (b"123456789012", ArgClass::BigInt),
+            (b"9223372036854775807", ArgClass::I64Max),
+            (b"-9223372036854775808", ArgClass::I64Min),
+            (b"9223372036854775808", ArgClass::PastI64),
+            (b"-99999999999999999999", ArgClass::PastI64),
+            (b"-0", ArgClass::NegZero),
+            (b"  12", ArgClass::SpacedNumber),
+            (b"12 ", ArgClass::SpacedNumber),
+            (b"+5", ArgClass::PlusNumber),
+            (b"0x10", ArgClass::HexNumber),
+            (b"007", ArgClass::LeadingZero),
+            (b"inf", ArgClass::Inf),
+            (b"-Infinity", ArgClass::Inf),
+            (b"+inf", ArgClass::Inf),
+            (b"NaN", ArgClass::NaN),
+            (b"1e308", ArgClass::FloatHuge),
+            (b"1e400", ArgClass::FloatHuge),
+            (b"1e-400", ArgClass::FloatTiny),
+            (b"-0.0", ArgClass::FloatNegZero),
+            (b"1.5", ArgClass::Float),
+            (b"a*a*a*a*b", ArgClass::GlobManyStars),
+            (b"k[abc", ArgClass::GlobUnterminated),
+            (b"k\\", ArgClass::GlobTrailingBackslash),
+            (b"k\\\\", ArgClass::Plain),
+            (b"k[a-z]", ArgClass::GlobClass),
+            (b"k:*", ArgClass::Glob),
+            (b"hello", ArgClass::Plain),
+            (b"  ", ArgClass::Plain),
+            (b"LIMIT", ArgClass::Plain),
+        ];
+        for &(arg, class) in cases {
+            assert_eq!(classify(arg), class, "{:?}", String::from_utf8_lossy(arg));
+        }
+        assert_eq!(classify(&[b'x'; ARG_LONG_BYTES_MIN]), ArgClass::Long);
+        assert_eq!(classify(&vec![b'x'; ARG_HUGE_BYTES_MIN]), ArgClass::Huge);
+    }
+
+    #[test]
+    fn counts_distinct_pairs_and_triples() {
+        let mut classes = ArgClasses::default();
+        let req = |parts: &[&[u8]]| parts.iter().map(|p| p.to_vec()).collect::<Vec<_>>();
+        classes.add_request(&req(&[b"INCRBY", b"k", b"9223372036854775807"]));
+        classes.add_request(&req(&[b"incrby", b"k", b"9223372036854775807"]));
+        classes.add_request(&req(&[b"incrby", b"0", b"k"]));
+        classes.add_request(&req(&[b"get"]));
+        // incrby: (1, plain), (2, i64-max), (1, zero), (2, plain).
+        assert_eq!(classes.triples_count(), 4);
+        // incrby: plain, i64-max, zero.
+        assert_eq!(classes.pairs_count(), 3);
+        let mut other = ArgClasses::default();
+        other.add_request(&req(&[b"GET", b""]));
+        classes.merge(&other);
+        assert_eq!(classes.pairs_count(), 4);
+        assert!(classes
+            .summary_line()
+            .starts_with("argument classes: 4 distinct"));
+    }
+}
