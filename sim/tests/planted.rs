@@ -215,6 +215,8 @@ fn lindex_panics_is_a_failure_of_its_seed_and_the_sweep_goes_on() {
             failure.config.seed
         )));
     }
+}
+
 /// An O(N) command charged quadratically: only the no-freeze invariant
 /// (its work against LREM's declared O(N) over the list it walked) can
 /// see it; every reply stays right.
