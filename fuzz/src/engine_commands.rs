@@ -714,6 +714,7 @@ fn drain(
                     flags: e.flags,
                     work_units: e.work_units,
                     in_exec: e.in_exec,
+                    sizes: e.sizes,
                 });
             }
             Event::Close { client, reason } => {

@@ -200,6 +200,7 @@ fn work_bound_fails_an_overcharged_execution() {
         work_units,
         reply_bytes: 0,
         in_exec: None,
+        sizes: None,
     };
     let mut bound = WorkBound::default();
     bound.input(100);
