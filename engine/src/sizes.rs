@@ -270,7 +270,7 @@ mod tests {
         assert_eq!(strlen.before.string_bytes, 5);
         let sub = {
             t.cmd(c, &["slowlog", "len"]);
-            sizes_of(&t, "len")
+            sizes_of(&t, "slowlog|len")
         };
         assert_eq!(sub.container, "slowlog");
         t.cmd(c, &["multi"]);
