@@ -196,6 +196,13 @@ impl Knobs {
             assert!(!w.is_empty(), "at least one workload");
             knobs.workloads = w.clone();
         }
+        // `rare-solo` runs alone (its FLUSHALL, CLIENT PAUSE and MONITOR
+        // would break any other client's checks), whatever a shrink or a
+        // fuzzer's choices asked for.
+        if knobs.workloads.contains(&WorkloadKind::RareSolo) {
+            knobs.workloads = vec![WorkloadKind::RareSolo];
+            knobs.clients_count = 1;
+        }
         knobs
     }
 

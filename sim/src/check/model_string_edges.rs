@@ -63,6 +63,13 @@ fn long_double_operand(text: &[u8]) -> Result<Option<f64>, ()> {
     if text.len() > LONG_DOUBLE_TEXT_MAX_BYTES {
         return Err(());
     }
+    // `strtold` reads a C string: "-2\0\01.5" (SETRANGE past the end pads
+    // with NULs) is -2 to Redis. A text that starts with NUL is left unjudged.
+    let text = match text.iter().position(|&b| b == 0) {
+        Some(0) => return Ok(None),
+        Some(end) => &text[..end],
+        None => text,
+    };
     match parse_f64_strict(text) {
         Ok(v) => Ok(Some(v)),
         Err(FloatError::Unsure) => Ok(None),
