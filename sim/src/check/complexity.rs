@@ -505,15 +505,7 @@ mod tests {
     #[test]
     fn every_command_has_a_bound() {
         let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
-        let mut names = Vec::new();
-        for spec in table.iter() {
-            if spec.handler.is_some() {
-                names.push(spec.name.to_string());
-            }
-            for sub in spec.subcommands {
-                names.push(full_name(spec.name, sub.name));
-            }
-        }
+        let names = crate::coverage::table_commands(&table);
         let missing: Vec<&String> = names.iter().filter(|n| terms_of(n).is_none()).collect();
         assert!(missing.is_empty(), "no bound for {missing:?}");
         for (name, _) in TABLE {

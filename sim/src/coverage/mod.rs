@@ -50,18 +50,10 @@ pub fn table_commands(table: &CommandTable) -> Vec<String> {
             names.push(spec.name.to_string());
         }
         for sub in spec.subcommands {
-            names.push(full_name(spec.name, sub.name));
+            names.push(crate::check::complexity::full_name(spec.name, sub.name));
         }
     }
     names
-}
-
-fn full_name(parent: &str, sub: &str) -> String {
-    if sub.contains('|') {
-        sub.to_string()
-    } else {
-        format!("{parent}|{sub}")
-    }
 }
 
 /// The full name of the command `args` invokes, as the table resolves it
@@ -72,7 +64,7 @@ pub fn resolve_name(table: &CommandTable, args: &[Vec<u8>]) -> Option<String> {
         return Some(spec.name.to_string());
     }
     let sub = lookup_subcommand(spec, args.get(1)?)?;
-    Some(full_name(spec.name, sub.name))
+    Some(crate::check::complexity::full_name(spec.name, sub.name))
 }
 
 impl Coverage {
