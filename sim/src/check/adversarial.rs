@@ -38,18 +38,7 @@ impl Checker for AdversarialScripts {
             if matches {
                 continue;
             }
-            let shown = |f: &Frame| {
-                let mut s = f.render();
-                if s.len() > REPLY_SHOWN_MAX_CHARS {
-                    let cut = (0..=REPLY_SHOWN_MAX_CHARS)
-                        .rev()
-                        .find(|&i| s.is_char_boundary(i))
-                        .unwrap_or(0);
-                    s.truncate(cut);
-                    s.push_str("...");
-                }
-                s
-            };
+            let shown = |f: &Frame| super::model::util::render_shown(f, REPLY_SHOWN_MAX_CHARS);
             let wanted = match &expected {
                 Ok(frame) => shown(frame),
                 Err(prefix) => format!("an error starting {prefix:?}"),

@@ -293,6 +293,21 @@ pub(crate) fn score_frame(score: f64, resp3: bool) -> seedkv_engine::resp::Frame
 /// Replies longer than this are cut in violation messages.
 const REPLY_SHOWN_MAX_CHARS: usize = 400;
 
+/// `reply` as text for a violation message, cut (on a character boundary)
+/// to at most `max_chars` and marked with `...` when cut.
+pub(crate) fn render_shown(reply: &Frame, max_chars: usize) -> String {
+    let mut s = reply.render();
+    if s.len() > max_chars {
+        let cut = (0..=max_chars)
+            .rev()
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(0);
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    s
+}
+
 /// What the model predicts for a reply.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Expected {
@@ -380,15 +395,7 @@ impl Expected {
         if matches {
             return Ok(());
         }
-        let mut got = reply.render();
-        if got.len() > REPLY_SHOWN_MAX_CHARS {
-            let cut = (0..=REPLY_SHOWN_MAX_CHARS)
-                .rev()
-                .find(|&i| got.is_char_boundary(i))
-                .unwrap_or(0);
-            got.truncate(cut);
-            got.push_str("...");
-        }
+        let got = render_shown(reply, REPLY_SHOWN_MAX_CHARS);
         Err(format!("expected {}, got {got}", self.describe()))
     }
 
