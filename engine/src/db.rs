@@ -29,7 +29,7 @@ pub struct Db {
     pub keys: Dict<Value>,
     /// Absolute expiry times in unix milliseconds.
     pub expires: Dict<u64>,
-    /// Bumped on every change to a key's value or TTL (WATCH uses this later).
+    /// This database's index, as SELECT, MOVE and SWAPDB name it (0-based).
     pub id: usize,
     /// Set only when [`crate::PlantedBug::ExpiryOffByOneMs`] is planted.
     pub planted_expiry_late: bool,

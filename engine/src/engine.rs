@@ -56,17 +56,11 @@ use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 use crate::value::Value;
 
-#[path = "cron.rs"]
 mod cron;
-#[path = "pause.rs"]
 pub mod pause;
-#[path = "planted_exec.rs"]
 mod planted_exec;
-#[path = "planted_hooks.rs"]
 mod planted_hooks;
-#[path = "resolve.rs"]
 mod resolve;
-#[path = "unblock.rs"]
 mod unblock;
 
 use cron::cron_interval_ns;

@@ -13,19 +13,16 @@
 //! because the host owns the sockets and there is no event to rebind;
 //! `databases` is fixed at 16.
 //!
-//! The parameter table lives in `config_params.rs`, the parsing and
-//! validation of values (and of redis.conf text) in `config_parse.rs`; this
+//! The parameter table lives in `config/params.rs`, the parsing and
+//! validation of values (and of redis.conf text) in `config/parse.rs`; this
 //! file holds the CONFIG command and its handlers.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::glob::{self, glob_match};
 
-#[path = "config_params.rs"]
 mod params;
-#[path = "config_parse.rs"]
 mod parse;
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;
 
 pub use params::config_get;

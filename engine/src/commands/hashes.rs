@@ -12,10 +12,9 @@ use crate::util::parse_i64_strict;
 use crate::value::{Value, WRONGTYPE};
 
 /// HINCRBYFLOAT's x87 `long double` arithmetic, shared with INCRBYFLOAT.
-use crate::commands::strings::string_util;
+use crate::commands::strings::long_double;
 
 /// HRANDFIELD and HSCAN.
-#[path = "hashes_random.rs"]
 mod random;
 
 pub(crate) use random::{check_random_count, parse_random_count, sample_indices};
@@ -463,7 +462,7 @@ fn hincrby(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn hincrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let incr = &args[3];
     // Adding to nothing only validates the increment.
-    if let Err(e) = string_util::incr_by_float(None, incr) {
+    if let Err(e) = long_double::incr_by_float(None, incr) {
         let msg = if e == "ERR value is not a valid float" {
             e
         } else {
@@ -473,7 +472,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let field = &args[2];
     let result = update_hash(ctx, &args[1], |hash, limits| {
-        let sum = string_util::incr_by_float(hash.get(field), incr).map_err(|e| {
+        let sum = long_double::incr_by_float(hash.get(field), incr).map_err(|e| {
             if e == "ERR value is not a valid float" {
                 "ERR hash value is not a float"
             } else {
@@ -494,5 +493,4 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 #[cfg(test)]
-#[path = "hashes_tests.rs"]
 mod tests;

@@ -443,5 +443,4 @@ fn latency_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 }
 
 #[cfg(test)]
-#[path = "latency_tests.rs"]
 mod tests;

@@ -1,6 +1,6 @@
 //! List commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LRANGE LINDEX
 //! LSET LINSERT LREM LTRIM LPOS LMOVE RPOPLPUSH LMPOP, and the blocking
-//! BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP (in `lists_blocking.rs`), with Redis
+//! BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP (in `lists/blocking.rs`), with Redis
 //! 7.0's replies and errors (t_list.c), including the order in which
 //! arguments, keys and types are checked.
 //!
@@ -14,11 +14,8 @@ use crate::types::list::{Direction, List};
 use crate::util::parse_i64_strict;
 use crate::value::{Value, WRONGTYPE};
 
-#[path = "lists_blocking.rs"]
 mod blocking;
-#[path = "lists_lpos.rs"]
 mod lpos;
-#[path = "lists_mpop.rs"]
 mod mpop;
 
 use lpos::lpos;
@@ -727,5 +724,4 @@ fn rpoplpush(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 #[cfg(test)]
-#[path = "lists_tests.rs"]
 mod tests;

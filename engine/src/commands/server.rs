@@ -17,20 +17,16 @@
 //!   are not walked, so INFO stays O(databases + clients);
 //! - rates (`instantaneous_*`), CPU times and `avg_ttl` are 0.
 //!
-//! COMMAND lives in `server_command.rs`, INFO in `server_info.rs`, and the
-//! memory estimate INFO, MEMORY and eviction share in `server_memory.rs`;
+//! COMMAND lives in `server/command.rs`, INFO in `server/info.rs`, and the
+//! memory estimate INFO, MEMORY and eviction share in `server/memory_estimate.rs`;
 //! this file holds the table and TIME.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 
-#[path = "server_command.rs"]
 mod command;
-#[path = "server_info.rs"]
 mod info;
-#[path = "server_memory.rs"]
 mod memory_estimate;
 #[cfg(test)]
-#[path = "server_tests.rs"]
 mod tests;
 
 pub use info::bytes_to_human;

@@ -1,7 +1,7 @@
 //! The sets command family: SADD SREM SISMEMBER SMISMEMBER SCARD SMOVE
-//! here; SPOP SRANDMEMBER SSCAN in `sets_random.rs`; SMEMBERS and the set
+//! here; SPOP SRANDMEMBER SSCAN in `sets/random.rs`; SMEMBERS and the set
 //! algebra (SINTER SUNION SDIFF, their STORE forms, SINTERCARD) in
-//! `sets_algebra.rs`. Replies and errors are Redis 7.0's (t_set.c),
+//! `sets/algebra.rs`. Replies and errors are Redis 7.0's (t_set.c),
 //! including the order in which errors are detected.
 //!
 //! A set emptied by SREM, SPOP or SMOVE is deleted, as Redis never keeps
@@ -11,9 +11,7 @@ use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
 use crate::types::{Limits, Set};
 use crate::value::{Value, WRONGTYPE};
 
-#[path = "sets_algebra.rs"]
 mod algebra;
-#[path = "sets_random.rs"]
 mod random;
 
 const SET: CommandSpec = CommandSpec {
@@ -373,5 +371,4 @@ fn smove(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 #[cfg(test)]
-#[path = "sets_tests.rs"]
 mod tests;

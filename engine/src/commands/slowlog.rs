@@ -328,5 +328,4 @@ fn slowlog_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 }
 
 #[cfg(test)]
-#[path = "slowlog_tests.rs"]
 mod tests;

@@ -7,35 +7,27 @@
 //! family: GET SET SETNX SETEX PSETEX. The other families, one file and one
 //! command table each (all listed in [`crate::commands::FAMILIES`]):
 //!
-//! - [`getex`] (`strings_getex.rs`): GETSET GETDEL GETEX, reads that also write;
-//! - [`multi`] (`strings_multi.rs`): MGET MSET MSETNX;
-//! - [`ranges`] (`strings_ranges.rs`): APPEND STRLEN GETRANGE SUBSTR SETRANGE;
-//! - [`counters`] (`strings_counters.rs`): INCR DECR INCRBY DECRBY INCRBYFLOAT;
-//! - [`lcs`] (`strings_lcs.rs`): LCS.
+//! - [`getex`] (`strings/getex.rs`): GETSET GETDEL GETEX, reads that also write;
+//! - [`multi`] (`strings/multi.rs`): MGET MSET MSETNX;
+//! - [`ranges`] (`strings/ranges.rs`): APPEND STRLEN GETRANGE SUBSTR SETRANGE;
+//! - [`counters`] (`strings/counters.rs`): INCR DECR INCRBY DECRBY INCRBYFLOAT;
+//! - [`lcs`] (`strings/lcs.rs`): LCS.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
 
 /// INCRBYFLOAT's x87 `long double` arithmetic.
-#[path = "string_util.rs"]
-pub(crate) mod string_util;
+pub(crate) mod long_double;
 
-#[path = "strings_counters.rs"]
 pub mod counters;
-#[path = "strings_getex.rs"]
 pub mod getex;
-#[path = "strings_lcs.rs"]
 pub mod lcs;
-#[path = "strings_multi.rs"]
 pub mod multi;
-#[path = "strings_ranges.rs"]
 pub mod ranges;
 #[cfg(test)]
-#[path = "strings_spec_tests.rs"]
 mod spec_tests;
 #[cfg(test)]
-#[path = "strings_tests.rs"]
 mod tests;
 
 const SYNTAX_ERROR: &str = "ERR syntax error";

@@ -3,8 +3,8 @@
 //!
 //! This file holds the command table and the point commands (ZADD ZINCRBY
 //! ZREM ZCARD ZSCORE ZMSCORE ZRANK ZREVRANK ZRANDMEMBER ZSCAN); ranges live
-//! in `zsets_range.rs`, the set algebra in `zsets_store.rs`, pops (blocking
-//! or not) in `zsets_pop.rs`, argument parsing in `zsets_parse.rs`.
+//! in `zsets/range.rs`, the set algebra in `zsets/store.rs`, pops (blocking
+//! or not) in `zsets/pop.rs`, argument parsing in `zsets/parse.rs`.
 //!
 //! Work: one unit per element added, removed, visited or replied; a seek
 //! (rank or range lookup, O(log N)) counts as one.
@@ -14,18 +14,12 @@ use crate::resp::{Protocol, ReplyWriter};
 use crate::types::zset::ZSet;
 use crate::value::Value;
 
-#[path = "zsets_basic.rs"]
 mod basic;
-#[path = "zsets_parse.rs"]
 mod parse;
-#[path = "zsets_pop.rs"]
 mod pop;
-#[path = "zsets_range.rs"]
 mod range;
-#[path = "zsets_store.rs"]
 mod store;
 #[cfg(test)]
-#[path = "zsets_tests.rs"]
 mod tests;
 
 const SYNTAX_ERROR: &str = "ERR syntax error";

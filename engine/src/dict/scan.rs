@@ -4,8 +4,10 @@
 use super::{Dict, NIL};
 
 impl<V> Dict<V> {
-    /// and returns the next cursor, 0 when the iteration is complete. Start
-    /// with cursor 0.
+    /// Calls `visit` for every entry in the bucket that `cursor` names (and,
+    /// while the dict rehashes, in every bucket of the larger table that it
+    /// expands to) and returns the next cursor, 0 when the iteration is
+    /// complete. Start with cursor 0.
     ///
     /// # The guarantee
     ///

@@ -10,7 +10,6 @@ use self::listpack::{EntrySpan, Listpack};
 use super::Limits;
 use crate::dict::Dict;
 
-#[path = "listpack.rs"]
 pub mod listpack;
 
 /// A hash value.

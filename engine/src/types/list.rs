@@ -1,7 +1,7 @@
 //! Lists: a quicklist, as Redis 7.0 keeps every list.
 //!
 //! A [`List`] is a deque of [`Node`]s, each a packed buffer of entries (see
-//! `list_node.rs`) bounded by `list-max-listpack-size`, read when the list
+//! `list/node.rs`) bounded by `list-max-listpack-size`, read when the list
 //! is created, as Redis fixes a quicklist's `fill` at creation:
 //!
 //! - negative (-1..-5): each node holds at most 4, 8, 16, 32 or 64 KB;
@@ -20,7 +20,6 @@
 
 use std::collections::VecDeque;
 
-#[path = "list_node.rs"]
 mod node;
 
 use node::{entry_size_bytes, Node};
@@ -707,5 +706,4 @@ impl<'a> Iterator for Iter<'a> {
 impl ExactSizeIterator for Iter<'_> {}
 
 #[cfg(test)]
-#[path = "list_tests.rs"]
 mod tests;

@@ -13,7 +13,6 @@ use crate::dict::Dict;
 use crate::resp::encode::fmt_i64;
 use crate::util::parse_i64_strict;
 
-#[path = "intset.rs"]
 pub mod intset;
 
 /// Redis caps `set-max-intset-entries` at 2^30 whatever the config says.

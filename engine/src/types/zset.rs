@@ -22,7 +22,6 @@ use crate::dict::Dict;
 use crate::types::Limits;
 
 /// The skiplist of the `skiplist` encoding.
-#[path = "skiplist.rs"]
 pub mod skiplist;
 
 pub use skiplist::{cmp_elements, RangeSpec};
@@ -660,5 +659,4 @@ impl<'a> Iterator for ZIter<'a> {
 }
 
 #[cfg(test)]
-#[path = "zset_tests.rs"]
 mod tests;

@@ -84,7 +84,7 @@ const WARM_LUA: &[&str] = &["EVAL return~1 0"];
 const QUADRATIC_PATTERNS: &str = "O(N) per pattern in the patterns already subscribed \
      (Redis's list search): n patterns in one call are O(n^2)";
 const INFO_MEMORY: &str = "Redis reads its allocator (O(1)); seedkv estimates the dataset \
-     by visiting every key, charged per key (server_memory.rs)";
+     by visiting every key, charged per key (commands/server/memory_estimate.rs)";
 const LONG_A_KEY: &str = "SET {rep:a:n} 1";
 const GLOB_KEY: &str = "key of n `a`s against `a*` x16 then `b`";
 const GLOB_KEY_LINEAR: &str =

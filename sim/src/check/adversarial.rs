@@ -38,7 +38,7 @@ impl Checker for AdversarialScripts {
             if matches {
                 continue;
             }
-            let shown = |f: &Frame| super::model::util::render_shown(f, REPLY_SHOWN_MAX_CHARS);
+            let shown = |f: &Frame| super::model::expected::render_shown(f, REPLY_SHOWN_MAX_CHARS);
             let wanted = match &expected {
                 Ok(frame) => shown(frame),
                 Err(prefix) => format!("an error starting {prefix:?}"),

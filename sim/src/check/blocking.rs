@@ -566,5 +566,4 @@ fn check_timeout(
 }
 
 #[cfg(test)]
-#[path = "blocking_tests.rs"]
 mod tests;

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use seedkv_engine::cmd::flags;
 use seedkv_engine::resp::Frame;
 
-use super::model::util::glob_match;
+use super::model::redis_c::glob_match;
 use super::pipeline::{parse_i64, render_args};
 use super::scan::{scan_calls_max, SCAN_CALLS_SLACK};
 use crate::check::{Checker, RunFacts, Violation};

@@ -60,7 +60,7 @@ use seedkv_engine::cmd::flags::O_N;
 
 use seedkv_engine::resp::Frame;
 
-use super::model::util::render_args;
+use super::model::expected::render_args;
 use crate::check::{Checker, RunFacts, Violation};
 use crate::client::SlowReader;
 use crate::history::{ConnId, Execution, History, Op, TimeNs};

@@ -69,7 +69,7 @@
 
 use seedkv_engine::resp::Frame;
 
-use super::model::util::render_args;
+use super::model::expected::render_args;
 use crate::check::{Checker, RunFacts, Violation};
 use crate::history::{History, TimeNs};
 use partition::partition;

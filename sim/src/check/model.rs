@@ -42,7 +42,7 @@
 //! # Knowing what it does not know
 //!
 //! The model covers the string, generic and collection commands that the
-//! workloads use (see `model_commands.rs` and `model_{lists,hashes,sets,
+//! workloads use (see `model/commands.rs` and `model/{lists,hashes,sets,
 //! zsets}.rs`). Anything else (scripts, MULTI/EXEC, SWAPDB, SORT, ZUNION,
 //! DEBUG...) it does not guess at. Instead it marks what the command may have
 //! changed as **unknown**:
@@ -80,23 +80,17 @@ use crate::check::{CheckCounts, Checker, RunFacts, Violation};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{ConnId, Execution, History, Op};
 
-#[path = "model_commands.rs"]
 mod commands;
-#[path = "model_hashes.rs"]
+pub(crate) mod expected;
 mod hashes;
-#[path = "model_lists.rs"]
 mod lists;
-#[path = "model_sets.rs"]
+pub(crate) mod redis_c;
 mod sets;
-#[path = "model_string_edges.rs"]
 mod string_edges;
-#[path = "model_util.rs"]
-pub(crate) mod util;
-#[path = "model_zsets.rs"]
 mod zsets;
 
-use util::render_args;
-pub(crate) use util::{Expected, Shape};
+use expected::render_args;
+pub(crate) use expected::{Expected, Shape};
 pub(crate) use zsets::ZSet;
 
 /// Databases per server (Redis's default `databases 16`).
@@ -951,7 +945,6 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
 pub(crate) use commands::modelled_keys;
 
 #[cfg(test)]
-#[path = "model_tests.rs"]
 mod tests;
 
 #[cfg(test)]

@@ -29,14 +29,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::model::util::stringmatchlen;
+use super::model::redis_c::stringmatchlen;
 use seedkv_engine::resp::Frame;
 
 use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
 use crate::history::{ConnId, Delivery, History, MessageKind, Op};
 
-#[path = "pubsub_requests.rs"]
 mod requests;
 use requests::ConnRequests;
 
@@ -548,5 +547,4 @@ fn by_client_intervals(
 }
 
 #[cfg(test)]
-#[path = "pubsub_tests.rs"]
 mod tests;

@@ -40,7 +40,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use seedkv_engine::resp::Frame;
 
-use super::model::util::glob_match;
+use super::model::redis_c::glob_match;
 use super::model::{index_ops, KeyState, KeyspaceModel};
 use crate::check::{Checker, RunFacts, Violation};
 use crate::fxhash::FxHashSet;

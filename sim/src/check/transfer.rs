@@ -530,5 +530,4 @@ fn render(args: &[Vec<u8>]) -> String {
 }
 
 #[cfg(test)]
-#[path = "transfer_tests.rs"]
 mod tests;

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use seedkv_engine::resp::Frame;
 
-use crate::check::model::util::glob_match;
+use crate::check::model::redis_c::glob_match;
 use crate::check::scan::{scan_step, shown};
 use crate::check::{Checker, RunFacts, Violation};
 use crate::history::{History, Op, TimeNs};

@@ -8,7 +8,7 @@ use seedkv_engine::resp::Frame;
 
 use super::register::recognise;
 use super::{Action, KeyOp, NOT_AN_INTEGER, OVERFLOW};
-use crate::check::model::util::parse_i64_strict;
+use crate::check::model::redis_c::parse_i64_strict;
 use crate::check::model::{is_harmless, is_single_key_command, modelled_keys, DB_COUNT};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{History, Op};

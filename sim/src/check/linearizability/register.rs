@@ -4,7 +4,7 @@
 use seedkv_engine::resp::Frame;
 
 use super::{Action, State, NOT_AN_INTEGER, OVERFLOW};
-use crate::check::model::util::parse_i64_strict;
+use crate::check::model::redis_c::parse_i64_strict;
 
 /// Applies `action` to `state`: the new state and the reply.
 pub(super) fn step(state: &State, action: &Action) -> (State, Frame) {

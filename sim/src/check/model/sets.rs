@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use seedkv_engine::resp::Frame;
 
 use super::commands::Call;
-use super::util::{parse_i64_strict, OUT_OF_RANGE_POSITIVE, SYNTAX_ERROR, WRONGTYPE};
+use super::redis_c::{parse_i64_strict, OUT_OF_RANGE_POSITIVE, SYNTAX_ERROR, WRONGTYPE};
 use super::{Entry, Expected, KeyspaceModel, Shape, Typed, Value};
 
 type Set = BTreeSet<Vec<u8>>;
@@ -41,7 +41,7 @@ pub(crate) fn keys<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<(Vec<&'a [u8]>
         ),
         "sinter" | "sunion" | "sdiff" => (all, false),
         "sinterstore" | "sunionstore" | "sdiffstore" => (all, true),
-        "sintercard" => (super::util::numkeys_keys(args, 1), false),
+        "sintercard" => (super::redis_c::numkeys_keys(args, 1), false),
         _ => return None,
     })
 }
@@ -262,7 +262,7 @@ impl KeyspaceModel {
             },
             Some(Some(_)) => return Expected::error(OUT_OF_RANGE_POSITIVE),
             Some(None) if pop => return Expected::error(OUT_OF_RANGE_POSITIVE),
-            Some(None) => return Expected::error(super::util::NOT_AN_INTEGER),
+            Some(None) => return Expected::error(super::redis_c::NOT_AN_INTEGER),
         };
         let empty_reply = || match (count, pop, c.resp) {
             (None, _, _) => Expected::Exactly(Frame::Null),

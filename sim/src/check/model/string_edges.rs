@@ -11,7 +11,7 @@
 
 use seedkv_engine::resp::Frame;
 
-use super::util::{
+use super::redis_c::{
     parse_f64_lenient, parse_f64_strict, parse_i64_strict, FloatError, NOT_AN_INTEGER, NOT_A_FLOAT,
     WRONGTYPE,
 };

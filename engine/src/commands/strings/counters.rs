@@ -2,7 +2,7 @@
 //! a string holding a number. The key keeps its TTL; a missing key counts
 //! as 0.
 
-use super::{string_at, string_util, WrongType, NOT_AN_INTEGER, STRING, WRITE_FAST};
+use super::{long_double, string_at, WrongType, NOT_AN_INTEGER, STRING, WRITE_FAST};
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::planted::PlantedBug;
 use crate::resp::encode::fmt_i64;
@@ -146,7 +146,7 @@ fn incrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
     let result = match string_at(ctx, key) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
-        Ok(current) => string_util::incr_by_float(current.map(|s| s.bytes.as_slice()), &args[2]),
+        Ok(current) => long_double::incr_by_float(current.map(|s| s.bytes.as_slice()), &args[2]),
     };
     match result {
         Ok(text) => {

@@ -9,7 +9,7 @@
 use seedkv_engine::resp::Frame;
 
 use super::commands::Call;
-use super::util::{
+use super::redis_c::{
     parse_f64_lenient, parse_f64_strict, parse_i64_strict, NOT_AN_INTEGER, WRONGTYPE,
 };
 use super::{Expected, KeyspaceModel, Shape, Typed, Value};

@@ -18,21 +18,17 @@
 //! - a pipeline's replies come back complete and in order.
 //!
 //! The whole run is traced (simulated time, client, request, reply), and the
+//! same seed must give the same trace, byte for byte (`same_seed_same_trace`
+//! compares the FNV-1a digests of two runs).
 //!
 //! The pieces: `net` puts the server on turmoil's sockets, `conn` is a
 //! minimal RESP client, `workload` is the clients' run and its checks, and
 //! `access` tests protected mode, AUTH and SHUTDOWN where peers are not on
 //! loopback.
 
-// This file is the test crate's root, so its modules would be looked up
-// beside it in tests/tests/; they live in tests/tests/turmoil/ instead.
-#[path = "turmoil/access.rs"]
 mod access;
-#[path = "turmoil/conn.rs"]
 mod conn;
-#[path = "turmoil/net.rs"]
 mod net;
-#[path = "turmoil/workload.rs"]
 mod workload;
 
 use std::cell::RefCell;

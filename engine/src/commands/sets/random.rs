@@ -20,7 +20,7 @@ use crate::value::WRONGTYPE;
 /// instead of removing the popped members one by one.
 const SPOP_MOVE_STRATEGY_MUL: u64 = 5;
 
-/// See `hashes_random.rs`: sampling draws at most this many times per
+/// See `hashes/random.rs`: sampling draws at most this many times per
 /// wanted member before it falls back to a shuffle.
 const DRAWS_PER_SAMPLE_ELEMENT_MAX: u64 = 16;
 

@@ -15,11 +15,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use seedkv_engine::resp::Frame;
 
 use super::commands::Call;
+use super::expected::score_frame;
 use super::lists::{blocking_outcomes, choose_outcome, clamp_range, readiness, Outcome};
-use super::util::{
-    numkeys_keys, parse_f64_lenient, parse_f64_strict, parse_i64_strict, parse_timeout,
-    score_frame, FloatError, NOT_AN_INTEGER, NOT_A_FLOAT, OUT_OF_RANGE_POSITIVE, SYNTAX_ERROR,
-    WRONGTYPE,
+use super::redis_c::{
+    numkeys_keys, parse_f64_lenient, parse_f64_strict, parse_i64_strict, parse_timeout, FloatError,
+    NOT_AN_INTEGER, NOT_A_FLOAT, OUT_OF_RANGE_POSITIVE, SYNTAX_ERROR, WRONGTYPE,
 };
 use super::{Entry, Expected, KeyspaceModel, Typed, Value};
 

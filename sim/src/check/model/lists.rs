@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use seedkv_engine::resp::Frame;
 
 use super::commands::Call;
-use super::util::{
+use super::redis_c::{
     numkeys_keys, parse_i64_strict, parse_timeout, NOT_AN_INTEGER, OUT_OF_RANGE_POSITIVE,
     SYNTAX_ERROR, WRONGTYPE,
 };

@@ -8,7 +8,7 @@
 
 use seedkv_engine::resp::Frame;
 
-use super::util::{glob_match, parse_i64_strict, NOT_AN_INTEGER, SYNTAX_ERROR, WRONGTYPE};
+use super::redis_c::{glob_match, parse_i64_strict, NOT_AN_INTEGER, SYNTAX_ERROR, WRONGTYPE};
 use super::{hashes, lists, sets, zsets};
 use super::{Entry, Expected, KeyState, KeyspaceModel, Typed, Value, DB_COUNT};
 use crate::history::Execution;
