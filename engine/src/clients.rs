@@ -13,7 +13,10 @@ use std::ops::RangeBounds;
 
 use rustc_hash::FxHashMap;
 
-use crate::client::{Client, ClientId};
+use std::collections::VecDeque;
+
+use crate::client::{Client, ClientId, CloseReason};
+use crate::event::Event;
 
 /// Holes below this many are never squeezed out: a handful of churned
 /// connections is cheaper to skip than to compact.
@@ -207,5 +210,20 @@ mod tests {
         let mut clients = Clients::new();
         clients.insert(ClientId(5), client(5));
         clients.insert(ClientId(4), client(4));
+    }
+}
+
+/// Marks `client` as closing and tells the host.
+pub(crate) fn close_client(
+    clients: &mut Clients,
+    events: &mut VecDeque<Event>,
+    client: ClientId,
+    reason: CloseReason,
+) {
+    if let Some(c) = clients.get_mut(&client) {
+        if c.closing.is_none() {
+            c.closing = Some(reason);
+            events.push_back(Event::Close { client, reason });
+        }
     }
 }

@@ -9,10 +9,14 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::client::{ClientId, Clients};
-use crate::engine::{Event, Server};
+use crate::event::Event;
 use crate::resp::{Protocol, ReplyWriter};
+use crate::server::Server;
 use crate::time::Now;
 use crate::value::Value;
+
+/// Bytes of reply that count as one unit of work.
+pub const REPLY_BYTES_PER_WORK_UNIT: u64 = 64;
 
 /// A handler. `args[0]` is the command name as sent.
 pub type Handler = fn(&mut Ctx, &mut [Vec<u8>]);
@@ -472,7 +476,7 @@ impl<'a> Ctx<'a> {
         let v = self.server.keyspace.dbs[i].remove(key).expect("looked up");
         if lazy
             && self.server.config.planted_bug == Some(crate::PlantedBug::LazyFreeStillReachable)
-            && v.free_cost_units() > crate::engine::LAZYFREE_THRESHOLD_UNITS
+            && v.free_cost_units() > crate::event::LAZYFREE_THRESHOLD_UNITS
         {
             // Planted bug (PlantedBug::LazyFreeStillReachable): the value
             // handed to the background free is also left where lookups still
@@ -492,10 +496,10 @@ impl<'a> Ctx<'a> {
     /// (64 elements), small values are always freed inline.
     pub fn free(&mut self, value: Value, lazy: bool) {
         let cost = value.free_cost_units();
-        if lazy && cost > crate::engine::LAZYFREE_THRESHOLD_UNITS {
+        if lazy && cost > crate::event::LAZYFREE_THRESHOLD_UNITS {
             self.work(1);
             self.events
-                .push_back(Event::Free(crate::engine::Garbage::Value(value)));
+                .push_back(Event::Free(crate::event::Garbage::Value(value)));
         } else {
             self.work(cost);
             drop(value);

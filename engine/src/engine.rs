@@ -45,15 +45,19 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::blocking::Blocked;
 use crate::client::{Client, ClientId, Clients, CloseReason, ConnectInfo};
+use crate::clients::close_client;
+use crate::cmd::REPLY_BYTES_PER_WORK_UNIT;
 use crate::cmd::{lookup_subcommand, CommandSpec, CommandTable, Ctx};
 use crate::config::Config;
 use crate::db::{Keyspace, ACTIVE_EXPIRE_BUDGET_KEYS};
-use crate::dict::Dict;
+use crate::event::{Event, Executed, Garbage, LAZYFREE_THRESHOLD_UNITS};
 use crate::planted::{PlantedBug, PlantedState, MISROUTED_REPLY_EVERY};
 use crate::resp::{ParserLimits, ReplyWriter};
+use crate::server::Server;
 use crate::stats::{CommandName, Stats};
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
+use crate::util::sanitize;
 use crate::value::Value;
 
 mod cron;
@@ -66,133 +70,13 @@ mod unblock;
 use cron::cron_interval_ns;
 use resolve::{reject_while_subscribed, resolve};
 
-/// Values cheaper to free than this are always freed inline (Redis's
-/// LAZYFREE_THRESHOLD is 64 elements).
-pub const LAZYFREE_THRESHOLD_UNITS: u64 = 64;
-
 /// Buckets the cron moves per database per tick while a dict is rehashing
 /// (Redis's `activerehashing` uses 1 ms; we use a counted budget).
 pub const CRON_REHASH_BUCKETS_PER_DB: usize = 100;
 
-/// Bytes of reply that count as one unit of work.
-pub const REPLY_BYTES_PER_WORK_UNIT: u64 = 64;
-
 /// The reused argument vector is dropped after a request with more
 /// arguments than this, so that one huge request does not pin its memory.
 const ARGS_KEPT_CAPACITY_MAX: usize = 1024;
-
-/// Something for the host to act on.
-#[derive(Debug)]
-pub enum Event {
-    /// Close this connection. If `reason.flush_first()`, write its pending
-    /// output first. Then call [`Engine::disconnect`].
-    Close {
-        client: ClientId,
-        reason: CloseReason,
-    },
-    /// Drop this off the command thread (UNLINK, FLUSHALL ASYNC, lazy free).
-    Free(Garbage),
-    /// A command ran (only when `Config::record_executions`).
-    Executed(Executed),
-}
-
-/// Values handed to the host to free in the background.
-#[derive(Debug)]
-pub enum Garbage {
-    Value(Value),
-    /// A whole database (FLUSHDB/FLUSHALL ASYNC), boxed so that the common
-    /// events stay small.
-    Db(Box<FreedDb>),
-}
-
-/// The contents of a flushed database.
-#[derive(Debug)]
-pub struct FreedDb {
-    pub keys: Dict<Value>,
-    pub expires: Dict<u64>,
-}
-
-impl Garbage {
-    /// Objects this frees, as INFO memory `lazyfreed_objects` counts them:
-    /// one per value, one per key of a flushed database.
-    pub fn objects_count(&self) -> u64 {
-        match self {
-            Garbage::Value(_) => 1,
-            Garbage::Db(db) => db.keys.len() as u64,
-        }
-    }
-
-    /// Work the background thread spends freeing this.
-    pub fn work_units(&self) -> u64 {
-        match self {
-            Garbage::Value(v) => v.free_cost_units(),
-            Garbage::Db(db) => {
-                let FreedDb { keys, expires } = &**db;
-                keys.iter().map(|(_, v)| v.free_cost_units()).sum::<u64>() + expires.len() as u64
-            }
-        }
-    }
-}
-
-/// A record of one executed request, in execution order. Rejected requests
-/// (unknown command, wrong arity, NOAUTH) are recorded too, with an empty
-/// name, so that `(client, request_seq)` names every request.
-#[derive(Debug, Clone)]
-pub struct Executed {
-    pub client: ClientId,
-    /// Index of the request on its connection, from 0.
-    pub request_seq: u64,
-    /// Full lowercase name (`get`, `client|list`); empty when rejected.
-    pub name: &'static str,
-    pub flags: u32,
-    pub work_units: u64,
-    pub reply_bytes: usize,
-    /// Set for a command run by EXEC: the `request_seq` of that EXEC. Its
-    /// own `request_seq` is the one it was queued with (the request that got
-    /// `+QUEUED`); all of one EXEC's commands are recorded back to back,
-    /// before the EXEC itself. A queued command EXEC never ran (DISCARD,
-    /// EXECABORT, a failed WATCH) is never recorded.
-    pub in_exec: Option<u64>,
-    /// What the command touched, measured around it by the generic
-    /// execution code (only with `Config::record_sizes`; see
-    /// [`crate::sizes`]). `None` for a rejected request.
-    pub sizes: Option<Box<crate::sizes::Sizes>>,
-}
-
-/// All state commands can touch except the client table.
-pub struct Server {
-    pub config: Config,
-    pub keyspace: Keyspace,
-    pub rng: ChaCha8Rng,
-    pub commands: CommandTable,
-    pub stats: Stats,
-    /// Changes since start (INFO `rdb_changes_since_last_save`).
-    pub dirty: u64,
-    pub started: Now,
-    pub next_client_id: u64,
-    /// Next time the cron wants to run.
-    pub cron_deadline_ns: u64,
-    /// State of the planted bug, if any (see [`crate::planted`]).
-    pub planted: PlantedState,
-    /// Clients blocked on keys (see [`crate::blocking`]).
-    pub blocking: crate::blocking::Blocking,
-    /// Heap bytes the host's allocator reports (see
-    /// [`Engine::set_allocated_bytes`]); `None` where nobody measures, and
-    /// INFO memory then reports the engine's own estimate.
-    pub allocated_bytes: Option<u64>,
-    /// Who watches which key (see [`crate::multi`]).
-    pub watches: crate::multi::Watches,
-    /// Clients in MONITOR mode, in the order they asked.
-    pub monitors: Vec<ClientId>,
-    /// Channel and pattern subscribers (see [`crate::pubsub`]).
-    pub pubsub: crate::pubsub::PubSub,
-    /// Lua scripts and their state (see [`crate::scripting`]).
-    pub scripting: crate::scripting::Scripting,
-    /// `maxmemory` eviction (see [`crate::evict`]).
-    pub evict: crate::evict::EvictState,
-    /// CLIENT PAUSE and DEBUG SLEEP (see [`pause`]).
-    pub pause: pause::Pause,
-}
 
 /// The engine. See the module docs for the drive/drain contract.
 pub struct Engine {
@@ -894,26 +778,5 @@ pub(crate) fn deliver_unblocked(
     server.blocking.push_unblocked(client);
 }
 
-/// Marks `client` as closing and tells the host.
-pub(crate) fn close_client(
-    clients: &mut Clients,
-    events: &mut VecDeque<Event>,
-    client: ClientId,
-    reason: CloseReason,
-) {
-    if let Some(c) = clients.get_mut(&client) {
-        if c.closing.is_none() {
-            c.closing = Some(reason);
-            events.push_back(Event::Close { client, reason });
-        }
-    }
-}
-
 /// A request's command: its container (for a subcommand) and its spec.
 type Resolved = (Option<&'static CommandSpec>, &'static CommandSpec);
-
-/// Lossy text of `bytes`, cut at `max` bytes, with newlines made spaces.
-pub(crate) fn sanitize(bytes: &[u8], max: usize) -> String {
-    let cut = &bytes[..bytes.len().min(max)];
-    String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
-}

@@ -27,10 +27,11 @@ use std::collections::VecDeque;
 use crate::client::{ClientId, Clients};
 use crate::cmd::{flags, CommandSpec};
 use crate::config::MaxmemoryPolicy;
-use crate::engine::{Event, Garbage, Server, LAZYFREE_THRESHOLD_UNITS};
+use crate::event::{Event, Garbage, LAZYFREE_THRESHOLD_UNITS};
 use crate::evict_pool::{volatile_only, EvictionPool};
 use crate::lru::Access;
 use crate::resp::{Protocol, ReplyWriter};
+use crate::server::Server;
 use crate::stats::CommandName;
 use crate::time::Now;
 

@@ -11,7 +11,8 @@
 use std::collections::VecDeque;
 
 use crate::client::{Client, ClientId, Clients, CloseReason};
-use crate::engine::{close_client, Event};
+use crate::clients::close_client;
+use crate::event::Event;
 use crate::time::Now;
 
 /// Whether `c` has been idle for more than `timeout_s` at `now` and may be

@@ -24,9 +24,9 @@ use crate::client::{Client, ClientId, Clients};
 use crate::cmd::{flags, CommandSpec};
 use crate::commands::monitor;
 use crate::db::{Keyspace, DATABASES_COUNT};
-use crate::engine::Server;
 use crate::planted::PlantedBug;
 use crate::resp::{Protocol, ReplyWriter};
+use crate::server::Server;
 use crate::time::Now;
 
 /// One command waiting for EXEC.

@@ -13,7 +13,7 @@
 use crate::client::{ClientId, Clients};
 use crate::cmd::CommandSpec;
 use crate::db::Db;
-use crate::engine::Server;
+use crate::server::Server;
 use crate::value::Value;
 
 /// What one execution touched (see the module docs).

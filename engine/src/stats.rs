@@ -17,7 +17,7 @@ use crate::client::Client;
 use crate::cmd::flags::SKIP_SLOWLOG;
 use crate::commands::latency::LatencyMonitor;
 use crate::commands::slowlog::{Origin, SlowLog};
-use crate::engine::Server;
+use crate::server::Server;
 use crate::time::Now;
 
 /// Smallest duration a latency histogram tells apart, in nanoseconds

@@ -95,3 +95,9 @@ mod tests {
         assert_eq!(parse_i64_strict(b"-0"), None);
     }
 }
+
+/// Lossy text of `bytes`, cut at `max` bytes, with newlines made spaces.
+pub(crate) fn sanitize(bytes: &[u8], max: usize) -> String {
+    let cut = &bytes[..bytes.len().min(max)];
+    String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
+}

@@ -11,11 +11,12 @@
 use std::fmt::Write as _;
 
 use crate::client::{Client, ClientId, CloseReason};
+use crate::clients::close_client;
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
 use crate::commands::connection::super_validate_name;
+use crate::engine::deliver_unblocked;
 use crate::engine::pause::PauseMode;
-use crate::engine::{close_client, deliver_unblocked};
 use crate::time::Now;
 use crate::util::parse_i64_strict;
 
@@ -194,7 +195,7 @@ fn client_setinfo(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if attr != "lib-name" && attr != "lib-ver" {
         return ctx.error(&format!(
             "ERR Unrecognized option '{}'",
-            crate::engine::sanitize(&args[2], 128)
+            crate::util::sanitize(&args[2], 128)
         ));
     }
     if value.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
@@ -327,7 +328,7 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 None => {
                     return ctx.error(&format!(
                         "ERR Unknown client type '{}'",
-                        crate::engine::sanitize(&args[3], 128)
+                        crate::util::sanitize(&args[3], 128)
                     ))
                 }
             };
@@ -412,7 +413,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                     None => {
                         return ctx.error(&format!(
                             "ERR Unknown client type '{}'",
-                            crate::engine::sanitize(value, 128)
+                            crate::util::sanitize(value, 128)
                         ))
                     }
                 },
@@ -422,7 +423,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                     if value.as_slice() != b"default" {
                         return ctx.error(&format!(
                             "ERR No such user '{}'",
-                            crate::engine::sanitize(value, 128)
+                            crate::util::sanitize(value, 128)
                         ));
                     }
                 }
@@ -490,7 +491,7 @@ fn client_unblock(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if args.len() > 4 {
         return ctx.error(&format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            crate::engine::sanitize(&args[1], 128)
+            crate::util::sanitize(&args[1], 128)
         ));
     }
     let mut with_error = false;
@@ -539,7 +540,7 @@ fn client_pause(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if args.len() > 4 {
         return ctx.error(&format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            crate::engine::sanitize(&args[1], 128)
+            crate::util::sanitize(&args[1], 128)
         ));
     }
     let mode = match args.get(3) {

@@ -1,9 +1,9 @@
 //! Connection commands: PING ECHO QUIT SELECT HELLO AUTH RESET.
 
 use crate::client::CloseReason;
+use crate::clients::close_client;
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::db::DATABASES_COUNT;
-use crate::engine::close_client;
 use crate::resp::Protocol;
 use crate::util::parse_i64_strict;
 
@@ -195,7 +195,7 @@ fn hello(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         } else {
             return ctx.error(&format!(
                 "ERR Syntax error in HELLO option '{}'",
-                crate::engine::sanitize(&args[i], 128)
+                crate::util::sanitize(&args[i], 128)
             ));
         }
     }

@@ -9,7 +9,7 @@
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::keys::KEYSPACE;
 use crate::db::DATABASES_COUNT;
-use crate::engine::{Event, Garbage};
+use crate::event::{Event, Garbage};
 use crate::util::parse_i64_strict;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -250,7 +250,7 @@ fn flush_db(ctx: &mut Ctx, i: usize, lazy: bool) {
     }
     let removed = db.len() as u64;
     let (keys, expires) = db.take();
-    let garbage = Garbage::Db(Box::new(crate::engine::FreedDb { keys, expires }));
+    let garbage = Garbage::Db(Box::new(crate::event::FreedDb { keys, expires }));
     if lazy {
         ctx.work(1);
         ctx.events.push_back(Event::Free(garbage));
@@ -263,7 +263,7 @@ fn flush_db(ctx: &mut Ctx, i: usize, lazy: bool) {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::{Event, Garbage};
+    use crate::event::{Event, Garbage};
     use crate::testing::{bulk, err, int, simple, TestEngine};
     use crate::Config;
 

@@ -40,7 +40,7 @@ fn debug(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     } else {
         ctx.error(&format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-            crate::engine::sanitize(sub, 128)
+            crate::util::sanitize(sub, 128)
         ));
     }
 }

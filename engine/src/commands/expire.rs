@@ -128,7 +128,7 @@ impl Conditions {
             } else {
                 return Err(format!(
                     "ERR Unsupported option {}",
-                    crate::engine::sanitize(opt, 128)
+                    crate::util::sanitize(opt, 128)
                 ));
             }
         }

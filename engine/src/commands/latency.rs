@@ -275,7 +275,7 @@ fn latency_graph(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let Some((name, ts)) = found else {
         return ctx.error(&format!(
             "ERR No samples available for event '{}'",
-            crate::engine::sanitize(&args[2], usize::MAX)
+            crate::util::sanitize(&args[2], usize::MAX)
         ));
     };
     let graph = render_graph(name, ts, now_s);

@@ -455,7 +455,7 @@ fn list_channels(ctx: &mut Ctx, args: &[Vec<u8>], shard: bool) {
     if args.len() > 3 {
         return ctx.error(&format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
-            crate::engine::sanitize(&args[1], 128),
+            crate::util::sanitize(&args[1], 128),
         ));
     }
     let pattern = args.get(2).map(Vec::as_slice);

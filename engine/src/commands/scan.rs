@@ -321,7 +321,7 @@ mod tests {
 
     use super::parse_scan_cursor;
     use crate::client::ClientId;
-    use crate::engine::Event;
+    use crate::event::Event;
     use crate::resp::Frame;
     use crate::testing::{bulk, err, int, TestEngine};
     use crate::Config;

@@ -171,7 +171,7 @@ fn evalsha_ro_command(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// `SCRIPT LOAD script`: compiles and caches it; replies its SHA-1.
 fn script_load(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    ctx.work(args[2].len() as u64 / crate::engine::REPLY_BYTES_PER_WORK_UNIT);
+    ctx.work(args[2].len() as u64 / crate::cmd::REPLY_BYTES_PER_WORK_UNIT);
     match ctx.server.scripting.load(&args[2]) {
         Ok(sha) => ctx.w().bulk_str(&sha),
         Err(e) => ctx.error(&e),

@@ -265,8 +265,8 @@ fn slowlog_get(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if args.len() > 3 {
         return ctx.error(&format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-            crate::engine::sanitize(&args[1], 128),
-            crate::engine::sanitize(&args[0], 128).to_ascii_uppercase()
+            crate::util::sanitize(&args[1], 128),
+            crate::util::sanitize(&args[0], 128).to_ascii_uppercase()
         ));
     }
     let log_len = ctx.server.stats.slowlog.entries.len();

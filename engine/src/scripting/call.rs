@@ -9,8 +9,9 @@ use mlua::{Lua, MultiValue, Value};
 
 use super::convert;
 use super::Run;
+use crate::cmd::REPLY_BYTES_PER_WORK_UNIT;
 use crate::cmd::{flags, lookup_subcommand, CommandSpec, Ctx};
-use crate::engine::{Event, Executed, REPLY_BYTES_PER_WORK_UNIT};
+use crate::event::{Event, Executed};
 use crate::planted::PlantedBug;
 use crate::resp::{FrameDecoder, Protocol};
 use crate::stats::{CommandName, Finished};

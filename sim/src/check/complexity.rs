@@ -26,7 +26,7 @@
 //! busy threshold ([`SCRIPT_BUSY_UNITS`]); each command they ran is its own
 //! execution with its own bound, and the group's bound adds theirs.
 
-use seedkv_engine::engine::REPLY_BYTES_PER_WORK_UNIT;
+use seedkv_engine::cmd::REPLY_BYTES_PER_WORK_UNIT;
 use seedkv_engine::sizes::{Sizes, ValueSizes};
 
 /// Units every command may spend besides its terms (lookup, dispatch,

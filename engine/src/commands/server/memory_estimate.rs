@@ -38,7 +38,7 @@ pub fn memory_report(ctx: &Ctx) -> MemoryReport {
 /// [`memory_report`] from the server and client table alone (eviction
 /// measures memory before any command context exists).
 pub fn memory_report_of(
-    server: &crate::engine::Server,
+    server: &crate::server::Server,
     clients: &crate::client::Clients,
 ) -> MemoryReport {
     let mut keys_visited = 0u64;

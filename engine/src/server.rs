@@ -1,0 +1,46 @@
+//! [`Server`]: all state a command can touch except the client table.
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::client::ClientId;
+use crate::cmd::CommandTable;
+use crate::config::Config;
+use crate::db::Keyspace;
+use crate::planted::PlantedState;
+use crate::stats::Stats;
+use crate::time::Now;
+
+/// All state commands can touch except the client table.
+pub struct Server {
+    pub config: Config,
+    pub keyspace: Keyspace,
+    pub rng: ChaCha8Rng,
+    pub commands: CommandTable,
+    pub stats: Stats,
+    /// Changes since start (INFO `rdb_changes_since_last_save`).
+    pub dirty: u64,
+    pub started: Now,
+    pub next_client_id: u64,
+    /// Next time the cron wants to run.
+    pub cron_deadline_ns: u64,
+    /// State of the planted bug, if any (see [`crate::planted`]).
+    pub planted: PlantedState,
+    /// Clients blocked on keys (see [`crate::blocking`]).
+    pub blocking: crate::blocking::Blocking,
+    /// Heap bytes the host's allocator reports (see
+    /// [`Engine::set_allocated_bytes`]); `None` where nobody measures, and
+    /// INFO memory then reports the engine's own estimate.
+    pub allocated_bytes: Option<u64>,
+    /// Who watches which key (see [`crate::multi`]).
+    pub watches: crate::multi::Watches,
+    /// Clients in MONITOR mode, in the order they asked.
+    pub monitors: Vec<ClientId>,
+    /// Channel and pattern subscribers (see [`crate::pubsub`]).
+    pub pubsub: crate::pubsub::PubSub,
+    /// Lua scripts and their state (see [`crate::scripting`]).
+    pub scripting: crate::scripting::Scripting,
+    /// `maxmemory` eviction (see [`crate::evict`]).
+    pub evict: crate::evict::EvictState,
+    /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::engine::pause`]).
+    pub pause: crate::engine::pause::Pause,
+}
