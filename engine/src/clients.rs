@@ -144,6 +144,21 @@ impl std::ops::Index<&ClientId> for Clients {
     }
 }
 
+/// Marks `client` as closing and tells the host.
+pub(crate) fn close_client(
+    clients: &mut Clients,
+    events: &mut VecDeque<Event>,
+    client: ClientId,
+    reason: CloseReason,
+) {
+    if let Some(c) = clients.get_mut(&client) {
+        if c.closing.is_none() {
+            c.closing = Some(reason);
+            events.push_back(Event::Close { client, reason });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,20 +225,5 @@ mod tests {
         let mut clients = Clients::new();
         clients.insert(ClientId(5), client(5));
         clients.insert(ClientId(4), client(4));
-    }
-}
-
-/// Marks `client` as closing and tells the host.
-pub(crate) fn close_client(
-    clients: &mut Clients,
-    events: &mut VecDeque<Event>,
-    client: ClientId,
-    reason: CloseReason,
-) {
-    if let Some(c) = clients.get_mut(&client) {
-        if c.closing.is_none() {
-            c.closing = Some(reason);
-            events.push_back(Event::Close { client, reason });
-        }
     }
 }

@@ -80,6 +80,12 @@ pub fn parse_timeout_ms(arg: &[u8]) -> Result<u64, &'static str> {
     Ok(ms as u64)
 }
 
+/// Lossy text of `bytes`, cut at `max` bytes, with newlines made spaces.
+pub(crate) fn sanitize(bytes: &[u8], max: usize) -> String {
+    let cut = &bytes[..bytes.len().min(max)];
+    String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,10 +100,4 @@ mod tests {
         assert_eq!(parse_i64_strict(b" 1"), None);
         assert_eq!(parse_i64_strict(b"-0"), None);
     }
-}
-
-/// Lossy text of `bytes`, cut at `max` bytes, with newlines made spaces.
-pub(crate) fn sanitize(bytes: &[u8], max: usize) -> String {
-    let cut = &bytes[..bytes.len().min(max)];
-    String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
 }
