@@ -253,8 +253,11 @@ impl KeyspaceModel {
             "set" => self.set(db, args, now),
             "getset" => {
                 let old = owned(self.read_as(db, key, now, Value::as_str));
-                if !matches!(old, Typed::WrongType) {
-                    self.store(db, key, Entry::string(args[2].clone()));
+                match old {
+                    Typed::WrongType => {}
+                    // It may be another type (then untouched): still unknown.
+                    Typed::Unknown => self.forget_key(db, key),
+                    _ => self.store(db, key, Entry::string(args[2].clone())),
                 }
                 value_reply(as_ref(&old))
             }
@@ -341,8 +344,12 @@ impl KeyspaceModel {
             },
             "getdel" => {
                 let old = owned(self.read_as(db, key, now, Value::as_str));
-                if !matches!(old, Typed::WrongType) {
-                    self.remove(db, key);
+                match old {
+                    Typed::WrongType => {}
+                    // It may be another type (then kept): still unknown,
+                    // not absent.
+                    Typed::Unknown => self.forget_key(db, key),
+                    _ => self.remove(db, key),
                 }
                 value_reply(as_ref(&old))
             }

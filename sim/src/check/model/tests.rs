@@ -755,3 +755,26 @@ fn hincrbyfloat_of_a_tiny_increment_prints_zero() {
     b.run(1, "HGET h f", bulk("0"));
     passes_and_fails_with(&mut b, bulk("1"));
 }
+
+/// Found by the engine_commands fuzzer: COPY makes `a` unknown to the
+/// model, and a GETDEL (or GETSET) of an unknown key must leave it unknown
+/// (it may be another type, which GETDEL refuses and keeps), not absent:
+/// the model then expected `INCR a` to create the key and reply 1, where
+/// Redis 7.0.15 answers WRONGTYPE.
+#[test]
+fn incr_after_refused_getdel_and_pexpire_on_a_hash() {
+    let wrongtype = || error("WRONGTYPE Operation against a key holding the wrong kind of value");
+    let mut b = Builder::new();
+    b.run(1, "HINCRBYFLOAT a 2 -1", bulk("-1"));
+    b.run(1, "COPY a b", Frame::Integer(1));
+    b.run(1, "GETDEL a", wrongtype());
+    b.run(
+        1,
+        "PEXPIRE a 9223372036854775807",
+        error("ERR invalid expire time in 'pexpire' command"),
+    );
+    b.run(1, "INCR a", wrongtype());
+    b.run(1, "GETSET a x", wrongtype());
+    b.run(1, "INCR a", wrongtype());
+    check(&b).expect("consistent history passes");
+}
