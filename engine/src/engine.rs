@@ -468,11 +468,7 @@ impl Engine {
 
     /// Runs the request in `args` (see [`crate::pipeline`]).
     fn execute(&mut self, now: Now, client: ClientId, args: &mut [Vec<u8>]) {
-        let c = self.clients.get_mut(&client).expect("client");
-        let request_seq = c.requests_parsed;
-        c.requests_parsed += 1;
-        self.pipeline()
-            .run(now, client, args, request_seq, Caller::Request);
+        self.pipeline().run(now, client, args, Caller::Request);
     }
 
     /// The command pipeline over the engine's state.

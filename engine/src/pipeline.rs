@@ -51,8 +51,10 @@ pub type Resolved = (Option<&'static CommandSpec>, &'static CommandSpec);
 pub enum Caller {
     /// A request from the client's connection (or released by a pause).
     Request,
-    /// A command from EXEC's queue; `exec_seq` is the EXEC's request.
-    Exec { exec_seq: u64 },
+    /// A command from EXEC's queue: `request_seq` is its own request's
+    /// index on the connection (it was counted when queued), `exec_seq`
+    /// the EXEC's.
+    Exec { request_seq: u64, exec_seq: u64 },
     /// A parked blocking command: run again to serve a ready key, or
     /// answered by its timeout or CLIENT UNBLOCK.
     Unblocked,
@@ -65,7 +67,7 @@ impl Caller {
     /// ([`Executed::in_exec`]).
     fn in_exec(self) -> Option<u64> {
         match self {
-            Caller::Exec { exec_seq } => Some(exec_seq),
+            Caller::Exec { exec_seq, .. } => Some(exec_seq),
             Caller::Script { eval_seq } => Some(eval_seq),
             Caller::Request | Caller::Unblocked => None,
         }
@@ -120,10 +122,9 @@ pub fn nested<R>(ctx: &mut Ctx, f: impl FnOnce(&mut Pipeline) -> R) -> R {
     r
 }
 
-/// How finish finds the watched keys a command changed.
+/// How finish finds the watched keys a command changed; none when nobody
+/// watches or monitors, or nothing changed (a timeout).
 enum Touch {
-    /// Nobody watches or monitors, or nothing changed (a timeout).
-    Nothing,
     /// A request's write while someone watches, or a command MONITOR shows.
     Hook(Hook),
     /// A script's call: the keys of any command that dirtied the dataset,
@@ -149,11 +150,11 @@ struct Done<'r> {
     args: &'r [Vec<u8>],
     work_units: u64,
     duration_ns: u64,
-    touch: Touch,
-    measuring: Option<Measuring>,
+    touch: Option<Box<Touch>>,
+    measuring: Option<Box<Measuring>>,
     /// A request that blocked: what it waits for, and its arguments to run
     /// again.
-    block: Option<(BlockRequest, Vec<Vec<u8>>)>,
+    block: Option<Box<(BlockRequest, Vec<Vec<u8>>)>>,
 }
 
 /// The handler's result, from [`Pipeline::execute`].
@@ -164,19 +165,20 @@ struct Handled {
 }
 
 impl Pipeline<'_> {
-    /// Runs a request of `client` (`Caller::Request`) or a command of its
-    /// EXEC's queue (`Caller::Exec`): resolve, admit, execute, finish.
-    pub fn run(
-        &mut self,
-        now: Now,
-        client: ClientId,
-        args: &mut [Vec<u8>],
-        request_seq: u64,
-        caller: Caller,
-    ) {
+    /// Runs a request of `client` (`Caller::Request`, counted here as the
+    /// connection's next request) or a command of its EXEC's queue
+    /// (`Caller::Exec`): resolve, admit, execute, finish.
+    pub fn run(&mut self, now: Now, client: ClientId, args: &mut [Vec<u8>], caller: Caller) {
         debug_assert!(!args.is_empty());
-        debug_assert!(caller.is_request());
         let c = self.clients.get_mut(&client).expect("client");
+        let request_seq = match caller {
+            Caller::Exec { request_seq, .. } => request_seq,
+            _ => {
+                debug_assert_eq!(caller, Caller::Request);
+                c.requests_parsed += 1;
+                c.requests_parsed - 1
+            }
+        };
         let (db, protocol, may_block) = (c.db, c.protocol, !c.deny_blocking);
         let mut reply = std::mem::take(&mut c.output);
         let reply_start = reply.len();
@@ -193,73 +195,102 @@ impl Pipeline<'_> {
             self.clients.get_mut(&client).expect("client").output = reply;
             return;
         };
-        let mut done = Done {
-            caller,
-            client,
-            request_seq,
-            db,
-            command: None,
-            args: &[],
-            work_units: 1 + evict_work_units,
-            duration_ns: 0,
-            touch: Touch::Nothing,
-            measuring: None,
-            block: None,
-        };
-        match resolved {
+        let mut done = match resolved {
             Ok(command) => {
-                let (touch, measuring) =
-                    self.before(client, caller, command, args, request_seq, db);
-                // A handler may take its arguments apart; a command that may
-                // park keeps the originals to run again when it is served.
-                let saved_args = command
-                    .1
-                    .has(crate::cmd::flags::BLOCKING)
-                    .then(|| args.to_vec());
-                if caller.is_request()
-                    && crate::commands::slowlog::SlowLog::enabled(&self.server.config)
-                {
-                    self.server.stats.slowlog.capture(args);
-                }
-                let handled = self.execute(
-                    now,
-                    (client, caller),
-                    command.1,
-                    args,
-                    (reply, protocol),
-                    may_block,
-                );
-                reply = handled.reply;
-                (done.command, done.touch, done.measuring) = (Some(command), touch, measuring);
-                done.work_units = handled.work_units;
-                if let Some(request) = handled.block {
-                    debug_assert_eq!(reply.len(), reply_start, "a blocking handler replied");
-                    reply.truncate(reply_start);
-                    match saved_args {
-                        Some(saved) if may_block && !request.keys.is_empty() => {
-                            done.block = Some((request, saved));
-                        }
-                        // A handler that blocks where it may not (or on no
-                        // key) gets its timeout reply at once.
-                        _ => reply.extend_from_slice(request.on_timeout.encoded(protocol)),
-                    }
-                }
-                if let Some(queue) = crate::multi::take_exec_queue(self.clients, client) {
-                    // EXEC: its handler wrote the array header; each queued
-                    // command now runs and is timed on its own.
-                    let _ = self.stopwatch.stop(0, 0);
-                    reply = self.run_exec(now, client, reply, queue, request_seq);
-                    self.stopwatch.start();
+                let at = (now, client, caller, request_seq);
+                let on = (db, protocol, may_block);
+                self.execute_request(at, command, args, (&mut reply, reply_start), on)
+            }
+            Err(rejected) => {
+                self.server.stats.record_rejected(rejected);
+                Done {
+                    caller,
+                    client,
+                    request_seq,
+                    db,
+                    command: None,
+                    args: &[],
+                    work_units: 1 + evict_work_units,
+                    duration_ns: 0,
+                    touch: None,
+                    measuring: None,
+                    block: None,
                 }
             }
-            Err(rejected) => self.server.stats.record_rejected(rejected),
-        }
+        };
         let reply_bytes = (reply.len() - reply_start) as u64;
         done.work_units += reply_bytes / REPLY_BYTES_PER_WORK_UNIT;
         if done.command.is_some() {
             done.duration_ns = self.stopwatch.stop(done.work_units, reply_bytes);
         }
         self.finish(now, done, &mut reply, reply_start);
+    }
+
+    /// The execute step of a request that passed admission: the handler,
+    /// with what must be taken before it runs, a command that blocked
+    /// parked or answered, and EXEC's queue run after EXEC's handler.
+    #[inline(always)]
+    fn execute_request<'r>(
+        &mut self,
+        (now, client, caller, request_seq): (Now, ClientId, Caller, u64),
+        command: Resolved,
+        args: &'r mut [Vec<u8>],
+        (reply, reply_start): (&mut Vec<u8>, usize),
+        (db, protocol, may_block): (usize, Protocol, bool),
+    ) -> Done<'r> {
+        let (touch, measuring) = self.before(client, caller, command, args, request_seq, db);
+        // A handler may take its arguments apart; a command that may park
+        // keeps the originals to run again when it is served.
+        let saved_args = command
+            .1
+            .has(crate::cmd::flags::BLOCKING)
+            .then(|| args.to_vec());
+        if crate::commands::slowlog::SlowLog::enabled(&self.server.config) {
+            self.server.stats.slowlog.capture(args);
+        }
+        let output = std::mem::take(reply);
+        let handled = self.execute(
+            now,
+            (client, caller),
+            command.1,
+            args,
+            (output, protocol),
+            may_block,
+        );
+        *reply = handled.reply;
+        let mut block = None;
+        if let Some(request) = handled.block {
+            debug_assert_eq!(reply.len(), reply_start, "a blocking handler replied");
+            reply.truncate(reply_start);
+            match saved_args {
+                Some(saved) if may_block && !request.keys.is_empty() => {
+                    block = Some(Box::new((request, saved)));
+                }
+                // A handler that blocks where it may not (or on no key)
+                // gets its timeout reply at once.
+                _ => reply.extend_from_slice(request.on_timeout.encoded(protocol)),
+            }
+        }
+        if let Some(queue) = crate::multi::take_exec_queue(self.clients, client) {
+            // EXEC: its handler wrote the array header; each queued command
+            // now runs and is timed on its own.
+            let _ = self.stopwatch.stop(0, 0);
+            *reply = self.run_exec(now, client, std::mem::take(reply), queue, request_seq);
+            self.stopwatch.start();
+        }
+        Done {
+            caller,
+            client,
+            request_seq,
+            db,
+            command: Some(command),
+            args: &[],
+            work_units: handled.work_units,
+            duration_ns: 0,
+            touch,
+            measuring,
+            block,
+        }
     }
 
     /// Runs `redis.call`'s command for `client`'s script (`eval_seq` is
@@ -356,6 +387,7 @@ impl Pipeline<'_> {
     /// What must be taken before a handler runs (it may take its arguments
     /// apart, and FLUSHDB's keys are gone after): the WATCH/MONITOR
     /// bookkeeping and the size measurement (see [`crate::sizes`]).
+    #[inline(always)]
     fn before(
         &mut self,
         client: ClientId,
@@ -364,23 +396,29 @@ impl Pipeline<'_> {
         args: &[Vec<u8>],
         request_seq: u64,
         db: usize,
-    ) -> (Touch, Option<Measuring>) {
+    ) -> (Option<Box<Touch>>, Option<Box<Measuring>>) {
         let server = &mut *self.server;
         let spec = command.1;
         let touch = match caller {
             Caller::Request | Caller::Exec { .. } => {
                 // A script records its redis.calls under this request.
                 server.scripting.request_seq = request_seq;
-                Hook::before(server, db, spec, args).map_or(Touch::Nothing, Touch::Hook)
+                Hook::before(server, db, spec, args).map(|hook| Box::new(Touch::Hook(hook)))
             }
-            Caller::Script { .. } => Touch::Script {
+            Caller::Script { .. } => Some(Box::new(Touch::Script {
                 dirty_before: server.dirty,
                 flushed: crate::multi::before_flush(&server.watches, &server.keyspace, spec, db),
-            },
-            Caller::Unblocked => Touch::Served,
+            })),
+            Caller::Unblocked => Some(Box::new(Touch::Served)),
         };
         let measuring = server.config.record_sizes.then(|| {
-            crate::sizes::measure_before(server, (self.clients, client), db, command, args)
+            Box::new(crate::sizes::measure_before(
+                server,
+                (self.clients, client),
+                db,
+                command,
+                args,
+            ))
         });
         (touch, measuring)
     }
@@ -439,10 +477,14 @@ impl Pipeline<'_> {
         debug_assert!(c.output.is_empty(), "the output is EXEC's reply");
         c.output = reply;
         let deny_blocking = std::mem::replace(&mut c.deny_blocking, true);
-        let caller = Caller::Exec { exec_seq };
         for queued in queue {
             let mut args = queued.args;
-            self.run(now, client, &mut args, queued.request_seq, caller);
+            let request_seq = queued.request_seq;
+            let caller = Caller::Exec {
+                request_seq,
+                exec_seq,
+            };
+            self.run(now, client, &mut args, caller);
         }
         match self.clients.get_mut(&client) {
             Some(c) => {
@@ -461,6 +503,7 @@ impl Pipeline<'_> {
     /// execution; then serves the clients blocked on keys a request made
     /// ready (after the whole EXEC, as in Redis), or queues an unblocked
     /// client to run its pipelined requests.
+    #[inline(always)]
     fn finish(&mut self, now: Now, done: Done, reply: &mut Vec<u8>, reply_start: usize) {
         let Done {
             caller,
@@ -496,8 +539,11 @@ impl Pipeline<'_> {
             Caller::Script { .. } => {}
         }
         if let Some((parent, spec)) = command {
-            self.touch(now, touch, (client, db, spec, args), failed);
-            if let Some((request, saved_args)) = block {
+            if let Some(touch) = touch {
+                self.touch(now, *touch, (client, db, spec, args), failed);
+            }
+            if let Some(block) = block {
+                let (request, saved_args) = *block;
                 // Stats and the execution record wait for the reply that
                 // unblocks it, so that the command is counted once.
                 let attempt = (work_units, duration_ns);
@@ -520,6 +566,12 @@ impl Pipeline<'_> {
                 );
             }
         }
+        let sizes = match measuring {
+            Some(m) if self.server.config.record_executions => {
+                Some(m.finish(self.server, reply_bytes))
+            }
+            _ => None,
+        };
         if self.server.config.record_executions {
             let spec = command.map(|(_, spec)| spec);
             let executed = Executed {
@@ -530,7 +582,7 @@ impl Pipeline<'_> {
                 work_units,
                 reply_bytes,
                 in_exec: caller.in_exec(),
-                sizes: measuring.map(|m| m.finish(self.server, reply_bytes)),
+                sizes,
             };
             // The only place an execution is recorded.
             self.events.push_back(Event::Executed(executed));
@@ -554,7 +606,6 @@ impl Pipeline<'_> {
         let (server, clients) = (&*self.server, &mut *self.clients);
         let (watches, keyspace) = (&server.watches, &server.keyspace);
         match touch {
-            Touch::Nothing => {}
             Touch::Hook(hook) => {
                 let transmit = &mut *self.transmit;
                 hook.after(server, clients, transmit, now, client, db, spec, failed);

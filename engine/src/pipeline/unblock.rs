@@ -172,7 +172,7 @@ impl Pipeline<'_> {
         client: ClientId,
         blocked: &Blocked,
         mut reply: Vec<u8>,
-        attempt: (u64, Option<Measuring>, Touch),
+        attempt: (u64, Option<Box<Measuring>>, Option<Box<Touch>>),
     ) {
         let (attempt_work_units, measuring, touch) = attempt;
         debug_assert!(!reply.is_empty());
@@ -187,7 +187,9 @@ impl Pipeline<'_> {
                 let mut m = measuring.unwrap_or_else(|| {
                     let (spec, args) = (blocked.spec, &blocked.args);
                     let cs = (&*self.clients, client);
-                    crate::sizes::measure_before(server, cs, blocked.db, (None, spec), args)
+                    let m =
+                        crate::sizes::measure_before(server, cs, blocked.db, (None, spec), args);
+                    Box::new(m)
                 });
                 m.sizes.runs = runs;
                 m
@@ -214,7 +216,7 @@ impl Pipeline<'_> {
     /// Finishes `client`'s command unparked without a re-run (its timeout,
     /// or CLIENT UNBLOCK), with `reply`.
     pub fn finish_unserved(&mut self, now: Now, client: ClientId, blocked: &Blocked, reply: &[u8]) {
-        let attempt = (0, None, Touch::Nothing);
+        let attempt = (0, None, None);
         self.finish_unblocked(now, client, blocked, reply.to_vec(), attempt);
     }
 }
