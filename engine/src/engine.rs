@@ -466,7 +466,7 @@ impl Engine {
         close_client(&mut self.clients, &mut self.events, client, reason);
     }
 
-    /// Runs the request in `args` (see [`crate::pipeline`]).
+    /// Runs the request in `args` (see `crate::pipeline`).
     fn execute(&mut self, now: Now, client: ClientId, args: &mut [Vec<u8>]) {
         self.pipeline().run(now, client, args, Caller::Request);
     }

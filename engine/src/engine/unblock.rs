@@ -1,7 +1,7 @@
 //! Blocked clients (BLPOP and the other blocking commands), the engine's
 //! side: timing them out, and running the requests they pipelined behind
 //! the blocking one. Parking and serving them is the command pipeline's
-//! (see [`crate::pipeline`]).
+//! (see `crate::pipeline`).
 
 use super::*;
 

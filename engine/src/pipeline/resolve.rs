@@ -1,7 +1,9 @@
 //! Resolving a command before it runs: the command table lookup with
-//! subcommands (the only one: requests, scripts, CLIENT PAUSE and the OOM
-//! check of a queued EXEC all use [`lookup`]), and a request's checks
-//! (auth, subcommand, arity) with Redis's error replies.
+//! subcommands (the only one: requests, scripts, CLIENT PAUSE, the OOM
+//! check of a queued EXEC and COMMAND GETKEYS all use [`lookup`]; COMMAND
+//! INFO and LATENCY HISTOGRAM name commands `parent|sub`, see
+//! [`lookup_full_name`]), and a request's checks (auth, subcommand, arity)
+//! with Redis's error replies.
 
 use super::Resolved;
 use crate::client::Client;
@@ -47,6 +49,20 @@ pub fn lookup(table: &CommandTable, args: &[Vec<u8>]) -> Option<Found> {
         Some(sub) => Found::Runs((Some(top), sub)),
         None => Found::UnknownSubcommand(top),
     })
+}
+
+/// Redis's `lookupCommandBySds`: `name` or `parent|sub`,
+/// case-insensitively, as COMMAND INFO/DOCS and LATENCY HISTOGRAM name a
+/// command.
+pub fn lookup_full_name(table: &CommandTable, name: &[u8]) -> Option<Resolved> {
+    match name.iter().position(|&b| b == b'|') {
+        None => Some((None, table.lookup(name)?)),
+        Some(bar) => {
+            let parent = table.lookup(&name[..bar])?;
+            let sub = lookup_subcommand(parent, &name[bar + 1..])?;
+            Some((Some(parent), sub))
+        }
+    }
 }
 
 /// Finds the spec a request of client `c` runs, or writes the rejection

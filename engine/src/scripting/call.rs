@@ -1,5 +1,5 @@
 //! `redis.call` / `redis.pcall`: a script's command runs through the
-//! engine's command pipeline (see [`crate::pipeline`]) for the calling
+//! engine's command pipeline (see `crate::pipeline`) for the calling
 //! client, with Redis's checks in `scriptCall` order (unknown command,
 //! arity, NOSCRIPT, read-only), never blocking, counted in INFO
 //! commandstats, touching watched keys, and recorded as an execution of the
@@ -155,7 +155,7 @@ fn resolve(ctx: &Ctx, argv: &[Vec<u8>]) -> Result<Resolved, &'static str> {
 }
 
 /// Runs the command through the engine's pipeline for the script's
-/// client (see [`crate::pipeline::Pipeline::run_script_call`]), charging
+/// client (see `crate::pipeline::Pipeline::run_script_call`), charging
 /// its work to the script.
 fn execute(ctx: &mut Ctx, run: &mut Run, command: Resolved, argv: Vec<Vec<u8>>) -> Vec<u8> {
     let (now, client) = (ctx.now, ctx.client_id);
