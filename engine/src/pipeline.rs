@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use crate::blocking::BlockRequest;
 use crate::client::{ClientId, Clients};
 use crate::cmd::{CommandSpec, Ctx, REPLY_BYTES_PER_WORK_UNIT};
-use crate::event::Event;
+use crate::event::{Event, Executed};
 use crate::multi::Hook;
 use crate::resp::Protocol;
 use crate::server::Server;
@@ -35,8 +35,6 @@ use crate::stats::CommandName;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
-mod execute;
-mod finish;
 mod planted;
 mod resolve;
 mod unblock;
@@ -228,6 +226,130 @@ impl Pipeline<'_> {
         self.finish(now, done, &mut reply, reply_start);
     }
 
+    /// The execute step of a request that passed admission: the handler,
+    /// with what must be taken before it runs, a command that blocked
+    /// parked or answered, and EXEC's queue run after EXEC's handler.
+    #[inline(always)]
+    fn execute_request<'r>(
+        &mut self,
+        (now, client, caller, request_seq): (Now, ClientId, Caller, u64),
+        command: Resolved,
+        args: &'r mut [Vec<u8>],
+        (reply, reply_start): (&mut Vec<u8>, usize),
+        (db, protocol, may_block): (usize, Protocol, bool),
+    ) -> Done<'r> {
+        let (touch, measuring) = self.before(client, caller, command, args, request_seq, db);
+        // A handler may take its arguments apart; a command that may park
+        // keeps the originals to run again when it is served.
+        let saved_args = command
+            .1
+            .has(crate::cmd::flags::BLOCKING)
+            .then(|| args.to_vec());
+        if crate::commands::slowlog::SlowLog::enabled(&self.server.config) {
+            self.server.stats.slowlog.capture(args);
+        }
+        let output = std::mem::take(reply);
+        let handled = self.execute(
+            now,
+            (client, caller),
+            command.1,
+            args,
+            (output, protocol),
+            may_block,
+        );
+        *reply = handled.reply;
+        let mut block = None;
+        if let Some(request) = handled.block {
+            debug_assert_eq!(reply.len(), reply_start, "a blocking handler replied");
+            reply.truncate(reply_start);
+            match saved_args {
+                Some(saved) if may_block && !request.keys.is_empty() => {
+                    block = Some(Box::new((request, saved)));
+                }
+                // A handler that blocks where it may not (or on no key)
+                // gets its timeout reply at once.
+                _ => reply.extend_from_slice(request.on_timeout.encoded(protocol)),
+            }
+        }
+        // Only EXEC's handler hands a queue over (a name test is cheaper
+        // than looking the client up after every command).
+        let exec_queue = match command.1.name {
+            "exec" => crate::multi::take_exec_queue(self.clients, client),
+            _ => None,
+        };
+        debug_assert!(self.clients[&client].tx.exec_queue.is_none());
+        if let Some(queue) = exec_queue {
+            // EXEC: its handler wrote the array header; each queued command
+            // now runs and is timed on its own.
+            let _ = self.stopwatch.stop(0, 0);
+            *reply = self.run_exec(now, client, std::mem::take(reply), queue, request_seq);
+            self.stopwatch.start();
+        }
+        Done {
+            caller,
+            client,
+            request_seq,
+            db,
+            command: Some(command),
+            args: &[],
+            work_units: handled.work_units,
+            duration_ns: 0,
+            touch,
+            measuring,
+            block,
+        }
+    }
+
+    /// Runs `redis.call`'s command for `client`'s script (`eval_seq` is
+    /// the script's request), already resolved by the script's rules:
+    /// never blocking, replying in `protocol`. Returns the reply and the
+    /// work done, which the script is charged too.
+    pub fn run_script_call(
+        &mut self,
+        now: Now,
+        client: ClientId,
+        eval_seq: u64,
+        command: Resolved,
+        (mut args, protocol): (Vec<Vec<u8>>, Protocol),
+    ) -> (Vec<u8>, u64) {
+        let caller = Caller::Script { eval_seq };
+        let db = self.clients[&client].db;
+        let (touch, measuring) = self.before(client, caller, command, &args, eval_seq, db);
+        let handled = self.execute(
+            now,
+            (client, caller),
+            command.1,
+            &mut args,
+            (Vec::new(), protocol),
+            false,
+        );
+        let mut reply = handled.reply;
+        if let Some(request) = handled.block {
+            // Scripts never block (Redis denies blocking commands to them):
+            // the command replies as if its timeout had passed.
+            reply.clear();
+            reply.extend_from_slice(request.on_timeout.encoded(protocol));
+        }
+        let reply_bytes = reply.len() as u64;
+        let work_units = handled.work_units + reply_bytes / REPLY_BYTES_PER_WORK_UNIT;
+        let duration_ns = self.stopwatch.stop(work_units, reply_bytes);
+        let done = Done {
+            caller,
+            client,
+            request_seq: eval_seq,
+            db,
+            command: Some(command),
+            args: &args,
+            work_units,
+            duration_ns,
+            touch,
+            measuring,
+            block: None,
+        };
+        self.finish(now, done, &mut reply, 0);
+        (reply, work_units)
+    }
+
     /// Admits a resolved request: the keyspace access mode and eviction
     /// with its OOM refusal (see [`crate::evict::admit`]), RESP2 subscribed
     /// mode, and MULTI, which queues it (then `None`) or rejects it.
@@ -306,5 +428,213 @@ impl Pipeline<'_> {
             ))
         });
         (touch, measuring)
+    }
+
+    /// Runs `spec`'s handler for `client`, appending to `reply`, timed by
+    /// the stopwatch (the caller stops it once the reply is complete).
+    /// The only place a [`Ctx`] is built.
+    #[allow(clippy::too_many_arguments)]
+    fn execute(
+        &mut self,
+        now: Now,
+        (client, caller): (ClientId, Caller),
+        spec: &'static CommandSpec,
+        args: &mut [Vec<u8>],
+        (reply, protocol): (Vec<u8>, Protocol),
+        may_block: bool,
+    ) -> Handled {
+        self.stopwatch.start();
+        let mut ctx = Ctx {
+            server: &mut *self.server,
+            clients: &mut *self.clients,
+            client_id: client,
+            events: &mut *self.events,
+            now,
+            reply,
+            protocol,
+            work_units: caller.base_work_units(),
+            spec,
+            may_block,
+            block: None,
+        };
+        (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
+        Handled {
+            reply: ctx.reply,
+            work_units: ctx.work_units,
+            block: ctx.block,
+        }
+    }
+
+    /// Runs EXEC's queue back to back: nothing else runs in between, and no
+    /// command may block (each replies as timed out instead). `reply` is the
+    /// client's output so far, ending with EXEC's array header; returns it
+    /// with every command's reply appended.
+    pub fn run_exec(
+        &mut self,
+        now: Now,
+        client: ClientId,
+        reply: Vec<u8>,
+        mut queue: Vec<crate::multi::Queued>,
+        exec_seq: u64,
+    ) -> Vec<u8> {
+        crate::multi::planted_split_exec(self.server, client, exec_seq, &mut queue);
+        let Some(c) = self.clients.get_mut(&client) else {
+            return reply;
+        };
+        debug_assert!(c.output.is_empty(), "the output is EXEC's reply");
+        c.output = reply;
+        let deny_blocking = std::mem::replace(&mut c.deny_blocking, true);
+        for queued in queue {
+            let mut args = queued.args;
+            let request_seq = queued.request_seq;
+            let caller = Caller::Exec {
+                request_seq,
+                exec_seq,
+            };
+            self.run(now, client, &mut args, caller);
+        }
+        match self.clients.get_mut(&client) {
+            Some(c) => {
+                c.deny_blocking = deny_blocking;
+                std::mem::take(&mut c.output)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The end of every command: `reply[reply_start..]` is its reply.
+    /// Counts an error reply, hands the reply to its client (a request's
+    /// `reply` is its client's whole output), invalidates WATCHes and feeds
+    /// MONITOR, parks a request that blocked, or else counts the command
+    /// (INFO commandstats, slow log, latency monitor) and records its
+    /// execution; then serves the clients blocked on keys a request made
+    /// ready (after the whole EXEC, as in Redis), or queues an unblocked
+    /// client to run its pipelined requests.
+    #[inline(always)]
+    fn finish(&mut self, now: Now, done: Done, reply: &mut Vec<u8>, reply_start: usize) {
+        let Done {
+            caller,
+            client,
+            request_seq,
+            db,
+            command,
+            args,
+            work_units,
+            duration_ns,
+            touch,
+            measuring,
+            block,
+        } = done;
+        let reply_bytes = reply.len() - reply_start;
+        let failed = self.server.stats.record_error_reply(&reply[reply_start..]);
+        if caller == Caller::Request && self.server.config.planted_bug.is_some() {
+            planted::planted_after_reply(self, client, reply, reply_start);
+        }
+        // A client leaves the table only when the host disconnects it, never
+        // while one of its commands runs (QUIT and CLIENT KILL mark it).
+        let Some(c) = self.clients.get_mut(&client) else {
+            return;
+        };
+        match caller {
+            Caller::Request | Caller::Exec { .. } => {
+                c.output = std::mem::take(reply);
+                if let Some((_, spec)) = command {
+                    c.last_command = spec.name;
+                }
+            }
+            Caller::Unblocked => c.output.extend_from_slice(reply),
+            Caller::Script { .. } => {}
+        }
+        if let Some((parent, spec)) = command {
+            let finished = crate::stats::Finished {
+                name: CommandName::of(parent, spec),
+                flags: spec.flags,
+                work_units,
+                duration_ns,
+                failed,
+                // A request's arguments were captured before it ran.
+                args: (!caller.is_request()).then_some(args),
+            };
+            if touch.is_none() && block.is_none() {
+                // The common case: nothing in between, the client at hand.
+                crate::stats::command_finished(self.server, c, finished);
+            } else {
+                if let Some(touch) = touch {
+                    self.touch(now, *touch, (client, db, spec, args), failed);
+                }
+                if let Some(block) = block {
+                    let (request, saved_args) = *block;
+                    // Stats and the execution record wait for the reply that
+                    // unblocks it, so that the command is counted once.
+                    let attempt = (work_units, duration_ns);
+                    self.park(now, client, spec, saved_args, request, request_seq, attempt);
+                    return;
+                }
+                if let Some(c) = self.clients.get(&client) {
+                    crate::stats::command_finished(self.server, c, finished);
+                }
+            }
+        }
+        let sizes = match measuring {
+            Some(m) if self.server.config.record_executions => {
+                Some(m.finish(self.server, reply_bytes))
+            }
+            _ => None,
+        };
+        if self.server.config.record_executions {
+            let spec = command.map(|(_, spec)| spec);
+            let executed = Executed {
+                client,
+                request_seq,
+                name: spec.map_or("", |s| s.name),
+                flags: spec.map_or(0, |s| s.flags),
+                work_units,
+                reply_bytes,
+                in_exec: caller.in_exec(),
+                sizes,
+            };
+            // The only place an execution is recorded.
+            self.events.push_back(Event::Executed(executed));
+        }
+        match caller {
+            Caller::Request if self.server.blocking.has_ready() => self.serve_ready_keys(now),
+            Caller::Unblocked => self.server.blocking.push_unblocked(client),
+            _ => {}
+        }
+    }
+
+    /// Invalidates the WATCHes on the keys the command changed, and feeds
+    /// MONITOR (see [`Touch`]).
+    fn touch(
+        &mut self,
+        now: Now,
+        touch: Touch,
+        (client, db, spec, args): (ClientId, usize, &'static CommandSpec, &[Vec<u8>]),
+        failed: bool,
+    ) {
+        let (server, clients) = (&*self.server, &mut *self.clients);
+        let (watches, keyspace) = (&server.watches, &server.keyspace);
+        match touch {
+            Touch::Hook(hook) => {
+                let transmit = &mut *self.transmit;
+                hook.after(server, clients, transmit, now, client, db, spec, failed);
+            }
+            Touch::Script {
+                dirty_before,
+                flushed,
+            } => {
+                if server.dirty > dirty_before {
+                    crate::multi::touch_after_write(watches, clients, keyspace, spec, args, db);
+                }
+                if !failed {
+                    for (d, key) in &flushed {
+                        crate::multi::touch_key(watches, clients, *d, key);
+                    }
+                }
+            }
+            Touch::Served => {
+                crate::multi::touch_after_write(watches, clients, keyspace, spec, args, db);
+            }
+        }
     }
 }

@@ -104,6 +104,8 @@ pub struct LatencyMonitor {
 impl LatencyMonitor {
     /// Adds a sample for `event` if `latency-monitor-threshold` is on and
     /// `latency_ms` reaches it (Redis's `latencyAddSampleIfNeeded`).
+    /// Inline: every command calls it, and it rarely does anything.
+    #[inline]
     pub fn add_if_needed(
         &mut self,
         threshold_ms: u64,
@@ -120,6 +122,7 @@ impl LatencyMonitor {
     }
 
     /// The event of a command with `flags`.
+    #[inline]
     pub fn event_of(flags: u32) -> &'static str {
         if flags & FAST != 0 {
             EVENT_FAST_COMMAND
