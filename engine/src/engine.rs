@@ -43,32 +43,28 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::blocking::Blocked;
 use crate::client::{Client, ClientId, Clients, CloseReason, ConnectInfo};
 use crate::clients::close_client;
-use crate::cmd::REPLY_BYTES_PER_WORK_UNIT;
-use crate::cmd::{lookup_subcommand, CommandSpec, CommandTable, Ctx};
+use crate::cmd::{CommandSpec, CommandTable};
 use crate::config::Config;
 use crate::db::{Keyspace, ACTIVE_EXPIRE_BUDGET_KEYS};
-use crate::event::{Event, Executed, Garbage, LAZYFREE_THRESHOLD_UNITS};
-use crate::planted::{PlantedBug, PlantedState, MISROUTED_REPLY_EVERY};
+use crate::event::{Event, Garbage, LAZYFREE_THRESHOLD_UNITS};
+use crate::pipeline::{Caller, Pipeline};
+use crate::planted::{PlantedBug, PlantedState};
 use crate::resp::{ParserLimits, ReplyWriter};
 use crate::server::Server;
-use crate::stats::{CommandName, Stats};
+use crate::stats::Stats;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
-use crate::util::sanitize;
 use crate::value::Value;
 
 mod cron;
-pub mod pause;
+mod pause;
 mod planted_exec;
 mod planted_hooks;
-mod resolve;
 mod unblock;
 
 use cron::cron_interval_ns;
-use resolve::{reject_while_subscribed, resolve};
 
 /// Buckets the cron moves per database per tick while a dict is rehashing
 /// (Redis's `activerehashing` uses 1 ms; we use a counted budget).
@@ -470,313 +466,20 @@ impl Engine {
         close_client(&mut self.clients, &mut self.events, client, reason);
     }
 
+    /// Runs the request in `args` (see `crate::pipeline`).
     fn execute(&mut self, now: Now, client: ClientId, args: &mut [Vec<u8>]) {
-        let c = self.clients.get_mut(&client).expect("client");
-        let request_seq = c.requests_parsed;
-        c.requests_parsed += 1;
-        self.execute_request(now, client, args, request_seq, None);
+        self.pipeline().run(now, client, args, Caller::Request);
     }
 
-    /// Runs one request; `in_exec` is the EXEC's `request_seq` when EXEC
-    /// runs it from its queue (see [`crate::multi`]).
-    fn execute_request(
-        &mut self,
-        now: Now,
-        client: ClientId,
-        args: &mut [Vec<u8>],
-        request_seq: u64,
-        in_exec: Option<u64>,
-    ) {
-        debug_assert!(!args.is_empty());
-        let c = self.clients.get_mut(&client).expect("client");
-        let db = c.db;
-        let mut reply = std::mem::take(&mut c.output);
-        let reply_start = reply.len();
-        let protocol = c.protocol;
-        let authenticated = c.authenticated;
-        let may_block = !c.deny_blocking;
-        let subscribed_resp2 =
-            protocol == crate::resp::Protocol::Resp2 && !c.subscriptions.is_empty();
-        self.server.stats.now = now;
-        let mut resolved = resolve(
-            &self.server.commands,
-            args,
-            &mut reply,
-            protocol,
-            authenticated,
-        );
-        let evict_work_units = crate::evict::admit(
-            (&mut self.server, &mut self.clients, &mut self.events),
-            (now, client, in_exec),
-            &mut resolved,
-            &mut reply,
-        );
-        if subscribed_resp2 {
-            resolved = reject_while_subscribed(resolved, &mut reply);
-        }
-        // MULTI queues (or rejects) the request here; EXEC's own commands
-        // were checked when they were queued.
-        let c = self.clients.get_mut(&client).expect("client");
-        match resolved {
-            _ if in_exec.is_some() => {}
-            Ok((parent, spec)) => {
-                match crate::multi::intercept(c, spec, args, request_seq, &mut reply, protocol) {
-                    crate::multi::Intercepted::No => {}
-                    crate::multi::Intercepted::Queued => {
-                        c.output = reply;
-                        return;
-                    }
-                    crate::multi::Intercepted::Rejected => {
-                        resolved = Err(Some(CommandName::of(parent, spec)));
-                    }
-                }
-            }
-            Err(_) => crate::multi::rejected(
-                &mut self.server.watches,
-                c,
-                &args[0],
-                &mut reply,
-                reply_start,
-            ),
-        }
-        let mut work_units = 1 + evict_work_units;
-        let mut executed = None;
-        let mut block = None;
-        let mut name = CommandName::top("");
-        let mut hook = None;
-        let mut measuring = None;
-        if let Ok((parent, spec)) = resolved {
-            name = CommandName::of(parent, spec);
-            hook = crate::multi::Hook::before(&self.server, db, spec, args);
-            // A script records its redis.calls under this request.
-            self.server.scripting.request_seq = request_seq;
-            // A handler may take its arguments apart; a command that may
-            // park keeps the originals to run again when it is served.
-            let saved_args = spec.has(crate::cmd::flags::BLOCKING).then(|| args.to_vec());
-            measuring = self.server.config.record_sizes.then(|| {
-                let cs = (&self.clients, client);
-                crate::sizes::measure_before(&self.server, cs, db, (parent, spec), args)
-            });
-            if crate::commands::slowlog::SlowLog::enabled(&self.server.config) {
-                self.server.stats.slowlog.capture(args);
-            }
-            self.stopwatch.start();
-            let mut ctx = Ctx {
-                server: &mut self.server,
-                clients: &mut self.clients,
-                client_id: client,
-                events: &mut self.events,
-                now,
-                reply,
-                protocol,
-                work_units: 1,
-                spec,
-                may_block,
-                block: None,
-            };
-            (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
-            reply = ctx.reply;
-            work_units = ctx.work_units;
-            executed = Some(spec);
-            if let Some(request) = ctx.block {
-                debug_assert_eq!(reply.len(), reply_start, "a blocking handler replied");
-                reply.truncate(reply_start);
-                match saved_args {
-                    Some(saved) if may_block && !request.keys.is_empty() => {
-                        block = Some((request, saved));
-                    }
-                    // A handler that blocks where it may not (or on no key)
-                    // gets its timeout reply at once rather than hanging.
-                    _ => reply.extend_from_slice(request.on_timeout.encoded(protocol)),
-                }
-            }
-            if let Some(queue) = crate::multi::take_exec_queue(&mut self.clients, client) {
-                // EXEC: its handler wrote the array header; each queued
-                // command now runs and is timed on its own.
-                let _ = self.stopwatch.stop(0, 0);
-                reply = self.run_exec(now, client, reply, queue, request_seq);
-                self.stopwatch.start();
-            }
-        } else if let Err(rejected) = resolved {
-            self.server.stats.record_rejected(rejected);
-        }
-        let reply_bytes = reply.len() - reply_start;
-        work_units += reply_bytes as u64 / REPLY_BYTES_PER_WORK_UNIT;
-        let duration_ns = match executed {
-            Some(_) => self.stopwatch.stop(work_units, reply_bytes as u64),
-            None => 0,
-        };
-        let failed = self.server.stats.record_error_reply(&reply[reply_start..]);
-        if self.server.config.planted_bug.is_some() && in_exec.is_none() {
-            self.planted_after_reply(client, &mut reply, reply_start);
-        }
-        // The command may have closed or killed its own client (QUIT, CLIENT KILL).
-        match self.clients.get_mut(&client) {
-            Some(c) => {
-                c.output = reply;
-                if let Some(spec) = executed {
-                    c.last_command = spec.name;
-                }
-            }
-            None => return,
-        }
-        if let (Some(hook), Some(spec)) = (hook, executed) {
-            hook.after(
-                &self.server,
-                &mut self.clients,
-                &mut self.transmit,
-                now,
-                client,
-                db,
-                spec,
-                failed,
-            );
-        }
-        if let (Some((request, saved_args)), Some(spec)) = (block, executed) {
-            // Stats and the execution record wait for the reply that
-            // unblocks it, so that the command is counted once.
-            self.park(
-                now,
-                client,
-                spec,
-                saved_args,
-                request,
-                request_seq,
-                work_units,
-                duration_ns,
-            );
-            return;
-        }
-        if let (Some(spec), Some(c)) = (executed, self.clients.get(&client)) {
-            crate::stats::command_finished(
-                &mut self.server,
-                c,
-                crate::stats::Finished {
-                    name,
-                    flags: spec.flags,
-                    work_units,
-                    duration_ns,
-                    failed,
-                    args: None,
-                },
-            );
-        }
-        if self.server.config.record_executions {
-            self.events.push_back(Event::Executed(Executed {
-                client,
-                request_seq,
-                name: executed.map_or("", |s| s.name),
-                flags: executed.map_or(0, |s| s.flags),
-                work_units,
-                reply_bytes,
-                in_exec,
-                sizes: measuring.map(|m| m.finish(&self.server, reply_bytes)),
-            }));
-        }
-        // Clients blocked on keys EXEC's commands made ready are served
-        // after the whole EXEC, as in Redis.
-        if in_exec.is_none() && self.server.blocking.has_ready() {
-            self.serve_ready_keys(now);
-        }
-    }
-
-    /// Runs EXEC's queue back to back: nothing else runs in between, and no
-    /// command may block (each replies as timed out instead). `reply` is the
-    /// client's output so far, ending with EXEC's array header; returns it
-    /// with every command's reply appended.
-    fn run_exec(
-        &mut self,
-        now: Now,
-        client: ClientId,
-        reply: Vec<u8>,
-        mut queue: Vec<crate::multi::Queued>,
-        exec_seq: u64,
-    ) -> Vec<u8> {
-        crate::multi::planted_split_exec(&mut self.server, client, exec_seq, &mut queue);
-        let Some(c) = self.clients.get_mut(&client) else {
-            return reply;
-        };
-        debug_assert!(c.output.is_empty(), "the output is EXEC's reply");
-        c.output = reply;
-        let deny_blocking = std::mem::replace(&mut c.deny_blocking, true);
-        for queued in queue {
-            let mut args = queued.args;
-            self.execute_request(now, client, &mut args, queued.request_seq, Some(exec_seq));
-        }
-        match self.clients.get_mut(&client) {
-            Some(c) => {
-                c.deny_blocking = deny_blocking;
-                std::mem::take(&mut c.output)
-            }
-            None => Vec::new(),
+    /// The command pipeline over the engine's state.
+    #[inline]
+    fn pipeline(&mut self) -> Pipeline<'_> {
+        Pipeline {
+            server: &mut self.server,
+            clients: &mut self.clients,
+            events: &mut self.events,
+            transmit: &mut self.transmit,
+            stopwatch: &mut *self.stopwatch,
         }
     }
 }
-
-/// Sends `reply` to `client`, just unparked from `blocked` (served, timed
-/// out, or CLIENT UNBLOCK), counts the command (once, here) and records its
-/// execution, and queues the client to run its pipelined requests.
-/// `extra` is the work of the attempt that served it, if one did, and that
-/// attempt's measurement (see [`crate::sizes`]).
-pub(crate) fn deliver_unblocked(
-    server: &mut Server,
-    clients: &mut Clients,
-    events: &mut VecDeque<Event>,
-    client: ClientId,
-    blocked: &Blocked,
-    reply: &[u8],
-    extra: (u64, Option<crate::sizes::Measuring>),
-) {
-    let (extra_work_units, measuring) = extra;
-    debug_assert!(!reply.is_empty());
-    let Some(c) = clients.get_mut(&client) else {
-        return;
-    };
-    debug_assert!(c.blocked.is_none(), "unparked first");
-    c.output.extend_from_slice(reply);
-    let work_units =
-        blocked.work_units + extra_work_units + reply.len() as u64 / REPLY_BYTES_PER_WORK_UNIT;
-    let failed = server.stats.record_error_reply(reply);
-    crate::stats::command_finished(
-        server,
-        c,
-        crate::stats::Finished {
-            name: CommandName::top(blocked.spec.name),
-            flags: blocked.spec.flags,
-            work_units,
-            duration_ns: blocked.elapsed_ns,
-            failed,
-            args: Some(&blocked.args),
-        },
-    );
-    if server.config.record_executions {
-        events.push_back(Event::Executed(Executed {
-            client,
-            request_seq: blocked.request_seq,
-            name: blocked.spec.name,
-            flags: blocked.spec.flags,
-            work_units,
-            reply_bytes: reply.len(),
-            in_exec: None,
-            sizes: server.config.record_sizes.then(|| {
-                let runs = blocked.runs + u64::from(measuring.is_some());
-                let mut m = measuring.unwrap_or_else(|| {
-                    let (spec, args) = (blocked.spec, &blocked.args);
-                    crate::sizes::measure_before(
-                        server,
-                        (clients, client),
-                        blocked.db,
-                        (None, spec),
-                        args,
-                    )
-                });
-                m.sizes.runs = runs;
-                m.finish(server, reply.len())
-            }),
-        }));
-    }
-    server.blocking.push_unblocked(client);
-}
-
-/// A request's command: its container (for a subcommand) and its spec.
-type Resolved = (Option<&'static CommandSpec>, &'static CommandSpec);

@@ -25,11 +25,12 @@
 use std::collections::VecDeque;
 
 use crate::client::{ClientId, Clients};
-use crate::cmd::{flags, CommandSpec};
+use crate::cmd::flags;
 use crate::config::MaxmemoryPolicy;
 use crate::event::{Event, Garbage, LAZYFREE_THRESHOLD_UNITS};
 use crate::evict_pool::{volatile_only, EvictionPool};
 use crate::lru::Access;
+use crate::pipeline::{Found, Resolved};
 use crate::resp::{Protocol, ReplyWriter};
 use crate::server::Server;
 use crate::stats::CommandName;
@@ -101,10 +102,6 @@ impl EvictState {
     }
 }
 
-/// A request that passed lookup, arity and auth: its container (for a
-/// subcommand) and its spec.
-pub type Resolved = (Option<&'static CommandSpec>, &'static CommandSpec);
-
 /// The engine's hook before a resolved request runs (or is queued by
 /// MULTI): sets how its lookups stamp keys, evicts while over
 /// `maxmemory`, and refuses it with OOM as Redis does (then `resolved`
@@ -163,17 +160,13 @@ fn looks_without_touching(name: &str) -> bool {
     )
 }
 
-/// Whether a queued request is a `denyoom` command.
+/// Whether a queued request is a `denyoom` command (its container, or
+/// the subcommand it names).
 fn queued_denyoom(server: &Server, args: &[Vec<u8>]) -> bool {
-    let Some(spec) = args.first().and_then(|name| server.commands.lookup(name)) else {
-        return false;
-    };
-    if spec.has(flags::DENYOOM) {
-        return true;
-    }
-    args.get(1)
-        .and_then(|sub| crate::cmd::lookup_subcommand(spec, sub))
-        .is_some_and(|sub| sub.has(flags::DENYOOM))
+    crate::pipeline::lookup(&server.commands, args).is_some_and(|found| {
+        found.top().has(flags::DENYOOM)
+            || matches!(found, Found::Runs((_, spec)) if spec.has(flags::DENYOOM))
+    })
 }
 
 /// Used memory as eviction counts it (INFO `used_memory`; seedkv has no

@@ -24,6 +24,8 @@ pub mod glob;
 pub mod idle;
 pub mod lru;
 pub mod multi;
+pub mod pause;
+pub(crate) mod pipeline;
 pub mod planted;
 pub mod pubsub;
 pub mod resp;

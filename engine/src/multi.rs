@@ -4,7 +4,7 @@
 //! A client in MULTI has its commands queued instead of run; EXEC runs the
 //! queue back to back inside one call of the engine, so no other client's
 //! command can fall between them (the engine is one thread, as Redis is).
-//! The engine does the queueing and the running (see `Engine::execute`);
+//! The engine does the queueing and the running (see `crate::pipeline`);
 //! this module keeps the state and decides what EXEC must do.
 //!
 //! WATCH is optimistic locking: a watched key that is modified before EXEC

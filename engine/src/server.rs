@@ -41,6 +41,6 @@ pub struct Server {
     pub scripting: crate::scripting::Scripting,
     /// `maxmemory` eviction (see [`crate::evict`]).
     pub evict: crate::evict::EvictState,
-    /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::engine::pause`]).
-    pub pause: crate::engine::pause::Pause,
+    /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::pause`]).
+    pub pause: crate::pause::Pause,
 }

@@ -53,6 +53,7 @@ pub struct CommandName {
 
 impl CommandName {
     /// The name of `spec`, a subcommand of `parent` if given.
+    #[inline]
     pub fn of(
         parent: Option<&'static crate::cmd::CommandSpec>,
         spec: &'static crate::cmd::CommandSpec,

@@ -15,8 +15,7 @@ use crate::clients::close_client;
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
 use crate::commands::connection::super_validate_name;
-use crate::engine::deliver_unblocked;
-use crate::engine::pause::PauseMode;
+use crate::pause::PauseMode;
 use crate::time::Now;
 use crate::util::parse_i64_strict;
 
@@ -520,21 +519,14 @@ fn client_unblock(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     } else {
         blocked.on_timeout.encoded(c.protocol)
     };
-    deliver_unblocked(
-        ctx.server,
-        ctx.clients,
-        ctx.events,
-        target,
-        &blocked,
-        reply,
-        (0, None),
-    );
+    let now = ctx.now;
+    crate::pipeline::nested(ctx, |p| p.finish_unserved(now, target, &blocked, reply));
     ctx.int(1);
 }
 
 /// CLIENT PAUSE timeout [WRITE|ALL]: holds the requests that must wait
 /// under the mode (ALL by default) for `timeout` milliseconds, or extends
-/// the pause in force (see [`crate::engine::pause`]). As Redis 7.0.15
+/// the pause in force (see [`crate::pause`]). As Redis 7.0.15
 /// checks: the argument count, then the mode, then the timeout.
 fn client_pause(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if args.len() > 4 {

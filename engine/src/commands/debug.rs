@@ -4,7 +4,7 @@
 //! `local` for a client on 127.0.0.1 or ::1), with Redis's error text. Of
 //! its many subcommands seedkv implements SLEEP, which the black-box probe
 //! uses as a fault: the whole server stalls. The engine reads no clock, so
-//! SLEEP hands its time to the host (see [`crate::engine::pause`] and
+//! SLEEP hands its time to the host (see [`crate::pause`] and
 //! `Engine::take_sleep_ns`), which blocks its command thread for that long
 //! (the real server) or keeps its CPU busy (the simulator).
 

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::cmd::{flags::*, lookup_subcommand, CommandSpec, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
 use crate::resp::ReplyWriter;
 use crate::stats::CommandName;
@@ -104,6 +104,8 @@ pub struct LatencyMonitor {
 impl LatencyMonitor {
     /// Adds a sample for `event` if `latency-monitor-threshold` is on and
     /// `latency_ms` reaches it (Redis's `latencyAddSampleIfNeeded`).
+    /// Inline: every command calls it, and it rarely does anything.
+    #[inline]
     pub fn add_if_needed(
         &mut self,
         threshold_ms: u64,
@@ -120,6 +122,7 @@ impl LatencyMonitor {
     }
 
     /// The event of a command with `flags`.
+    #[inline]
     pub fn event_of(flags: u32) -> &'static str {
         if flags & FAST != 0 {
             EVENT_FAST_COMMAND
@@ -328,7 +331,8 @@ fn latency_histogram(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         );
     } else {
         for arg in &args[2..] {
-            let Some((parent, spec)) = lookup_full_name(ctx, arg) else {
+            let Some((parent, spec)) = crate::pipeline::lookup_full_name(&ctx.server.commands, arg)
+            else {
                 continue;
             };
             names.push(CommandName::of(parent, spec));
@@ -362,22 +366,6 @@ fn latency_histogram(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         units += 1 + buckets.len() as u64;
     }
     ctx.work(units);
-}
-
-/// `name` or `parent|sub`, case-insensitively, as Redis's
-/// `lookupCommandBySds` finds it.
-fn lookup_full_name(
-    ctx: &Ctx,
-    name: &[u8],
-) -> Option<(Option<&'static CommandSpec>, &'static CommandSpec)> {
-    match name.iter().position(|&b| b == b'|') {
-        None => Some((None, ctx.server.commands.lookup(name)?)),
-        Some(bar) => {
-            let parent = ctx.server.commands.lookup(&name[..bar])?;
-            let sub = lookup_subcommand(parent, &name[bar + 1..])?;
-            Some((Some(parent), sub))
-        }
-    }
 }
 
 /// `(bound µs, samples at or under it)` at bounds 1024 ns × 2^k, keeping

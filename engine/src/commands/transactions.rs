@@ -84,7 +84,7 @@ fn multi_cmd(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 
 /// EXEC replies the array header and hands the queue to the engine, which
 /// runs each command right after this handler returns, through the same
-/// path as any request (see `Engine::execute`); so their replies follow
+/// path as any request (see `crate::pipeline`); so their replies follow
 /// the header in order.
 fn exec(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     let now_ms = ctx.now_ms();
@@ -94,9 +94,7 @@ fn exec(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
         ctx.error("ERR EXEC without MULTI");
         return;
     }
-    let Ctx {
-        server, clients, ..
-    } = ctx;
+    let (server, clients) = (&mut *ctx.server, &mut *ctx.clients);
     let c = clients
         .get_mut(&ctx.client_id)
         .expect("calling client exists");
@@ -125,9 +123,7 @@ fn discard(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
         ctx.error("ERR DISCARD without MULTI");
         return;
     }
-    let Ctx {
-        server, clients, ..
-    } = ctx;
+    let (server, clients) = (&mut *ctx.server, &mut *ctx.clients);
     let c = clients
         .get_mut(&ctx.client_id)
         .expect("calling client exists");
@@ -143,9 +139,7 @@ fn watch(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let db = ctx.db_index();
     let now_ms = ctx.now_ms();
-    let Ctx {
-        server, clients, ..
-    } = ctx;
+    let (server, clients) = (&mut *ctx.server, &mut *ctx.clients);
     let c = clients
         .get_mut(&ctx.client_id)
         .expect("calling client exists");
@@ -158,9 +152,7 @@ fn watch(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn unwatch(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
-    let Ctx {
-        server, clients, ..
-    } = ctx;
+    let (server, clients) = (&mut *ctx.server, &mut *ctx.clients);
     let c = clients
         .get_mut(&ctx.client_id)
         .expect("calling client exists");

@@ -1,241 +1,11 @@
-//! CLIENT PAUSE / CLIENT UNPAUSE, and the stall of DEBUG SLEEP.
-//!
-//! # Client pause
-//!
-//! `CLIENT PAUSE ms [WRITE|ALL]` holds, until the pause ends, every request
-//! that must wait under its mode (Redis 7.0.15's `processCommand`):
-//!
-//! - ALL: every request that gets as far as running (an unknown command,
-//!   wrong arity, NOAUTH or a command refused in subscribed mode is
-//!   answered at once, as Redis rejects those before its pause check);
-//! - WRITE: write commands, PUBLISH and SPUBLISH, EVAL and EVALSHA unless
-//!   the script declares `no-writes` (EVAL_RO too when its script declares
-//!   flags without `no-writes`), and EXEC when one of its queued commands
-//!   would wait. A write inside MULTI waits when it is queued, because
-//!   Redis checks the pause before queueing.
-//!
-//! A held request is parked here with the client's id, and the client's
-//! later (pipelined) requests stay in its query buffer behind it, so its
-//! order is kept. When the pause ends (its deadline, which the engine's
-//! `poll_timeout` reports while someone waits, or CLIENT UNPAUSE), the held
-//! clients run in the order they were held, as Redis's
-//! `unblockPostponedClients` does; each runs its held request again from
-//! the start (a new pause begun meanwhile holds it again). A new pause never
-//! shortens the current one: it keeps the later end and the stronger mode.
-//!
-//! Redis notices a pause's end in its cron (up to `1000/hz` ms late); the
-//! engine ends it exactly at its deadline. Redis also stops active expiry
-//! and eviction while paused; the engine does not (yet).
-//!
-//! # DEBUG SLEEP
-//!
-//! The engine reads no clock, so it cannot sleep. DEBUG SLEEP records the
-//! time here instead, and the host takes it after each input with
-//! [`Engine::take_sleep_ns`]: the real server blocks its one command thread
-//! for that long (what Redis does, serving nobody), the simulator keeps its
-//! virtual CPU busy for it.
+//! CLIENT PAUSE and DEBUG SLEEP, the engine's side: holding a request that
+//! must wait, running the held clients when the pause ends, and handing
+//! DEBUG SLEEP's stall to the host. The pause itself is [`crate::pause`].
 
-use std::collections::{BTreeMap, VecDeque};
-
-use super::{Engine, Server};
-use crate::client::{Client, ClientId};
-use crate::cmd::{flags, lookup_subcommand, CommandSpec};
+use super::Engine;
+use crate::client::ClientId;
+use crate::pause::must_wait;
 use crate::time::Now;
-
-/// What a pause holds. `Write < All`: the stronger mode wins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum PauseMode {
-    Write,
-    All,
-}
-
-/// The pause in force, the requests it holds, and DEBUG SLEEP's stall.
-#[derive(Debug, Default)]
-pub struct Pause {
-    /// The current pause's mode and end (monotonic ns); a pause whose end
-    /// has passed holds nothing and is replaced by the next one.
-    current: Option<(PauseMode, u64)>,
-    /// Each held client's first request, not yet executed.
-    held: BTreeMap<ClientId, Vec<Vec<u8>>>,
-    /// Held clients in the order they were held: the release order.
-    order: VecDeque<ClientId>,
-    /// CLIENT UNPAUSE ran: the held clients go at the end of this input.
-    unpaused: bool,
-    /// DEBUG SLEEP time the host has not taken yet.
-    sleep_ns: u64,
-}
-
-impl Pause {
-    /// CLIENT PAUSE: pauses until `end_ns` with `mode`, or extends the
-    /// pause in force to the later end and the stronger mode.
-    pub fn pause(&mut self, now: Now, mode: PauseMode, end_ns: u64) {
-        self.current = Some(match self.mode(now).zip(self.current) {
-            Some((m, (_, end))) => (m.max(mode), end.max(end_ns)),
-            None => (mode, end_ns),
-        });
-    }
-
-    /// CLIENT UNPAUSE: ends the pause now. The held clients are released
-    /// once the current input is done (see [`Engine::release_paused`]).
-    pub fn unpause(&mut self) {
-        self.current = None;
-        self.unpaused = !self.held.is_empty();
-    }
-
-    /// The mode in force at `now`, if a pause is.
-    #[inline]
-    pub fn mode(&self, now: Now) -> Option<PauseMode> {
-        match self.current {
-            Some((mode, end_ns)) if now.mono_ns < end_ns => Some(mode),
-            _ => None,
-        }
-    }
-
-    /// Whether `client` waits for the pause to end (its input must not run).
-    #[inline]
-    pub fn holds(&self, client: ClientId) -> bool {
-        !self.held.is_empty() && self.held.contains_key(&client)
-    }
-
-    /// Clients held right now.
-    pub fn held_count(&self) -> usize {
-        debug_assert_eq!(self.held.len(), self.order.len());
-        self.held.len()
-    }
-
-    /// When the held clients are due to run: the pause's end, while
-    /// anyone is held (a pause that holds nobody needs no wake-up), or at
-    /// once after an UNPAUSE that a released client ran while others were
-    /// held again (the input that ran it has already released its batch).
-    pub fn deadline_ns(&self) -> Option<u64> {
-        if self.held.is_empty() {
-            return None;
-        }
-        if self.unpaused {
-            return Some(0);
-        }
-        debug_assert!(self.current.is_some(), "held only while paused");
-        self.current.map(|(_, end_ns)| end_ns)
-    }
-
-    /// A client left: it waits for nothing any more.
-    pub fn forget(&mut self, client: ClientId) {
-        if self.held.remove(&client).is_some() {
-            self.order.retain(|&id| id != client);
-        }
-    }
-
-    /// DEBUG SLEEP: the server must serve nobody for `ns` more.
-    pub fn add_sleep_ns(&mut self, ns: u64) {
-        self.sleep_ns = self.sleep_ns.saturating_add(ns);
-    }
-
-    fn hold(&mut self, client: ClientId, args: Vec<Vec<u8>>) {
-        let previous = self.held.insert(client, args);
-        assert!(previous.is_none(), "a held client runs nothing else");
-        self.order.push_back(client);
-    }
-
-    /// The held clients, in order, if the pause is over at `now` (ended or
-    /// unpaused); they are no longer held once taken.
-    fn take_released(&mut self, now: Now) -> Option<Vec<(ClientId, Vec<Vec<u8>>)>> {
-        if self.held.is_empty() || (!self.unpaused && self.mode(now).is_some()) {
-            return None;
-        }
-        self.unpaused = false;
-        if self.mode(now).is_none() {
-            self.current = None;
-        }
-        let released: Vec<_> = self
-            .order
-            .drain(..)
-            .map(|id| {
-                let args = self.held.remove(&id).expect("ordered clients are held");
-                (id, args)
-            })
-            .collect();
-        debug_assert!(self.held.is_empty());
-        Some(released)
-    }
-}
-
-/// Whether a request `args` of client `c` must wait under `mode`. Requests
-/// Redis rejects before its pause check (unknown command, wrong arity,
-/// NOAUTH, refused in RESP2 subscribed mode or inside MULTI) never wait:
-/// the engine answers them at once.
-pub fn must_wait(server: &Server, c: &Client, args: &[Vec<u8>], mode: PauseMode) -> bool {
-    let Some((top, spec)) = resolve(server, args) else {
-        return false;
-    };
-    if !c.authenticated && !top.has(flags::NO_AUTH) {
-        return false;
-    }
-    let subscribed_resp2 =
-        c.protocol == crate::resp::Protocol::Resp2 && !c.subscriptions.is_empty();
-    if subscribed_resp2 && !crate::commands::pubsub::allowed_while_subscribed(top.name) {
-        return false;
-    }
-    if c.tx.in_multi() && spec.has(flags::NO_MULTI) {
-        return false;
-    }
-    match mode {
-        PauseMode::All => true,
-        PauseMode::Write if spec.name == "exec" => c.tx.multi.as_ref().is_some_and(|m| {
-            m.queue.iter().any(|q| {
-                resolve(server, &q.args).is_some_and(|(_, s)| may_write(server, s, &q.args))
-            })
-        }),
-        PauseMode::Write => may_write(server, spec, args),
-    }
-}
-
-/// The top-level spec and the spec that runs (a subcommand's, for a
-/// container), when the request would pass the name and arity checks.
-fn resolve(
-    server: &Server,
-    args: &[Vec<u8>],
-) -> Option<(&'static CommandSpec, &'static CommandSpec)> {
-    let top = server.commands.lookup(args.first()?)?;
-    let spec = if top.handler.is_none() || (!top.subcommands.is_empty() && args.len() >= 2) {
-        lookup_subcommand(top, args.get(1)?)?
-    } else {
-        top
-    };
-    spec.arity_ok(args.len()).then_some((top, spec))
-}
-
-/// Whether a command may write or replicate (Redis's `CMD_WRITE |
-/// CMD_MAY_REPLICATE`, with a script's declared flags in place of EVAL's).
-fn may_write(server: &Server, spec: &CommandSpec, args: &[Vec<u8>]) -> bool {
-    if spec.has(flags::WRITE | flags::MAY_REPLICATE) {
-        return true;
-    }
-    match spec.name {
-        // Redis flags these may-replicate; the command table does not carry
-        // that flag because COMMAND INFO does not show it in 7.0.
-        "publish" | "spublish" => true,
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => script_may_write(server, spec, args),
-        _ => false,
-    }
-}
-
-/// Redis's `evalGetCommandFlags`: a script that declares flags writes
-/// unless it declares `no-writes`; one that declares none (or is unknown)
-/// keeps the command's flags: EVAL and EVALSHA may replicate, the `_RO`
-/// forms do not.
-fn script_may_write(server: &Server, spec: &CommandSpec, args: &[Vec<u8>]) -> bool {
-    let by_sha = spec.name.starts_with("evalsha");
-    let compat = !spec.has(flags::READONLY);
-    let declared = match args.get(1) {
-        Some(sha) if by_sha && sha.len() != 40 => None,
-        Some(script) => server.scripting.declared_flags(script, by_sha),
-        None => None,
-    };
-    match declared {
-        Some(f) if f.declared => !f.no_writes,
-        _ => compat,
-    }
-}
 
 impl Engine {
     /// The request in `args` must wait for the pause to end: `client` is
@@ -268,7 +38,7 @@ impl Engine {
     #[inline]
     pub(super) fn release_paused(&mut self, now: Now, args: &mut Vec<Vec<u8>>) {
         // The request path calls this on every input: nothing held, no work.
-        if self.server.pause.held.is_empty() {
+        if !self.server.pause.holds_anyone() {
             return;
         }
         self.release_paused_slow(now, args);
@@ -307,7 +77,7 @@ impl Engine {
 
     /// [`Engine::release_paused`] from a timer.
     pub(super) fn release_paused_at(&mut self, now: Now) {
-        if self.server.pause.held.is_empty() {
+        if !self.server.pause.holds_anyone() {
             return;
         }
         let mut args = Vec::new();
@@ -320,6 +90,6 @@ impl Engine {
     /// it writes the replies, the simulator keeps its CPU busy.
     #[must_use]
     pub fn take_sleep_ns(&mut self) -> u64 {
-        std::mem::take(&mut self.server.pause.sleep_ns)
+        self.server.pause.take_sleep_ns()
     }
 }

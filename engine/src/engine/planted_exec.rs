@@ -42,7 +42,9 @@ impl Engine {
             }
             let had_output = !c.pending_output().is_empty();
             let output = std::mem::take(&mut c.output);
-            let output = self.run_exec(now, client, output, tail, exec_seq);
+            let output = self
+                .pipeline()
+                .run_exec(now, client, output, tail, exec_seq);
             let Some(c) = self.clients.get_mut(&client) else {
                 continue;
             };

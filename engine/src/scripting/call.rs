@@ -1,5 +1,5 @@
 //! `redis.call` / `redis.pcall`: a script's command runs through the
-//! engine's own command table and handlers, on a [`Ctx`] for the calling
+//! engine's command pipeline (see `crate::pipeline`) for the calling
 //! client, with Redis's checks in `scriptCall` order (unknown command,
 //! arity, NOSCRIPT, read-only), never blocking, counted in INFO
 //! commandstats, touching watched keys, and recorded as an execution of the
@@ -9,12 +9,10 @@ use mlua::{Lua, MultiValue, Value};
 
 use super::convert;
 use super::Run;
-use crate::cmd::REPLY_BYTES_PER_WORK_UNIT;
-use crate::cmd::{flags, lookup_subcommand, CommandSpec, Ctx};
-use crate::event::{Event, Executed};
+use crate::cmd::{flags, Ctx};
+use crate::pipeline::{Found, Resolved};
 use crate::planted::PlantedBug;
 use crate::resp::{FrameDecoder, Protocol};
-use crate::stats::{CommandName, Finished};
 
 /// Redis's errors for a command a script may not run.
 const UNKNOWN_COMMAND: &str = "Unknown Redis command called from script";
@@ -140,20 +138,12 @@ fn to_argv(lua: &Lua, args: &[Value]) -> Result<Vec<Vec<u8>>, &'static str> {
         .collect()
 }
 
-type Resolved = (Option<&'static CommandSpec>, &'static CommandSpec);
-
 /// Redis's `lookupCommand` plus `scriptCall`'s arity and NOSCRIPT checks.
 fn resolve(ctx: &Ctx, argv: &[Vec<u8>]) -> Result<Resolved, &'static str> {
-    let spec = ctx
-        .server
-        .commands
-        .lookup(&argv[0])
-        .ok_or(UNKNOWN_COMMAND)?;
-    let resolved = if !spec.subcommands.is_empty() && argv.len() >= 2 {
-        let sub = lookup_subcommand(spec, &argv[1]).ok_or(UNKNOWN_COMMAND)?;
-        (Some(spec), sub)
-    } else {
-        (None, spec)
+    let resolved = match crate::pipeline::lookup(&ctx.server.commands, argv) {
+        None | Some(Found::UnknownSubcommand(_)) => return Err(UNKNOWN_COMMAND),
+        Some(Found::NoSubcommand(_)) => return Err(WRONG_ARITY),
+        Some(Found::Runs(resolved)) => resolved,
     };
     if !resolved.1.arity_ok(argv.len()) || resolved.1.handler.is_none() {
         return Err(WRONG_ARITY);
@@ -164,87 +154,15 @@ fn resolve(ctx: &Ctx, argv: &[Vec<u8>]) -> Result<Resolved, &'static str> {
     Ok(resolved)
 }
 
-/// Runs the handler on a nested context for the same client, then does
-/// what the engine does after a command: watched keys, stats, the record.
-fn execute(
-    ctx: &mut Ctx,
-    run: &mut Run,
-    (parent, spec): Resolved,
-    mut argv: Vec<Vec<u8>>,
-) -> Vec<u8> {
-    let db = ctx.db_index();
-    let dirty_before = ctx.server.dirty;
-    let flushed = crate::multi::before_flush(&ctx.server.watches, &ctx.server.keyspace, spec, db);
-    let measuring = ctx.server.config.record_sizes.then(|| {
-        let cs = (&*ctx.clients, ctx.client_id);
-        crate::sizes::measure_before(ctx.server, cs, db, (parent, spec), &argv)
+/// Runs the command through the engine's pipeline for the script's
+/// client (see `crate::pipeline::Pipeline::run_script_call`), charging
+/// its work to the script.
+fn execute(ctx: &mut Ctx, run: &mut Run, command: Resolved, argv: Vec<Vec<u8>>) -> Vec<u8> {
+    let (now, client) = (ctx.now, ctx.client_id);
+    let (reply, work_units) = crate::pipeline::nested(ctx, |p| {
+        p.run_script_call(now, client, run.request_seq, command, (argv, run.resp))
     });
-    let mut inner = Ctx {
-        server: &mut *ctx.server,
-        clients: &mut *ctx.clients,
-        client_id: ctx.client_id,
-        events: &mut *ctx.events,
-        now: ctx.now,
-        reply: Vec::new(),
-        protocol: run.resp,
-        work_units: 1,
-        spec,
-        may_block: false,
-        block: None,
-    };
-    (spec.handler.expect("resolved specs have handlers"))(&mut inner, &mut argv);
-    let mut reply = inner.reply;
-    let mut work_units = inner.work_units;
-    if let Some(request) = inner.block {
-        // Scripts never block (Redis denies blocking commands to them):
-        // the command replies as if its timeout had passed.
-        reply.clear();
-        reply.extend_from_slice(request.on_timeout.encoded(run.resp));
-    }
-    work_units += reply.len() as u64 / REPLY_BYTES_PER_WORK_UNIT;
     ctx.work(work_units);
-    let failed = ctx.server.stats.record_error_reply(&reply);
-    if ctx.server.dirty > dirty_before {
-        crate::multi::touch_after_write(
-            &ctx.server.watches,
-            ctx.clients,
-            &ctx.server.keyspace,
-            spec,
-            &argv,
-            db,
-        );
-    }
-    if !failed {
-        for (d, key) in &flushed {
-            crate::multi::touch_key(&ctx.server.watches, ctx.clients, *d, key);
-        }
-    }
-    if let Some(client) = ctx.clients.get(&ctx.client_id) {
-        crate::stats::command_finished(
-            ctx.server,
-            client,
-            Finished {
-                name: CommandName::of(parent, spec),
-                flags: spec.flags,
-                work_units,
-                duration_ns: work_units.saturating_mul(crate::stopwatch::WORK_UNIT_NS),
-                failed,
-                args: Some(&argv),
-            },
-        );
-    }
-    if ctx.server.config.record_executions {
-        ctx.events.push_back(Event::Executed(Executed {
-            client: ctx.client_id,
-            request_seq: run.request_seq,
-            name: spec.name,
-            flags: spec.flags,
-            work_units,
-            reply_bytes: reply.len(),
-            in_exec: Some(run.request_seq),
-            sizes: measuring.map(|m| m.finish(ctx.server, reply.len())),
-        }));
-    }
     reply
 }
 

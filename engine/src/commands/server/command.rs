@@ -3,9 +3,10 @@
 //! layouts. The table iterates in name order, so every listing is
 //! deterministic.
 
-use crate::cmd::{flags::*, lookup_subcommand, CommandSpec, CommandTable, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
 use crate::glob::{self, glob_match};
+use crate::pipeline::{lookup, lookup_full_name, Found};
 use crate::resp::ReplyWriter;
 
 /// The name COMMAND shows: `client|list` for subcommands.
@@ -13,21 +14,6 @@ fn full_name(parent: Option<&CommandSpec>, spec: &CommandSpec) -> String {
     match parent {
         Some(p) if !spec.name.contains('|') => format!("{}|{}", p.name, spec.name),
         _ => spec.name.to_string(),
-    }
-}
-
-/// Looks up `get` or `client|list` (case-insensitive) as COMMAND INFO/DOCS do.
-fn lookup_full(
-    table: &CommandTable,
-    name: &[u8],
-) -> Option<(Option<&'static CommandSpec>, &'static CommandSpec)> {
-    match name.iter().position(|&b| b == b'|') {
-        None => table.lookup(name).map(|s| (None, s)),
-        Some(bar) => {
-            let parent = table.lookup(&name[..bar])?;
-            let sub = lookup_subcommand(parent, &name[bar + 1..])?;
-            Some((Some(parent), sub))
-        }
     }
 }
 
@@ -161,7 +147,7 @@ pub(super) fn command_info(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let found: Vec<_> = args[2..]
         .iter()
-        .map(|name| lookup_full(&ctx.server.commands, name))
+        .map(|name| lookup_full_name(&ctx.server.commands, name))
         .collect();
     ctx.work(found.len() as u64);
     let mut w = ctx.w();
@@ -180,7 +166,7 @@ pub(super) fn command_docs(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     } else {
         args[2..]
             .iter()
-            .filter_map(|name| lookup_full(&ctx.server.commands, name))
+            .filter_map(|name| lookup_full_name(&ctx.server.commands, name))
             .collect()
     };
     ctx.work(found.len() as u64);
@@ -245,14 +231,11 @@ fn keys_of(
     args: &[Vec<u8>],
 ) -> Result<(&'static CommandSpec, Vec<usize>), &'static str> {
     let cmd = &args[2..];
-    let mut spec = ctx
-        .server
-        .commands
-        .lookup(&cmd[0])
-        .ok_or("ERR Invalid command specified")?;
-    if !spec.subcommands.is_empty() && cmd.len() >= 2 {
-        spec = lookup_subcommand(spec, &cmd[1]).ok_or("ERR Invalid command specified")?;
-    }
+    let spec = match lookup(&ctx.server.commands, cmd) {
+        None | Some(Found::UnknownSubcommand(_)) => return Err("ERR Invalid command specified"),
+        Some(Found::NoSubcommand(top)) => top,
+        Some(Found::Runs((_, spec))) => spec,
+    };
     if spec.first_key <= 0 {
         return Err("ERR The command has no key arguments");
     }
