@@ -242,6 +242,32 @@ impl Blocking {
             .map(|&(_, id)| id)
     }
 
+    /// Per database, per key, the queue of waiters (for
+    /// [`crate::invariants`]).
+    pub(crate) fn waiting_index(&self) -> &BTreeMap<usize, BTreeMap<Vec<u8>, VecDeque<ClientId>>> {
+        &self.waiting
+    }
+
+    /// The timeout table (for [`crate::invariants`]).
+    pub(crate) fn deadline_index(&self) -> &BTreeSet<(u64, ClientId)> {
+        &self.deadlines
+    }
+
+    /// The set mirroring [`Blocking::ready`] (for [`crate::invariants`]).
+    pub(crate) fn ready_index(&self) -> &BTreeSet<(usize, Vec<u8>)> {
+        &self.ready_set
+    }
+
+    /// A key's queue, created if missing: lets invariant tests corrupt it.
+    #[cfg(test)]
+    pub(crate) fn queue_mut(&mut self, db: usize, key: &[u8]) -> &mut VecDeque<ClientId> {
+        self.waiting
+            .entry(db)
+            .or_default()
+            .entry(key.to_vec())
+            .or_default()
+    }
+
     /// Parks `client` (which must not be blocked already) with `blocked`:
     /// it joins the end of each key's queue and, with a deadline, the
     /// timeout table.

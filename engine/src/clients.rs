@@ -118,6 +118,33 @@ impl Clients {
         self.iter().filter(move |(id, _)| range.contains(id))
     }
 
+    /// The slots, holes included (for [`crate::invariants`]).
+    pub(crate) fn slots(&self) -> &[Option<(ClientId, Client)>] {
+        &self.slots
+    }
+
+    /// Id -> slot (for [`crate::invariants`]).
+    pub(crate) fn slot_index(&self) -> &FxHashMap<ClientId, usize> {
+        &self.index
+    }
+
+    /// The highest id ever inserted.
+    pub(crate) fn last_id(&self) -> Option<ClientId> {
+        self.last_id
+    }
+
+    /// Lets invariant tests corrupt the index.
+    #[cfg(test)]
+    pub(crate) fn slot_index_mut(&mut self) -> &mut FxHashMap<ClientId, usize> {
+        &mut self.index
+    }
+
+    /// Lets invariant tests corrupt the slots.
+    #[cfg(test)]
+    pub(crate) fn slots_mut(&mut self) -> &mut Vec<Option<(ClientId, Client)>> {
+        &mut self.slots
+    }
+
     /// Squeezes out holes once they outnumber live clients, re-pointing the
     /// index; each removal pays for at most two slot moves.
     fn compact_if_sparse(&mut self) {

@@ -41,6 +41,7 @@ use std::mem;
 use rand::{Rng, RngCore};
 use siphasher::sip::SipHasher13;
 
+mod invariants;
 mod iter;
 mod meta;
 mod rehash;

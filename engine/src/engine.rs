@@ -423,6 +423,22 @@ impl Engine {
     }
 
     /// Connected clients (including those being closed).
+    /// Asserts the invariants of the keyspace's dicts and expiry index,
+    /// the blocking queues, the watch table and the client table, panicking
+    /// with what broke (see `invariants.rs`). Read-only and O(size): the
+    /// simulator runs it after inputs in debug builds. Returns the items
+    /// visited, for pacing.
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> usize {
+        crate::invariants::check(&self.server, &self.clients)
+    }
+
+    /// The state, for tests that corrupt it on purpose.
+    #[cfg(test)]
+    pub(crate) fn parts_mut(&mut self) -> (&mut Server, &mut Clients) {
+        (&mut self.server, &mut self.clients)
+    }
+
     pub fn client_count(&self) -> usize {
         self.clients.len()
     }

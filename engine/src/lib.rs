@@ -22,6 +22,7 @@ pub mod evict;
 pub mod evict_pool;
 pub mod glob;
 pub mod idle;
+mod invariants;
 pub mod lru;
 pub mod multi;
 pub mod pause;

@@ -107,6 +107,19 @@ impl Watches {
         self.count
     }
 
+    /// Per database, each watched key's watchers (for
+    /// [`crate::invariants`]).
+    pub(crate) fn by_db(&self) -> &[BTreeMap<Box<[u8]>, Vec<ClientId>>] {
+        &self.by_db
+    }
+
+    /// A key's watchers, created if missing: lets invariant tests corrupt
+    /// them.
+    #[cfg(test)]
+    pub(crate) fn watchers_mut(&mut self, db: usize, key: &[u8]) -> &mut Vec<ClientId> {
+        self.by_db[db].entry(key.into()).or_default()
+    }
+
     /// Clients watching `key` in `db`.
     pub fn watchers(&self, db: usize, key: &[u8]) -> &[ClientId] {
         self.by_db

@@ -42,6 +42,7 @@ use crate::trace::TraceHash;
 
 mod clients;
 mod faults;
+mod invariants;
 mod output;
 mod pubsub;
 mod render;
@@ -168,6 +169,8 @@ pub struct World {
     last_progress_ns: u64,
 
     engine: Engine,
+    /// When the engine's invariants are checked next (debug builds).
+    invariants: invariants::InvariantPacing,
     cost: CostModel,
     cpu_busy: bool,
     /// Connections whose output to write when the CPU turn ends.
@@ -244,6 +247,7 @@ impl World {
             pending_non_cron: 0,
             last_progress_ns: 0,
             engine,
+            invariants: Default::default(),
             cost,
             cpu_busy: false,
             pending_flush: Vec::new(),

@@ -9,58 +9,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::rehash::EMPTY_VISITS_PER_BUCKET;
 use super::scan::next_cursor;
-use super::slab::{CHUNK_LEN, CHUNK_MASK, CHUNK_SHIFT};
 use super::*;
-
-impl<V> Dict<V> {
-    /// Checks every structural invariant; O(len + buckets).
-    fn check_invariants(&self) {
-        let rehashing = self.is_rehashing();
-        assert_eq!(self.entries.len, self.used[0] + self.used[1]);
-        if !rehashing {
-            assert_eq!(self.used[1], 0);
-            assert_eq!(self.rehash_index, 0);
-        }
-        let mut seen = vec![false; self.len()];
-        let mut key_bytes = 0;
-        for table in 0..2 {
-            let size = self.tables[table].len();
-            assert!(size == 0 || (size.is_power_of_two() && size >= TABLE_SIZE_MIN));
-            let mut chained = 0;
-            for (bucket, &head) in self.tables[table].iter().enumerate() {
-                if table == 0 && rehashing && bucket < self.rehash_index {
-                    assert_eq!(head, NIL, "a moved bucket must be empty");
-                }
-                let mut index = head;
-                while index != NIL {
-                    assert!((index as usize) < self.len());
-                    assert!(!seen[index as usize], "entry reachable twice");
-                    seen[index as usize] = true;
-                    let entry = self.entries.get(index);
-                    assert_eq!(entry.hash, self.hash_key(&entry.key));
-                    assert_eq!(bucket_of(entry.hash, size), bucket);
-                    key_bytes += entry.key.len();
-                    chained += 1;
-                    index = entry.next;
-                }
-            }
-            assert_eq!(chained, self.used[table]);
-        }
-        assert!(seen.iter().all(|&s| s), "an entry is in no chain");
-        assert_eq!(key_bytes, self.key_bytes);
-        let chunks = &self.entries.chunks;
-        let full = self.len() >> CHUNK_SHIFT;
-        for (c, chunk) in chunks.iter().enumerate() {
-            match c.cmp(&full) {
-                std::cmp::Ordering::Less => assert_eq!(chunk.len(), CHUNK_LEN),
-                std::cmp::Ordering::Equal => {
-                    assert_eq!(chunk.len(), self.len() & CHUNK_MASK as usize)
-                }
-                std::cmp::Ordering::Greater => assert!(chunk.is_empty() && c == full + 1),
-            }
-        }
-    }
-}
 
 fn key(prefix: &str, n: u64) -> Box<[u8]> {
     format!("{prefix}:{n}").into_bytes().into_boxed_slice()

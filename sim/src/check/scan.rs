@@ -84,19 +84,24 @@ pub fn scan_calls_max(history: &History) -> u64 {
     distinct.len() as u64 * SCAN_CALLS_PER_KEY_MAX + SCAN_CALLS_SLACK
 }
 
-/// One finished iteration.
+/// One finished iteration: a run of SCAN calls on one connection, with the
+/// options `F` its calls share (this checker's [`ScanFilters`], the probe's
+/// MATCH pattern).
 #[derive(Debug)]
-struct Iteration {
-    conn: ConnId,
+pub(crate) struct Iteration<F> {
+    pub conn: ConnId,
     /// Indices into `History::ops`, in order.
-    calls: Vec<usize>,
-    pattern: Option<Vec<u8>>,
-    type_filter: Option<Vec<u8>>,
-    returned: BTreeSet<Vec<u8>>,
+    pub calls: Vec<usize>,
+    pub filters: F,
+    pub returned: BTreeSet<Vec<u8>>,
 }
 
 /// SCAN's MATCH pattern and TYPE filter.
-type ScanFilters = (Option<Vec<u8>>, Option<Vec<u8>>);
+#[derive(Debug, PartialEq, Eq)]
+struct ScanFilters {
+    pattern: Option<Vec<u8>>,
+    type_filter: Option<Vec<u8>>,
+}
 
 /// SCAN's options after the cursor, or `None` if malformed.
 fn scan_options(args: &[Vec<u8>]) -> Option<ScanFilters> {
@@ -110,7 +115,10 @@ fn scan_options(args: &[Vec<u8>]) -> Option<ScanFilters> {
             _ => return None,
         }
     }
-    Some((pattern, type_filter))
+    Some(ScanFilters {
+        pattern,
+        type_filter,
+    })
 }
 
 /// A SCAN reply: the next cursor and the keys.
@@ -132,13 +140,12 @@ fn scan_reply(frame: &Frame) -> Option<(&[u8], Vec<&[u8]>)> {
 }
 
 /// A SCAN reply's next cursor and keys, owned.
-pub(crate) type CursorAndKeys = (Vec<u8>, Vec<Vec<u8>>);
+type CursorAndKeys = (Vec<u8>, Vec<Vec<u8>>);
 
 /// What one SCAN call of an iteration brought: the next cursor and the
 /// keys; `None` when it got no reply or an error reply (its iteration ends
-/// unjudged); `Err` for a reply that is not a SCAN reply. Shared with the
-/// probe's black-box SCAN checker.
-pub(crate) fn scan_step(op: &Op) -> Result<Option<CursorAndKeys>, String> {
+/// unjudged); `Err` for a reply that is not a SCAN reply.
+fn scan_step(op: &Op) -> Result<Option<CursorAndKeys>, String> {
     let Some((_, reply)) = &op.complete else {
         return Ok(None);
     };
@@ -157,11 +164,41 @@ pub(crate) fn scan_step(op: &Op) -> Result<Option<CursorAndKeys>, String> {
     }
 }
 
-/// Splits the SCAN requests into finished iterations; `Err` if one does not
-/// terminate within `calls_max()` (computed only if an iteration gets long:
-/// it hashes every argument of the history).
-fn iterations(history: &History, calls_max: impl Fn() -> u64) -> Result<Vec<Iteration>, String> {
-    let calls_max_cached = std::cell::OnceCell::new();
+/// This checker's iterations; `Err` if one does not terminate within
+/// [`scan_calls_max`] (computed only if an iteration gets long: it hashes
+/// every argument of the history).
+fn check_iterations(history: &History) -> Result<Vec<Iteration<ScanFilters>>, String> {
+    let mut calls_max_cached = None;
+    let too_long = |conn: ConnId, calls_count: usize, cursor: &[u8]| {
+        // The bound is never below the slack, so short iterations need not
+        // compute it.
+        if calls_count as u64 <= SCAN_CALLS_SLACK {
+            return None;
+        }
+        let calls_max = *calls_max_cached.get_or_insert_with(|| scan_calls_max(history));
+        (calls_count as u64 > calls_max).then(|| {
+            format!(
+                "a SCAN iteration on conn {conn} did not terminate: {calls_count} calls (bound \
+                 {calls_max}), last cursor {:?}",
+                String::from_utf8_lossy(cursor)
+            )
+        })
+    };
+    iterations(history, scan_options, too_long)
+}
+
+/// Splits the SCAN requests into finished iterations: per connection, in
+/// connection order, runs of calls from cursor 0, each passing the previous
+/// reply's cursor and the same options, until a reply's cursor is 0.
+/// `filters` reads a call's options (`None`: malformed, or not judged; it
+/// ends the run); a call without a reply or with an error reply ends the
+/// run unjudged. `too_long(conn, calls, cursor)` is the failure of a run
+/// past its bound. Shared with the probe's black-box SCAN checker.
+pub(crate) fn iterations<F: PartialEq>(
+    history: &History,
+    filters: impl Fn(&[Vec<u8>]) -> Option<F>,
+    mut too_long: impl FnMut(ConnId, usize, &[u8]) -> Option<String>,
+) -> Result<Vec<Iteration<F>>, String> {
     let mut by_conn: BTreeMap<ConnId, Vec<usize>> = BTreeMap::new();
     for (i, op) in history.ops.iter().enumerate() {
         if op
@@ -176,18 +213,16 @@ fn iterations(history: &History, calls_max: impl Fn() -> u64) -> Result<Vec<Iter
     for (conn, mut indices) in by_conn {
         indices.sort_by_key(|&i| history.ops[i].seq_in_conn);
         // The iteration in progress, and the cursor its next call must carry.
-        let mut current: Option<(Iteration, Vec<u8>)> = None;
+        let mut current: Option<(Iteration<F>, Vec<u8>)> = None;
         for i in indices {
             let op = &history.ops[i];
-            let (Some(cursor), Some((pattern, type_filter))) =
-                (op.args.get(1), scan_options(&op.args))
-            else {
+            let (Some(cursor), Some(options)) = (op.args.get(1), filters(&op.args)) else {
                 current = None;
                 continue;
             };
-            let continues = current.as_ref().is_some_and(|(it, next)| {
-                next == cursor && it.pattern == pattern && it.type_filter == type_filter
-            });
+            let continues = current
+                .as_ref()
+                .is_some_and(|(it, next)| next == cursor && it.filters == options);
             if !continues {
                 current = None;
                 if cursor.as_slice() != b"0" {
@@ -196,27 +231,15 @@ fn iterations(history: &History, calls_max: impl Fn() -> u64) -> Result<Vec<Iter
                 let fresh = Iteration {
                     conn,
                     calls: Vec::new(),
-                    pattern,
-                    type_filter,
+                    filters: options,
                     returned: BTreeSet::new(),
                 };
                 current = Some((fresh, Vec::new()));
             }
             let (iteration, next) = current.as_mut().expect("set above");
             iteration.calls.push(i);
-            let calls_count = iteration.calls.len() as u64;
-            // The bound is never below the slack, so short iterations need
-            // not compute it.
-            if calls_count > SCAN_CALLS_SLACK
-                && calls_count > *calls_max_cached.get_or_init(&calls_max)
-            {
-                let calls_max = calls_max_cached.get().copied().unwrap_or_default();
-                return Err(format!(
-                    "a SCAN iteration on conn {conn} did not terminate: {} calls (bound {calls_max}), \
-                     last cursor {:?}",
-                    iteration.calls.len(),
-                    String::from_utf8_lossy(cursor)
-                ));
+            if let Some(failure) = too_long(conn, iteration.calls.len(), cursor) {
+                return Err(failure);
             }
             let Some((cursor_next, keys)) = scan_step(op)? else {
                 current = None;
@@ -235,7 +258,7 @@ fn iterations(history: &History, calls_max: impl Fn() -> u64) -> Result<Vec<Iter
 
 /// An iteration being followed through the execution order.
 struct Window {
-    iteration: Iteration,
+    iteration: Iteration<ScanFilters>,
     db: usize,
     /// Execution index of the last call.
     exec_last: usize,
@@ -250,7 +273,7 @@ struct Window {
 }
 
 fn check_scans(history: &History) -> Result<(), String> {
-    let found = iterations(history, || scan_calls_max(history))?;
+    let found = check_iterations(history)?;
     if found.is_empty() {
         return Ok(());
     }
@@ -335,6 +358,7 @@ fn open_window(w: &mut Window, model: &KeyspaceModel, now: u64) {
         w.existed.insert(key.clone());
         let matches = w
             .iteration
+            .filters
             .pattern
             .as_ref()
             .is_none_or(|p| glob_match(p, &key));
@@ -351,8 +375,9 @@ fn open_window(w: &mut Window, model: &KeyspaceModel, now: u64) {
 
 /// Whether `entry` is of the type SCAN's TYPE filter asks for (any type
 /// without one).
-fn has_wanted_type(iteration: &Iteration, entry: &crate::check::model::Entry) -> bool {
+fn has_wanted_type(iteration: &Iteration<ScanFilters>, entry: &crate::check::model::Entry) -> bool {
     iteration
+        .filters
         .type_filter
         .as_ref()
         .is_none_or(|t| t.as_slice() == entry.value.type_name().as_bytes())
@@ -418,7 +443,8 @@ fn judge(w: &Window, history: &History) -> Result<(), String> {
             history.ops[*it.calls.last().expect("calls")].seq_in_conn,
             it.calls.len(),
             w.db,
-            it.pattern
+            it.filters
+                .pattern
                 .as_ref()
                 .map(|p| String::from_utf8_lossy(p).into_owned())
         )
@@ -451,7 +477,7 @@ fn judge(w: &Window, history: &History) -> Result<(), String> {
             shown(phantom)
         ));
     }
-    if let Some(pattern) = &it.pattern {
+    if let Some(pattern) = &it.filters.pattern {
         let unmatched: Vec<&Vec<u8>> = it
             .returned
             .iter()

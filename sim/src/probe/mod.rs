@@ -4,8 +4,9 @@
 //!
 //! # The one real-time path
 //!
-//! Everything else in this crate is deterministic: virtual time, seeded
-//! streams, no sockets, no clocks. This module is the exception, and is
+//! Everything else in this crate (but `report/load/`, the `seedkv-load`
+//! binary's experiment) is deterministic: virtual time, seeded streams, no
+//! sockets, no clocks. This module is the exception, and is
 //! excluded from those rules on purpose: it opens sockets, runs a thread per
 //! client, sleeps, and timestamps the history with the monotonic clock
 //! (`Instant`, nanoseconds since the probe started). The seed still fixes

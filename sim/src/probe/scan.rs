@@ -19,14 +19,14 @@
 //! Sound for any correct server: each rule only uses orders that real time
 //! proves (a reply before an invocation).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use seedkv_engine::resp::Frame;
 
 use crate::check::model::redis_c::glob_match;
-use crate::check::scan::{scan_step, shown};
+use crate::check::scan::{iterations, shown, Iteration};
 use crate::check::{Checker, RunFacts, Violation};
-use crate::history::{History, Op, TimeNs};
+use crate::history::{History, TimeNs};
 
 /// Calls one iteration may take (the scan workload's key sets stay under
 /// 5,000 keys per client; a reverse-binary cursor visits a bucket per call).
@@ -47,13 +47,6 @@ impl Checker for BlackBoxScan {
             message,
         })
     }
-}
-
-/// One finished iteration: indices into `History::ops`.
-struct Iteration {
-    calls: Vec<usize>,
-    pattern: Option<Vec<u8>>,
-    returned: BTreeSet<Vec<u8>>,
 }
 
 /// When a key was written: (invoke, reply time if acknowledged).
@@ -82,7 +75,7 @@ impl KeyWrites {
 }
 
 fn check(history: &History) -> Result<(), String> {
-    let iterations = iterations(history)?;
+    let iterations = finished_iterations(history)?;
     if iterations.is_empty() {
         return Ok(());
     }
@@ -128,7 +121,7 @@ fn check(history: &History) -> Result<(), String> {
                 first.seq_in_conn,
                 last.seq_in_conn,
                 it.calls.len(),
-                it.pattern
+                it.filters
                     .as_ref()
                     .map(|p| String::from_utf8_lossy(p).into_owned())
             )
@@ -145,7 +138,7 @@ fn check(history: &History) -> Result<(), String> {
                 shown(invented)
             ));
         }
-        if let Some(p) = &it.pattern {
+        if let Some(p) = &it.filters {
             let off: Vec<&Vec<u8>> = it.returned.iter().filter(|k| !glob_match(p, k)).collect();
             if !off.is_empty() {
                 return Err(format!(
@@ -158,7 +151,7 @@ fn check(history: &History) -> Result<(), String> {
         let missed: Vec<Vec<u8>> = writes
             .iter()
             .filter(|(key, w)| {
-                it.pattern.as_ref().is_none_or(|p| glob_match(p, key))
+                it.filters.as_ref().is_none_or(|p| glob_match(p, key))
                     && !it.returned.contains(**key)
                     && w.surely_present(from_ns, to_ns)
             })
@@ -191,65 +184,17 @@ fn scan_pattern(args: &[Vec<u8>]) -> Result<Option<Vec<u8>>, ()> {
     Ok(pattern)
 }
 
-/// The finished iterations: per connection, runs of SCAN calls from cursor
-/// 0, each passing the previous reply's cursor, until a reply's cursor is 0.
-/// A call without a reply or with an error ends a run unjudged.
-fn iterations(history: &History) -> Result<Vec<Iteration>, String> {
-    let mut by_conn: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for (i, op) in history.ops.iter().enumerate() {
-        if op.args[0].eq_ignore_ascii_case(b"scan") {
-            by_conn.entry(op.conn).or_default().push(i);
-        }
-    }
-    let mut done = Vec::new();
-    for (conn, mut indices) in by_conn {
-        indices.sort_by_key(|&i| history.ops[i].seq_in_conn);
-        let mut current: Option<(Iteration, Vec<u8>)> = None;
-        for i in indices {
-            let op: &Op = &history.ops[i];
-            let (Some(cursor), Ok(pattern)) = (op.args.get(1), scan_pattern(&op.args)) else {
-                current = None;
-                continue;
-            };
-            let continues = current
-                .as_ref()
-                .is_some_and(|(it, next)| next == cursor && it.pattern == pattern);
-            if !continues {
-                current = None;
-                if cursor.as_slice() != b"0" {
-                    continue;
-                }
-                let fresh = Iteration {
-                    calls: Vec::new(),
-                    pattern,
-                    returned: BTreeSet::new(),
-                };
-                current = Some((fresh, Vec::new()));
-            }
-            let Some((iteration, next)) = current.as_mut() else {
-                continue;
-            };
-            iteration.calls.push(i);
-            if iteration.calls.len() > SCAN_CALLS_MAX {
-                return Err(format!(
-                    "a SCAN iteration on conn {conn} did not terminate: over {SCAN_CALLS_MAX} calls"
-                ));
-            }
-            let Some((cursor_next, keys)) = scan_step(op)? else {
-                current = None;
-                continue;
-            };
-            iteration.returned.extend(keys);
-            let finished = cursor_next == b"0";
-            *next = cursor_next;
-            if finished {
-                if let Some((it, _)) = current.take() {
-                    done.push(it);
-                }
-            }
-        }
-    }
-    Ok(done)
+/// The finished iterations (`check::scan::iterations`), of calls whose
+/// options the scan workload sends (COUNT, MATCH; a TYPE ends a run).
+fn finished_iterations(history: &History) -> Result<Vec<Iteration<Option<Vec<u8>>>>, String> {
+    let too_long = |conn, calls_count, _cursor: &[u8]| {
+        (calls_count > SCAN_CALLS_MAX).then(|| {
+            format!(
+                "a SCAN iteration on conn {conn} did not terminate: over {SCAN_CALLS_MAX} calls"
+            )
+        })
+    };
+    iterations(history, |args| scan_pattern(args).ok(), too_long)
 }
 
 #[cfg(test)]

@@ -18,11 +18,12 @@
 
 use std::fmt::Write as _;
 
-use hdrhistogram::Histogram;
 use seedkv_engine::resp::Frame;
 
 use super::script::{Operator, Prober};
-use super::verify::{verify, Checked, Span};
+use super::table::{format_checked_table, row_of};
+pub use super::table::{format_table, ms, PingSample, Row};
+use super::verify::{verify, Checked};
 use crate::history::{History, TimeNs};
 use crate::knobs::{Knobs, Overrides, OPS_MAX};
 use crate::net::NetKnobs;
@@ -59,23 +60,6 @@ impl Default for LatencyConfig {
     }
 }
 
-/// One line of the table.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Row {
-    pub span: Span,
-    pub pings_count: u64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
-    pub max_ns: u64,
-}
-
-/// One PING as the prober saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PingSample {
-    pub sent_ns: TimeNs,
-    pub latency_ns: u64,
-}
-
 /// The outcome of a run: the table's rows, what was checked, and every PING
 /// (for the chart).
 #[derive(Clone, Debug)]
@@ -106,17 +90,23 @@ pub fn loopback_net() -> NetKnobs {
     }
 }
 
-/// Runs the experiment. An error means the data or a reply was not what the
-/// script asked for; no figure is worth printing then.
-pub fn run_latency(config: &LatencyConfig) -> Result<LatencyReport, String> {
-    if config.keys_count == 0 || config.keys_count > KEYS_COUNT_MAX {
+/// The flags' bounds, shared with `seedkv-load`.
+pub fn check_sizes(keys_count: u64, hash_fields_count: u64) -> Result<(), String> {
+    if keys_count == 0 || keys_count > KEYS_COUNT_MAX {
         return Err(format!("--keys must be in 1..={KEYS_COUNT_MAX}"));
     }
-    if config.hash_fields_count == 0 || config.hash_fields_count > HASH_FIELDS_COUNT_MAX {
+    if hash_fields_count == 0 || hash_fields_count > HASH_FIELDS_COUNT_MAX {
         return Err(format!(
             "--hash-fields must be in 1..={HASH_FIELDS_COUNT_MAX}"
         ));
     }
+    Ok(())
+}
+
+/// Runs the experiment. An error means the data or a reply was not what the
+/// script asked for; no figure is worth printing then.
+pub fn run_latency(config: &LatencyConfig) -> Result<LatencyReport, String> {
+    check_sizes(config.keys_count, config.hash_fields_count)?;
     let overrides = Overrides {
         clients: Some(2),
         ops: Some(OPS_MAX),
@@ -167,90 +157,14 @@ fn ping_samples(history: &History) -> Result<Vec<PingSample>, String> {
     Ok(pings)
 }
 
-/// The PINGs in flight at some point of `span`'s window, summarised.
-fn row_of(span: Span, pings: &[PingSample]) -> Row {
-    // Latencies up to an hour, three significant digits.
-    let mut histogram =
-        Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
-    let mut max_ns = 0;
-    for p in pings {
-        let overlaps =
-            p.sent_ns < span.window_end_ns && p.sent_ns + p.latency_ns > span.window_start_ns;
-        if overlaps {
-            histogram.saturating_record(p.latency_ns.max(1));
-            max_ns = max_ns.max(p.latency_ns);
-        }
-    }
-    Row {
-        span,
-        pings_count: histogram.len(),
-        p50_ns: histogram.value_at_quantile(0.50),
-        p99_ns: histogram.value_at_quantile(0.99),
-        max_ns,
-    }
-}
-
-/// Milliseconds with three decimals.
-pub fn ms(ns: u64) -> String {
-    format!("{}.{:03}", ns / 1_000_000, ns % 1_000_000 / 1_000)
-}
-
-/// The table, as the seed article prints it (plus the PING count), one
-/// row per operation, in milliseconds.
-pub fn format_table(rows: &[Row]) -> String {
-    let mut out = String::new();
-    let width = rows
-        .iter()
-        .map(|r| r.span.operation.len())
-        .max()
-        .unwrap_or(0)
-        .max("operation".len());
-    let _ = writeln!(
-        out,
-        "{:<width$}  {:>12}  {:>7}  {:>9}  {:>9}  {:>9}",
-        "operation", "duration ms", "PINGs", "p50 ms", "p99 ms", "max ms"
-    );
-    for r in rows {
-        let duration = r.span.duration_ns.map_or("-".to_string(), ms);
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:>12}  {:>7}  {:>9}  {:>9}  {:>9}",
-            r.span.operation,
-            duration,
-            r.pings_count,
-            ms(r.p50_ns),
-            ms(r.p99_ns),
-            ms(r.max_ns)
-        );
-    }
-    out
-}
-
 impl LatencyReport {
     /// Title, table and what was checked: the whole printed report.
     pub fn text(&self) -> String {
-        let c = &self.checked;
         let mut out = format!(
             "head-of-line latency in virtual time: seed {}, {} keys, {}-field hash\n\n",
             self.config.seed, self.config.keys_count, self.config.hash_fields_count
         );
-        out.push_str(&format_table(&self.rows));
-        let _ = writeln!(
-            out,
-            "\nchecked: {} replies, {} errors; DBSIZE {} and HLEN {} after the fill, HLEN {} after \
-             the refill, DBSIZE {} at the end; KEYS * {} keys, KEYS k:1* {} keys; SCAN {} calls, {} \
-             distinct keys",
-            c.replies_count,
-            c.errors_count,
-            c.dbsize_filled,
-            c.hlen_filled,
-            c.hlen_refilled,
-            c.dbsize_end,
-            c.keys_all_count,
-            c.keys_prefix_count,
-            c.scan_calls,
-            c.scan_distinct_keys
-        );
+        out.push_str(&format_checked_table(&self.rows, &self.checked));
         let _ = writeln!(
             out,
             "virtual time {:.3} s; background (lazy free) CPU busy {} ms",

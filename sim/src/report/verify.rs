@@ -41,7 +41,7 @@ pub struct Span {
 impl Span {
     /// An operation from its first request to its last reply, watched for
     /// at least [`WINDOW_NS_MIN`].
-    fn of(operation: String, start_ns: TimeNs, end_ns: TimeNs) -> Span {
+    pub fn of(operation: String, start_ns: TimeNs, end_ns: TimeNs) -> Span {
         debug_assert!(start_ns <= end_ns);
         Span {
             operation,

@@ -143,6 +143,7 @@ impl World {
     /// executions starting at `turn_start_ns` (None: outside a command turn)
     /// and returns the CPU time they cost.
     pub(super) fn drain_engine(&mut self, turn_start_ns: Option<u64>) -> u64 {
+        self.invariants.after_input(&self.engine);
         let mut cost_ns = 0;
         let unix_ms = self.now().unix_ms();
         while let Some(event) = self.engine.poll_event() {

@@ -12,23 +12,16 @@ use std::time::Instant;
 use seedkv_engine::resp::Frame;
 
 use super::conn::Conn;
+use crate::report::table::PingSample;
 
 /// PINGs recorded at most (≈ 30 s of back-to-back PINGs on loopback); the
 /// prober keeps pinging past it but stops recording, and says so.
 pub const SAMPLES_MAX: usize = 20_000_000;
 
-/// One PING: when it was sent (since the experiment's origin) and its
-/// round trip, in nanoseconds.
-#[derive(Clone, Copy, Debug)]
-pub struct Sample {
-    pub sent_ns: u64,
-    pub latency_ns: u64,
-}
-
 /// What the prober brings back.
 #[derive(Debug, Default)]
 pub struct ProbeResult {
-    pub samples: Vec<Sample>,
+    pub samples: Vec<PingSample>,
     /// Replies that were not PONG.
     pub errors_count: u64,
     pub first_error: Option<String>,
@@ -69,7 +62,7 @@ async fn probe(addr: &str, origin: Instant, stop: &AtomicBool) -> std::io::Resul
                 .get_or_insert_with(|| format!("PING replied {reply:?}"));
         }
         if result.samples.len() < SAMPLES_MAX {
-            result.samples.push(Sample {
+            result.samples.push(PingSample {
                 sent_ns: sent.duration_since(origin).as_nanos() as u64,
                 latency_ns,
             });

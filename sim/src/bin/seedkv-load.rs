@@ -4,16 +4,12 @@
 //! server: PING p50/p99/max while nothing, KEYS k:1*, KEYS *, a full SCAN
 //! COUNT 1000, DEL and UNLINK of an M-field hash run. Every reply is
 //! checked, and DBSIZE and HLEN verified, before any figure is printed.
-//! See `server/src/load/mod.rs`.
+//! See `sim/src/report/load/mod.rs`.
 
 use std::process::ExitCode;
 
 use clap::Parser;
-
-// The experiment lives beside the server's modules but belongs to this
-// binary alone, so it is not part of the server library.
-#[path = "../load/mod.rs"]
-mod load;
+use seedkv_sim::report::load;
 
 #[derive(Parser)]
 #[command(

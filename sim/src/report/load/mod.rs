@@ -14,11 +14,18 @@
 //! checked, and the table is printed only if no reply was an error, the
 //! fill produced exactly N keys and M fields, and KEYS, SCAN, DEL and UNLINK
 //! returned what they must. The same windows, pauses and table layout as
-//! `seedkv-sim report latency` make the two tables comparable.
+//! `seedkv-sim report latency` make the two tables comparable: the table,
+//! the `checked:` line, the spans and the windows' constants are that
+//! report's own (`table.rs`, `verify.rs`, `script.rs`).
+//!
+//! # Real time
+//!
+//! Like `probe/`, and unlike the rest of the crate, this module opens
+//! sockets, runs threads and reads the monotonic clock (`Instant`); nothing
+//! outside it calls into it except the `seedkv-load` binary.
 
 pub mod conn;
 pub mod prober;
-pub mod table;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -28,25 +35,15 @@ use std::time::{Duration, Instant};
 
 use seedkv_engine::resp::Frame;
 
+use super::latency::check_sizes;
+use super::script::{FILL_ELEMENTS_PER_REQUEST, GAP_NS, HASH_KEY, SCAN_COUNT, WINDOW_NS_MIN};
+use super::table::{format_checked_table, row_of, Row};
+use super::verify::{prefix_one_count, Checked, Span};
 use conn::Conn;
-use table::{format_table, row_of, Row, Span};
 
-/// Keys per MSET and fields per HSET while filling.
-pub const FILL_ELEMENTS_PER_REQUEST: u64 = 1_000;
-/// Fill requests written as one pipeline before their replies are read.
+/// Fill requests written as one pipeline before their replies are read
+/// (the virtual operator keeps 8 in flight: `script::FILL_PIPELINE_DEPTH`).
 pub const FILL_PIPELINE_DEPTH: u64 = 16;
-/// COUNT of every SCAN call (the seed's figure).
-pub const SCAN_COUNT: u64 = 1_000;
-/// Quiet time between two measured windows.
-pub const GAP_NS: u64 = 100_000_000;
-/// Length of the idle window and shortest window of an operation: UNLINK
-/// returns at once but is watched this long, over its background free.
-pub const WINDOW_NS_MIN: u64 = 1_000_000_000;
-/// The big hash's key, outside `k:` so that `KEYS k:1*` skips it.
-pub const HASH_KEY: &[u8] = b"bighash";
-/// Bounds on the flags.
-pub const KEYS_COUNT_MAX: u64 = 50_000_000;
-pub const HASH_FIELDS_COUNT_MAX: u64 = 50_000_000;
 
 /// What to run, and against what.
 #[derive(Clone, Debug)]
@@ -59,32 +56,10 @@ pub struct LoadConfig {
     pub flush: bool,
 }
 
-/// What the figures were checked against, printed under the table.
-#[derive(Clone, Debug, Default)]
-pub struct Checked {
-    pub replies_count: u64,
-    pub errors_count: u64,
-    pub dbsize_filled: i64,
-    pub hlen_filled: i64,
-    pub hlen_refilled: i64,
-    pub dbsize_end: i64,
-    pub keys_all_count: usize,
-    pub keys_prefix_count: usize,
-    pub scan_calls: u64,
-    pub scan_distinct_keys: usize,
-}
-
 /// Runs the experiment on a current-thread runtime; returns the report to
 /// print, or why no figure can be trusted.
 pub fn run(config: &LoadConfig) -> Result<String, String> {
-    if config.keys_count == 0 || config.keys_count > KEYS_COUNT_MAX {
-        return Err(format!("--keys must be in 1..={KEYS_COUNT_MAX}"));
-    }
-    if config.hash_fields_count == 0 || config.hash_fields_count > HASH_FIELDS_COUNT_MAX {
-        return Err(format!(
-            "--hash-fields must be in 1..={HASH_FIELDS_COUNT_MAX}"
-        ));
-    }
+    check_sizes(config.keys_count, config.hash_fields_count)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -176,10 +151,10 @@ async fn experiment(config: &LoadConfig) -> Result<String, String> {
     let scan_start = Instant::now();
     let (calls, distinct) = full_scan(&mut op, config.keys_count).await?;
     let scan_end = Instant::now();
-    checked.scan_calls = calls;
+    checked.scan_calls = calls as usize;
     checked.scan_distinct_keys = distinct;
     spans.push(
-        pause_after(span_of(
+        pause_after(Span::of(
             format!("SCAN COUNT 1000 ({calls} calls)"),
             since(scan_start),
             since(scan_end),
@@ -239,24 +214,7 @@ async fn experiment(config: &LoadConfig) -> Result<String, String> {
         "head-of-line latency over real sockets: {server} at {addr}, {} keys, {}-field hash\n\n",
         config.keys_count, config.hash_fields_count
     );
-    out.push_str(&format_table(&rows));
-    let c = &checked;
-    let _ = writeln!(
-        out,
-        "\nchecked: {} replies, {} errors; DBSIZE {} and HLEN {} after the fill, HLEN {} after \
-         the refill, DBSIZE {} at the end; KEYS * {} keys, KEYS k:1* {} keys; SCAN {} calls, {} \
-         distinct keys",
-        c.replies_count,
-        c.errors_count,
-        c.dbsize_filled,
-        c.hlen_filled,
-        c.hlen_refilled,
-        c.dbsize_end,
-        c.keys_all_count,
-        c.keys_prefix_count,
-        c.scan_calls,
-        c.scan_distinct_keys
-    );
+    out.push_str(&format_checked_table(&rows, &checked));
     let _ = writeln!(
         out,
         "fill: {fill_s:.1} s wall (not measured); {} PINGs in all",
@@ -267,15 +225,6 @@ async fn experiment(config: &LoadConfig) -> Result<String, String> {
 
 async fn sleep_ns(ns: u64) {
     tokio::time::sleep(Duration::from_nanos(ns)).await;
-}
-
-fn span_of(operation: String, start_ns: u64, end_ns: u64) -> Span {
-    Span {
-        operation,
-        duration_ns: Some(end_ns.saturating_sub(start_ns)),
-        window_start_ns: start_ns,
-        window_end_ns: end_ns.max(start_ns + WINDOW_NS_MIN),
-    }
 }
 
 /// Sends one request, times it from the write to the whole reply.
@@ -289,7 +238,7 @@ async fn measured(
     let reply = op.call(args).await.map_err(io_err(&operation))?;
     let end = Instant::now();
     let since = |at: Instant| at.duration_since(origin).as_nanos() as u64;
-    Ok((span_of(operation, since(start), since(end)), reply))
+    Ok((Span::of(operation, since(start), since(end)), reply))
 }
 
 /// Waits until `span`'s window is over and a gap has passed.
@@ -460,18 +409,4 @@ fn summary(frame: &Frame) -> String {
     let mut s = format!("{frame:?}");
     s.truncate(200);
     s
-}
-
-/// How many of `k:0 .. k:<n-1>` match `k:1*`: the numbers in [10^d, 2·10^d).
-pub fn prefix_one_count(n: u64) -> u64 {
-    let mut count = 0;
-    let mut low: u64 = 1;
-    while low < n {
-        count += n.min(2 * low) - low;
-        low = match low.checked_mul(10) {
-            Some(l) => l,
-            None => break,
-        };
-    }
-    count
 }
