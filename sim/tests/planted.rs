@@ -89,8 +89,9 @@ fn hunt_in(
         );
     }
     println!(
-        "{}: found at seed {seed} by {checker}; repro: {line}",
-        bug.name()
+        "{}: found at seed {seed} by {checker}, trace hash {:016x}; repro: {line}",
+        bug.name(),
+        found.trace_hash
     );
     found
 }
