@@ -5,29 +5,32 @@
 //!
 //! # One hook, a few seams
 //!
-//! The engine owns one [`Hook`] (in `Server::planted`), empty on a clean
-//! engine. The shipped code consults it only at the named seams below,
-//! each a one-line call that does nothing when the hook is empty; every
-//! defect lives in this directory. No data structure (`Db`, `Client`,
-//! `Dict`) holds planted state, no public function takes a planted
-//! parameter, and the per-key lookup path has no branch for it.
+//! The engine owns one `Hook` (crate-private, in `Server::planted`), empty
+//! on a clean engine. The shipped code consults it only at the named seams
+//! below, each a one-line call that does nothing when the hook is empty;
+//! every defect lives in this directory. No data structure (`Db`,
+//! `Client`, `Dict`) holds planted state, no public function takes a
+//! planted parameter, and the per-key lookup path has no branch for it.
 //!
-//! | seam | where | bugs |
+//! | seam | called from | bugs |
 //! |---|---|---|
-//! | the command table is built | `Engine::with_commands` | incr-not-atomic, lindex-panics, lrem-quadratic ([`commands`]) |
-//! | a reply is written | `Engine::execute_request` | reply-to-wrong-connection, partial-write-drops-reply ([`replies`]) |
-//! | output is written out / compacted | `Engine::consume_output` | partial-write-drops-reply |
-//! | an input begins / ends, a timer fires, a cron tick | `Engine::handle_input`, `handle_timeout`, `cron` | incr-not-atomic, exec-interleaved ([`held`]) |
+//! | the command table is built | `Engine::with_commands` | incr-not-atomic, lindex-panics, lrem-quadratic (buggy handlers, `commands.rs`) |
+//! | a reply is written | `Engine::execute_request` | reply-to-wrong-connection, partial-write-drops-reply (`replies.rs`) |
+//! | output is written out, compacted | `Engine::consume_output` | partial-write-drops-reply |
+//! | an input begins (its held work runs at its end), a timer fires | `Engine::handle_input`, `handle_timeout` | incr-not-atomic, exec-interleaved (`held.rs`) |
 //! | EXEC runs its queue | `Engine::run_exec` | exec-interleaved |
 //! | the expiry clock | `Ctx::expiry_now_ms`, the cron | expiry-off-by-one-ms |
 //! | EXEC checks its watched keys | EXEC | watch-ignores-expiry |
-//! | a value is lazily freed; a cron tick | `Ctx::delete`; the cron | lazy-free-still-reachable ([`held`]) |
+//! | a value is lazily freed | `Ctx::delete` | lazy-free-still-reachable (`held.rs`) |
+//! | a cron tick | the cron | lazy-free-still-reachable, incr-not-atomic |
 //! | SCAN visits a bucket | SCAN | scan-skips-rehash-buckets |
 //! | PUBLISH delivers | `publish_message` | publish-twice |
-//! | a script writes; a script starts | `redis.call`; EVAL | script-partial-visible ([`scripts`]) |
+//! | a script writes, a script starts | `redis.call`, EVAL | script-partial-visible (`scripts.rs`) |
 //!
 //! The expiry clock is the one seam on the lookup path: it subtracts a lag
-//! (0 on a clean engine) from the command's clock, with no branch.
+//! (0 on a clean engine) from the command's clock, without a branch. The
+//! other seams run once per command, reply, write to the socket, input,
+//! SCAN call, PUBLISH or cron tick, and test one pointer.
 
 use std::collections::BTreeMap;
 
@@ -57,11 +60,14 @@ pub enum PlantedBug {
     PartialWriteDropsReply,
     /// INCR reads, then writes back in a later step, losing concurrent updates.
     IncrNotAtomic,
-    /// Keys are treated as expired one millisecond late.
+    /// Keys are treated as expired one millisecond late: commands and the
+    /// cron judge expiry by a clock 1 ms behind theirs.
     ExpiryOffByOneMs,
-    /// A value handed to the background free stays reachable.
+    /// A value handed to the background free stays reachable: UNLINK (and
+    /// any lazy delete) of a big value leaves it in place, without its
+    /// TTL, until the next cron tick drops it.
     LazyFreeStillReachable,
-    /// A reply is appended to the wrong connection's output.
+    /// Every 997th reply is appended to another connection's output.
     ReplyToWrongConnection,
     /// EXEC runs the first queued command, then defers the rest to the end
     /// of the next input the engine handles: another client's commands run
@@ -71,11 +77,11 @@ pub enum PlantedBug {
     /// 7.0 fails such an EXEC): an optimistic transaction commits on a
     /// value that is gone.
     WatchIgnoresExpiry,
-    /// A script's writes become visible to other clients before the script
-    /// finished (implemented by the scripting code).
+    /// A script's writes after its first are put off until the next script
+    /// starts: other clients see the script's first write alone.
     ScriptPartialVisible,
-    /// Every Nth PUBLISH delivers its message twice to one subscriber
-    /// (see `pubsub::PUBLISH_TWICE_EVERY`).
+    /// Every 50th PUBLISH delivers its message twice to its first channel
+    /// subscriber.
     PublishTwice,
     /// LINDEX with a negative index past the head of the list indexes out
     /// of bounds and panics, as a C engine would read out of bounds: the

@@ -16,10 +16,8 @@ impl Planted {
         reply_start: usize,
     ) {
         match self.bug {
-            PlantedBug::PartialWriteDropsReply => {
-                if clients.get(&client).is_some() {
-                    self.last_reply_start.insert(client, reply_start);
-                }
+            PlantedBug::PartialWriteDropsReply if clients.get(&client).is_some() => {
+                self.last_reply_start.insert(client, reply_start);
             }
             PlantedBug::ReplyToWrongConnection => {
                 self.replies_count += 1;

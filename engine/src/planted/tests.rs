@@ -218,3 +218,20 @@ fn lrem_quadratic_charges_the_square_of_the_visited() {
         assert_eq!(t.executed_work("lrem"), 1 + work, "{bug:?}");
     }
 }
+
+/// The background free drops the value it was handed, not a value written
+/// to the key since.
+#[test]
+fn lazy_free_still_reachable_spares_a_later_write() {
+    let mut t = engine(Some(PlantedBug::LazyFreeStillReachable));
+    let c = t.connect();
+    assert_eq!(
+        t.cmd(c, &["SETRANGE", "big", "4299999", "|"]),
+        int(4_300_000)
+    );
+    assert_eq!(t.cmd(c, &["UNLINK", "big"]), int(1));
+    assert_eq!(t.frees(), 1, "the host frees the original");
+    assert_eq!(t.cmd(c, &["SET", "big", "new"]), simple("OK"));
+    t.advance_ms(1000);
+    assert_eq!(t.cmd(c, &["GET", "big"]), bulk("new"));
+}
