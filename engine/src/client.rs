@@ -3,6 +3,13 @@
 use crate::resp::{Protocol, RequestParser};
 use crate::time::Now;
 
+/// Bytes a client costs before any buffer (CLIENT LIST `tot-mem`, INFO
+/// memory), an estimate: `size_of::<Client>()` when it was last measured,
+/// fixed so that these figures, and with them the simulator's trace
+/// hashes, do not move when a field comes or goes or the compiler
+/// reorders the struct.
+pub(crate) const CLIENT_STRUCT_BYTES: usize = 528;
+
 /// A connection's identity: the number `CLIENT ID` reports. Ids are assigned
 /// in increasing order from 1 and never reused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -75,9 +82,6 @@ pub struct Client {
     pub lib_ver: Option<Vec<u8>>,
     /// CLIENT NO-EVICT: excluded from client eviction (CLIENT LIST flag `e`).
     pub no_evict: bool,
-    /// Where the last reply begins in `output`; kept only while
-    /// [`crate::PlantedBug::PartialWriteDropsReply`] is planted.
-    pub planted_last_reply_start: usize,
     /// Set while the client is parked by a blocking command (see
     /// [`crate::blocking`]); its query buffer is not processed meanwhile.
     /// Changed only by `Blocking::park`/`unpark`.
@@ -117,7 +121,6 @@ impl Client {
             lib_name: None,
             lib_ver: None,
             no_evict: false,
-            planted_last_reply_start: 0,
             blocked: None,
             deny_blocking: false,
             tx: Default::default(),

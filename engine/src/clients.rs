@@ -109,8 +109,8 @@ impl Clients {
         self.iter_mut().map(|(_, c)| c)
     }
 
-    /// Clients whose ids fall in `range`, in id order (a scan: only the
-    /// planted reply-to-wrong-connection bug asks for ranges).
+    /// Clients whose ids fall in `range`, in id order (a scan of the whole
+    /// table: for rare callers).
     pub fn range<R: RangeBounds<ClientId>>(
         &self,
         range: R,

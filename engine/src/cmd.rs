@@ -206,6 +206,19 @@ impl CommandTable {
     }
 
     /// Case-insensitive lookup without allocating or copying the name.
+    /// Replaces the spec of the command named `spec.name` (the hook of
+    /// planted bugs swaps in a buggy handler; see [`crate::planted`]).
+    pub(crate) fn replace(&mut self, spec: &'static CommandSpec) {
+        let previous = self.by_name.insert(spec.name, spec);
+        debug_assert!(previous.is_some(), "{} replaces no command", spec.name);
+        let name = spec.name.as_bytes();
+        for slot in &mut self.buckets[bucket_index(name.len(), name[0])] {
+            if slot.name == spec.name {
+                *slot = spec;
+            }
+        }
+    }
+
     pub fn lookup(&self, name: &[u8]) -> Option<&'static CommandSpec> {
         let first = *name.first()?;
         if name.len() > NAME_MAX_BYTES {
@@ -337,6 +350,13 @@ impl<'a> Ctx<'a> {
         self.now.unix_ms()
     }
 
+    /// The time (unix ms) this command judges keys' expiry by: its clock,
+    /// unless the hook of planted bugs moves it (see [`crate::planted`]).
+    #[inline]
+    pub fn expiry_now_ms(&self) -> u64 {
+        self.server.planted.expiry_clock_ms(self.now)
+    }
+
     /// Deletes `key` if expired (lazy expiry) in the client's database, then
     /// returns the live value, if any. Every key lookup goes through here.
     pub fn lookup(&mut self, key: &[u8]) -> Option<&mut Value> {
@@ -347,7 +367,7 @@ impl<'a> Ctx<'a> {
     /// Lazy expiry of `key` in the client's database; returns that
     /// database's index.
     fn expire_lazily(&mut self, key: &[u8]) -> usize {
-        let now_ms = self.now_ms();
+        let now_ms = self.expiry_now_ms();
         let i = self.db_index();
         // Without any TTL in the database nothing can be expired, and the
         // expiry check (a read-only lookup) would only hash the key again.
@@ -474,16 +494,8 @@ impl<'a> Ctx<'a> {
         }
         let i = self.db_index();
         let v = self.server.keyspace.dbs[i].remove(key).expect("looked up");
-        if lazy
-            && self.server.config.planted_bug == Some(crate::PlantedBug::LazyFreeStillReachable)
-            && v.free_cost_units() > crate::event::LAZYFREE_THRESHOLD_UNITS
-        {
-            // Planted bug (PlantedBug::LazyFreeStillReachable): the value
-            // handed to the background free is also left where lookups still
-            // find it, until the cron's next tick forgets it.
-            self.server.keyspace.dbs[i]
-                .planted_freed
-                .insert(key.into(), v.clone());
+        if lazy {
+            crate::planted::lazily_freed(self.server, i, key, &v);
         }
         self.free(v, lazy);
         crate::multi::touch_key(&self.server.watches, self.clients, i, key);

@@ -1,8 +1,6 @@
 //! The keyspace: 16 databases, each a [`Dict`] of values plus a dict of
 //! expiry times, with lazy expiry on access and a counted active-expire cycle.
 
-use std::collections::BTreeMap;
-
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -31,12 +29,6 @@ pub struct Db {
     pub expires: Dict<u64>,
     /// This database's index, as SELECT, MOVE and SWAPDB name it (0-based).
     pub id: usize,
-    /// Set only when [`crate::PlantedBug::ExpiryOffByOneMs`] is planted.
-    pub planted_expiry_late: bool,
-    /// Values unlinked while [`crate::PlantedBug::LazyFreeStillReachable`]
-    /// is planted, still visible to lookups until the next cron tick.
-    /// Always empty on a clean engine.
-    pub planted_freed: BTreeMap<Box<[u8]>, Value>,
     /// How lookups stamp a key's LRU clock or LFU counter (the keys dict's
     /// meta word); set through [`Keyspace::set_access`].
     access: Access,
@@ -51,8 +43,6 @@ impl Db {
             keys: Dict::new(seed ^ (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             expires: Dict::new(seed.rotate_left(17) ^ id as u64),
             id,
-            planted_expiry_late: false,
-            planted_freed: BTreeMap::new(),
             access: Access::default(),
             lfu_rng: ChaCha8Rng::seed_from_u64(seed ^ 0x4C46_5500 ^ id as u64),
         }
@@ -85,11 +75,6 @@ impl Db {
     /// Whether a key expiring at `when_ms` is expired at `now_ms`: from its
     /// expiry millisecond on, as in Redis.
     fn expired_at(&self, when_ms: u64, now_ms: u64) -> bool {
-        if self.planted_expiry_late {
-            // Planted bug (PlantedBug::ExpiryOffByOneMs): `<` for `<=`, so a
-            // key still lives through the millisecond it expires at.
-            return when_ms < now_ms;
-        }
         when_ms <= now_ms
     }
 
@@ -112,22 +97,12 @@ impl Db {
     /// The value at `key`, marking it accessed (Redis's `lookupKey`) unless
     /// the running command looks without touching.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
-        if self.planted_freed.is_empty() {
-            if !self.access.touch {
-                return self.keys.get_mut(key);
-            }
-            let (value, meta) = self.keys.get_mut_with_meta(key)?;
-            *meta = self.access.touched(*meta, &mut self.lfu_rng);
-            return Some(value);
+        if !self.access.touch {
+            return self.keys.get_mut(key);
         }
-        // Planted bug (PlantedBug::LazyFreeStillReachable): a key that is
-        // gone from the dict is looked up among the values handed to the
-        // background free as well, and found there.
-        if self.keys.contains_key(key) {
-            self.keys.get_mut(key)
-        } else {
-            self.planted_freed.get_mut(key)
-        }
+        let (value, meta) = self.keys.get_mut_with_meta(key)?;
+        *meta = self.access.touched(*meta, &mut self.lfu_rng);
+        Some(value)
     }
 
     pub fn contains(&self, key: &[u8]) -> bool {
@@ -159,11 +134,6 @@ impl Db {
 
     /// Removes `key` and its TTL.
     pub fn remove(&mut self, key: &[u8]) -> Option<Value> {
-        if !self.planted_freed.is_empty() && !self.keys.contains_key(key) {
-            // Planted bug (PlantedBug::LazyFreeStillReachable): deleting a
-            // key found only among the values being freed "deletes" it again.
-            return self.planted_freed.remove(key);
-        }
         let (_, v) = self.keys.remove(key)?;
         self.expires.remove(key);
         Some(v)

@@ -50,18 +50,15 @@ use crate::config::Config;
 use crate::db::{Keyspace, ACTIVE_EXPIRE_BUDGET_KEYS};
 use crate::event::{Event, Garbage, LAZYFREE_THRESHOLD_UNITS};
 use crate::pipeline::{Caller, Pipeline};
-use crate::planted::{PlantedBug, PlantedState};
 use crate::resp::{ParserLimits, ReplyWriter};
 use crate::server::Server;
 use crate::stats::Stats;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
-use crate::value::Value;
 
 mod cron;
 mod pause;
-mod planted_exec;
-mod planted_hooks;
+mod planted_seams;
 mod unblock;
 
 use cron::cron_interval_ns;
@@ -108,25 +105,23 @@ impl Engine {
         let mut families = crate::commands::FAMILIES.to_vec();
         families.extend_from_slice(extra_families);
         let rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let mut keyspace = Keyspace::new(config.seed);
-        if config.planted_bug == Some(PlantedBug::ExpiryOffByOneMs) {
-            for db in keyspace.dbs.iter_mut() {
-                db.planted_expiry_late = true;
-            }
-        }
+        let keyspace = Keyspace::new(config.seed);
+        let planted = crate::planted::Hook::new(config.planted_bug);
+        let mut commands = CommandTable::new(&families);
+        planted.command_table(&mut commands);
         let interval = cron_interval_ns(config.hz);
         Engine {
             server: Server {
                 config,
                 keyspace,
                 rng,
-                commands: CommandTable::new(&families),
+                commands,
                 stats: Stats::default(),
                 dirty: 0,
                 started: now,
                 next_client_id: 1,
                 cron_deadline_ns: now.mono_ns + interval,
-                planted: PlantedState::default(),
+                planted,
                 blocking: Default::default(),
                 allocated_bytes: None,
                 watches: Default::default(),
@@ -235,11 +230,7 @@ impl Engine {
         }
         c.parser.feed(bytes);
         c.last_interaction = now;
-        // Planted bug (PlantedBug::IncrNotAtomic): INCRs of the previous input
-        // are written back only after this input's commands ran, so they read
-        // the stale value; see `apply_deferred_incr_writes`.
-        let deferred_incr_writes = std::mem::take(&mut self.server.planted.incr_writes);
-        let exec_tails = self.planted_take_exec_tails();
+        let held = self.server.planted.input_begins();
         self.server.stats.net_input_bytes += bytes.len() as u64;
         let mut args = std::mem::take(&mut self.args);
         // Clients held by a pause that has ended go first, then this input;
@@ -254,10 +245,7 @@ impl Engine {
         if args.capacity() <= ARGS_KEPT_CAPACITY_MAX {
             self.args = args;
         }
-        if !deferred_incr_writes.is_empty() {
-            self.apply_deferred_incr_writes(deferred_incr_writes);
-        }
-        self.planted_run_exec_tails(now, exec_tails);
+        self.run_held(now, held);
     }
 
     /// Executes the complete requests in `client`'s query buffer, in order,
@@ -327,8 +315,8 @@ impl Engine {
     pub fn handle_timeout(&mut self, now: Now) {
         self.server.stats.now = now;
         self.release_paused_at(now);
-        let exec_tails = self.planted_take_exec_tails();
-        self.planted_run_exec_tails(now, exec_tails);
+        let held = self.server.planted.timer_fires();
+        self.run_held(now, held);
         if self.server.blocking.first_expired(now.mono_ns).is_some() {
             self.time_out_blocked(now);
         }
@@ -336,11 +324,7 @@ impl Engine {
             return;
         }
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
-        let deferred_incr_writes = std::mem::take(&mut self.server.planted.incr_writes);
         self.cron(now);
-        if !deferred_incr_writes.is_empty() {
-            self.apply_deferred_incr_writes(deferred_incr_writes);
-        }
     }
 
     /// The next time `handle_timeout` wants to run (monotonic nanoseconds):
@@ -399,25 +383,15 @@ impl Engine {
         let n = n.min(c.output.len() - c.output_sent);
         c.output_sent += n;
         self.server.stats.net_output_bytes += n as u64;
-        if self.server.config.planted_bug == Some(PlantedBug::PartialWriteDropsReply)
-            && c.output_sent < c.output.len()
-        {
-            // Planted bug (PlantedBug::PartialWriteDropsReply): after a
-            // short write the buffer is cut back to where the last reply
-            // began (or to the write position, if the write stopped inside
-            // it), so the last pipelined reply, or its unsent tail, is lost
-            // and its client waits for it forever.
-            let keep = c
-                .planted_last_reply_start
-                .clamp(c.output_sent, c.output.len());
-            c.output.truncate(keep);
-        }
+        self.server
+            .planted
+            .output_written(client, &mut c.output, c.output_sent);
         if c.output_sent == c.output.len() {
             c.output.clear();
             c.output_sent = 0;
         } else if c.output_sent > 64 * 1024 && c.output_sent * 2 > c.output.len() {
             c.output.drain(..c.output_sent);
-            c.planted_last_reply_start = c.planted_last_reply_start.saturating_sub(c.output_sent);
+            self.server.planted.output_compacted(client, c.output_sent);
             c.output_sent = 0;
         }
     }

@@ -24,7 +24,6 @@ use crate::client::{Client, ClientId, Clients};
 use crate::cmd::{flags, CommandSpec};
 use crate::commands::monitor;
 use crate::db::{Keyspace, DATABASES_COUNT};
-use crate::planted::PlantedBug;
 use crate::resp::{Protocol, ReplyWriter};
 use crate::server::Server;
 use crate::time::Now;
@@ -242,40 +241,19 @@ pub enum ExecOutcome {
     Run,
 }
 
-/// Decides EXEC's outcome without changing anything. `planted` is the
-/// engine's planted bug, if any (see [`PlantedBug::WatchIgnoresExpiry`]).
-pub fn exec_outcome(client: &Client, now_ms: u64, planted: Option<PlantedBug>) -> ExecOutcome {
+/// Decides EXEC's outcome without changing anything: a watched key that
+/// expired by `now_ms` fails it.
+pub fn exec_outcome(client: &Client, now_ms: u64) -> ExecOutcome {
     let Some(multi) = &client.tx.multi else {
         return ExecOutcome::NotInMulti;
     };
     if multi.aborted {
         return ExecOutcome::Abort;
     }
-    // Planted bug (PlantedBug::WatchIgnoresExpiry): a watched key that
-    // expired after WATCH goes unnoticed unless someone also wrote it.
-    let expiry_counts = planted != Some(PlantedBug::WatchIgnoresExpiry);
-    if client.tx.dirty_cas || (expiry_counts && watched_key_expired(client, now_ms)) {
+    if client.tx.dirty_cas || watched_key_expired(client, now_ms) {
         return ExecOutcome::WatchFailed;
     }
     ExecOutcome::Run
-}
-
-/// Planted bug (PlantedBug::ExecInterleaved): EXEC runs only the first of
-/// its queued commands now; the rest is held back in
-/// `PlantedState::exec_tails`, and the engine runs it at the end of the
-/// next input it handles, after whatever that input executed (see
-/// `Engine::planted_run_exec_tails`). A clean engine leaves `queue` alone.
-pub fn planted_split_exec(
-    server: &mut Server,
-    client: ClientId,
-    exec_seq: u64,
-    queue: &mut Vec<Queued>,
-) {
-    if server.config.planted_bug != Some(PlantedBug::ExecInterleaved) || queue.len() < 2 {
-        return;
-    }
-    let tail = queue.split_off(1);
-    server.planted.exec_tails.push((client, exec_seq, tail));
 }
 
 /// Whether a key alive at WATCH has expired since, deleted or not.

@@ -35,7 +35,6 @@ use crate::stats::CommandName;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
-mod planted;
 mod resolve;
 mod unblock;
 
@@ -477,7 +476,7 @@ impl Pipeline<'_> {
         mut queue: Vec<crate::multi::Queued>,
         exec_seq: u64,
     ) -> Vec<u8> {
-        crate::multi::planted_split_exec(self.server, client, exec_seq, &mut queue);
+        self.server.planted.exec_queue(client, exec_seq, &mut queue);
         let Some(c) = self.clients.get_mut(&client) else {
             return reply;
         };
@@ -527,8 +526,11 @@ impl Pipeline<'_> {
         } = done;
         let reply_bytes = reply.len() - reply_start;
         let failed = self.server.stats.record_error_reply(&reply[reply_start..]);
-        if caller == Caller::Request && self.server.config.planted_bug.is_some() {
-            planted::planted_after_reply(self, client, reply, reply_start);
+        if caller == Caller::Request {
+            let clients = (&mut *self.clients, &mut *self.transmit);
+            self.server
+                .planted
+                .reply_written(clients, client, reply, reply_start);
         }
         // A client leaves the table only when the host disconnects it, never
         // while one of its commands runs (QUIT and CLIENT KILL mark it).

@@ -46,10 +46,6 @@ impl Subscriptions {
     }
 }
 
-/// Under [`crate::PlantedBug::PublishTwice`], every this-many PUBLISH
-/// delivers twice to one subscriber.
-pub const PUBLISH_TWICE_EVERY: u64 = 50;
-
 /// The server's subscription tables.
 #[derive(Debug, Default)]
 pub struct PubSub {
@@ -61,8 +57,6 @@ pub struct PubSub {
     /// Shard channel -> subscribers (SSUBSCRIBE), apart from `channels`:
     /// PUBLISH never reaches them, nor SPUBLISH the others.
     shard_channels: BTreeMap<Vec<u8>, Vec<ClientId>>,
-    /// [`crate::PlantedBug::PublishTwice`]: PUBLISH commands counted.
-    publishes_count: u64,
     /// Clients given output by PUBLISH since the engine last looked, each
     /// with whether its output was empty before (then, and only then, the
     /// engine queues it for transmission). The engine drains it after every
@@ -113,18 +107,6 @@ impl PubSub {
     /// Shard channels with at least one subscriber, in name order.
     pub fn shard_channels(&self) -> impl Iterator<Item = &[u8]> {
         self.shard_channels.keys().map(Vec::as_slice)
-    }
-
-    /// The planted bug's hook: whether this PUBLISH delivers its message
-    /// twice to its first channel subscriber (every
-    /// [`PUBLISH_TWICE_EVERY`]th PUBLISH under
-    /// [`crate::PlantedBug::PublishTwice`]; never on a clean engine).
-    pub fn publish_twice_due(&mut self, bug: Option<crate::PlantedBug>) -> bool {
-        if bug != Some(crate::PlantedBug::PublishTwice) {
-            return false;
-        }
-        self.publishes_count += 1;
-        self.publishes_count.is_multiple_of(PUBLISH_TWICE_EVERY)
     }
 
     /// Drops every subscription of a client that disconnects or resets.

@@ -6,7 +6,7 @@ use crate::client::ClientId;
 use crate::cmd::CommandTable;
 use crate::config::Config;
 use crate::db::Keyspace;
-use crate::planted::PlantedState;
+use crate::planted::Hook;
 use crate::stats::Stats;
 use crate::time::Now;
 
@@ -23,8 +23,9 @@ pub struct Server {
     pub next_client_id: u64,
     /// Next time the cron wants to run.
     pub cron_deadline_ns: u64,
-    /// State of the planted bug, if any (see [`crate::planted`]).
-    pub planted: PlantedState,
+    /// The hook of planted bugs, empty on a clean engine (see
+    /// [`crate::planted`]).
+    pub(crate) planted: Hook,
     /// Clients blocked on keys (see [`crate::blocking`]).
     pub blocking: crate::blocking::Blocking,
     /// Heap bytes the host's allocator reports (see

@@ -532,20 +532,3 @@ fn resp3_shard_confirmations_and_messages_are_pushes() {
     h.call(admin, &["spublish", "a", "theirs"]);
     assert_eq!(h.frames(s), vec![push(smessage("a", "theirs"))]);
 }
-
-#[test]
-fn publish_twice_planted_bug_doubles_every_nth_publish() {
-    let mut h = host(Config {
-        planted_bug: Some(seedkv_engine::PlantedBug::PublishTwice),
-        ..Config::default()
-    });
-    let (s, p) = (h.connect(), h.connect());
-    h.call(s, &["subscribe", "c"]);
-    let every = seedkv_engine::pubsub::PUBLISH_TWICE_EVERY;
-    for i in 1..=every {
-        let n = h.call(p, &["publish", "c", &i.to_string()]);
-        assert_eq!(n, vec![Frame::Integer(1)], "the count stays right");
-        let copies = if i == every { 2 } else { 1 };
-        assert_eq!(h.frames(s), vec![message("c", &i.to_string()); copies]);
-    }
-}

@@ -45,7 +45,9 @@ pub struct Args {
     pub seed: Option<u64>,
     /// For testing checkers only: switch on one of the engine's planted bugs
     /// (`incr-not-atomic`, `reply-to-wrong-connection`, ...), so that
-    /// `seedkv-sim probe` can be shown to catch it over real sockets.
+    /// `seedkv-sim probe` can be shown to catch it over real sockets. Only
+    /// in debug builds: the release server accepts no `--bug`.
+    #[cfg(debug_assertions)]
     #[arg(long, value_name = "NAME", hide = true)]
     pub bug: Option<String>,
 }
@@ -141,6 +143,7 @@ impl Options {
             flag(&mut config, "enable-debug-command", mode)?;
         }
         config.seed = args.seed.unwrap_or_else(default_seed);
+        #[cfg(debug_assertions)]
         if let Some(name) = &args.bug {
             let bug = seedkv_engine::PlantedBug::from_name(name)
                 .ok_or_else(|| OptionsError(format!("Invalid --bug: no planted bug '{name}'")))?;
@@ -248,6 +251,7 @@ mod tests {
         assert!(e.0.contains("Unbalanced"), "{e}");
     }
 
+    #[cfg(debug_assertions)]
     #[test]
     fn bug_flag_switches_on_a_planted_bug() {
         let args = Args {

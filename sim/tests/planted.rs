@@ -89,8 +89,9 @@ fn hunt_in(
         );
     }
     println!(
-        "{}: found at seed {seed} by {checker}; repro: {line}",
-        bug.name()
+        "{}: found at seed {seed} by {checker}, trace hash {:016x}; repro: {line}",
+        bug.name(),
+        found.trace_hash
     );
     found
 }
@@ -197,7 +198,8 @@ fn lindex_panics_is_a_failure_of_its_seed_and_the_sweep_goes_on() {
     let found = hunt(PlantedBug::LindexPanics, 20, &["panic"]);
     let message = &found.violations[0].message;
     assert!(message.contains("index out of bounds"), "{message}");
-    assert!(message.contains("lists.rs"), "{message}");
+    // The buggy LINDEX is the planted one, swapped into the command table.
+    assert!(message.contains("planted/commands.rs"), "{message}");
 
     let seeds_count = 20;
     let summary = sweep(

@@ -70,6 +70,10 @@ fn a_short_probe_passes_every_checker_against_redis_server() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the release seedkv-server has no --bug"
+)]
 fn the_probe_reports_a_lost_update_of_incr_not_atomic() {
     let server = ServerProcess::seedkv(&["--bug", "incr-not-atomic"]);
     let mut c = config(server.port, 4_000);
@@ -88,6 +92,10 @@ fn the_probe_reports_a_lost_update_of_incr_not_atomic() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the release seedkv-server has no --bug"
+)]
 fn the_probe_reports_a_reply_to_the_wrong_connection() {
     let server = ServerProcess::seedkv(&["--bug", "reply-to-wrong-connection"]);
     let mut c = config(server.port, 6_000);
@@ -104,6 +112,10 @@ fn the_probe_reports_a_reply_to_the_wrong_connection() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the release seedkv-server has no --bug"
+)]
 fn the_probe_reports_a_reader_seeing_half_a_script_transfer() {
     let server = ServerProcess::seedkv(&["--bug", "script-partial-visible"]);
     let mut c = config(server.port, 4_000);
@@ -117,6 +129,10 @@ fn the_probe_reports_a_reader_seeing_half_a_script_transfer() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the release seedkv-server has no --bug"
+)]
 fn the_probe_reports_a_message_delivered_twice() {
     let server = ServerProcess::seedkv(&["--bug", "publish-twice"]);
     let mut c = config(server.port, 4_000);

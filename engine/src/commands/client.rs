@@ -23,9 +23,6 @@ use crate::util::parse_i64_strict;
 /// (PROTO_REPLY_CHUNK_BYTES); seedkv's output buffer is one growable vector.
 const REPLY_BUFFER_BYTES: usize = 16 * 1024;
 
-/// Bytes a client costs before any buffer (for `tot-mem`), an estimate.
-const CLIENT_STRUCT_BYTES: usize = std::mem::size_of::<Client>();
-
 const CLIENT: CommandSpec = CommandSpec {
     group: "connection",
     flags: NOSCRIPT | LOADING | STALE,
@@ -266,7 +263,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
         .as_deref()
         .map(|n| String::from_utf8_lossy(n).into_owned())
         .unwrap_or_default();
-    let tot_mem = CLIENT_STRUCT_BYTES + qbuf + argv_mem + c.output.capacity();
+    let tot_mem = crate::client::CLIENT_STRUCT_BYTES + qbuf + argv_mem + c.output.capacity();
     let mut line = String::with_capacity(256);
     let _ = write!(
         line,

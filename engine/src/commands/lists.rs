@@ -537,9 +537,7 @@ fn lrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.work((steps + n) as u64);
 }
 
-fn lindex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    let planted_lindex_panics =
-        ctx.server.config.planted_bug == Some(crate::PlantedBug::LindexPanics);
+pub(crate) fn lindex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     // Unlike LRANGE, the key is looked up before the index is parsed.
     let (value, mut w) = ctx.lookup_and_writer(&args[1]);
     let list = match as_list(value) {
@@ -550,11 +548,6 @@ fn lindex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let Some(index) = parse_i64_strict(&args[2]) else {
         return w.error(NOT_AN_INTEGER);
     };
-    if planted_lindex_panics && index < 0 && index.unsigned_abs() > list.len() as u64 {
-        // Planted bug (PlantedBug::LindexPanics): an out-of-bounds read.
-        let entries: Vec<u8> = Vec::new();
-        let _ = entries[(list.len() as i64 + index) as usize];
-    }
     let steps = match resolve_index(list.len(), index).and_then(|i| list.get(i)) {
         Some((entry, steps)) => {
             w.bulk(entry);
@@ -633,11 +626,7 @@ fn lrem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let limit = (count != 0).then(|| usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX));
     let (removed, visited) = list.remove_matching(&args[3], limit, direction);
     let empty = list.is_empty();
-    match ctx.server.config.planted_bug {
-        // Planted bug (PlantedBug::LremQuadratic): N² units for N visited.
-        Some(crate::PlantedBug::LremQuadratic) => ctx.work((visited * visited) as u64),
-        _ => ctx.work((visited + removed) as u64),
-    }
+    ctx.work((visited + removed) as u64);
     ctx.server.dirty += removed as u64;
     delete_if_empty(ctx, key, empty);
     ctx.int(removed as i64);

@@ -377,14 +377,12 @@ fn publish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// through the command itself.
 pub fn publish_message(ctx: &mut Ctx, channel: &[u8], message: &[u8]) -> usize {
     let subscribers = ctx.server.pubsub.channel_subscribers(channel).to_vec();
-    let bug = ctx.server.config.planted_bug;
-    let twice = ctx.server.pubsub.publish_twice_due(bug);
+    let first_copies = ctx.server.planted.publish_copies();
     let mut receivers = 0;
     for (i, id) in subscribers.into_iter().enumerate() {
         ctx.work(1);
         receivers += 1;
-        // Planted bug: the first subscriber gets this message twice.
-        let copies = if twice && i == 0 { 2 } else { 1 };
+        let copies = if i == 0 { first_copies } else { 1 };
         for _ in 0..copies {
             deliver(ctx, id, |w| {
                 w.push_len(3);

@@ -4,7 +4,6 @@
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::glob::{self, glob_match};
-use crate::planted::PlantedBug;
 use crate::resp::ReplyWriter;
 use crate::util::parse_i64_strict;
 
@@ -224,16 +223,12 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
 
     let i = ctx.db_index();
-    let planted_skip_expansions =
-        ctx.server.config.planted_bug == Some(PlantedBug::ScanSkipsRehashBuckets);
-    let dict = &ctx.server.keyspace.dbs[i].keys;
+    let (dict, planted) = (&ctx.server.keyspace.dbs[i].keys, &ctx.server.planted);
     let mut batch: Vec<Vec<u8>> = Vec::new();
     let mut buckets_left = count.saturating_mul(SCAN_BUCKETS_PER_COUNT);
     let mut buckets_visited = 0u64;
     loop {
-        cursor = dict.scan_with(cursor, planted_skip_expansions, |key, _| {
-            batch.push(key.to_vec())
-        });
+        cursor = planted.scan(dict, cursor, |key, _| batch.push(key.to_vec()));
         buckets_visited += 1;
         if cursor == 0 || buckets_left == 0 || batch.len() as u64 >= count {
             break;
@@ -268,7 +263,7 @@ fn scan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn keys(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let pattern = &args[1];
     let all = pattern.as_slice() == b"*";
-    let now_ms = ctx.now_ms();
+    let now_ms = ctx.expiry_now_ms();
     let i = ctx.db_index();
     let db = &ctx.server.keyspace.dbs[i];
     let mut visited = 0u64;

@@ -97,10 +97,13 @@ pub const COMMANDS: &[CommandSpec] = &[
 ];
 
 /// The key holds a value of another type (the reply is `WRONGTYPE`).
-struct WrongType;
+pub(crate) struct WrongType;
 
 /// The string at `key` after lazy expiry: `Ok(None)` when the key is missing.
-fn string_at<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut RString>, WrongType> {
+pub(crate) fn string_at<'c>(
+    ctx: &'c mut Ctx,
+    key: &[u8],
+) -> Result<Option<&'c mut RString>, WrongType> {
     match ctx.lookup(key) {
         None => Ok(None),
         Some(Value::Str(s)) => Ok(Some(s)),

@@ -87,9 +87,8 @@ fn multi_cmd(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 /// path as any request (see `crate::pipeline`); so their replies follow
 /// the header in order.
 fn exec(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
-    let now_ms = ctx.now_ms();
-    let planted = ctx.server.config.planted_bug;
-    let outcome = multi::exec_outcome(ctx.client(), now_ms, planted);
+    let now_ms = ctx.server.planted.watch_clock_ms(ctx.now_ms());
+    let outcome = multi::exec_outcome(ctx.client(), now_ms);
     if outcome == ExecOutcome::NotInMulti {
         ctx.error("ERR EXEC without MULTI");
         return;
@@ -138,7 +137,7 @@ fn watch(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return;
     }
     let db = ctx.db_index();
-    let now_ms = ctx.now_ms();
+    let now_ms = ctx.expiry_now_ms();
     let (server, clients) = (&mut *ctx.server, &mut *ctx.clients);
     let c = clients
         .get_mut(&ctx.client_id)

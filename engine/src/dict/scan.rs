@@ -84,26 +84,25 @@ impl<V> Dict<V> {
     /// The cost of one call is one bucket of the smaller table plus its
     /// expansions in the larger one; callers that want COUNT semantics call
     /// it repeatedly until they have enough entries.
-    pub fn scan(&self, cursor: u64, visit: impl FnMut(&[u8], &V)) -> u64 {
-        self.scan_with(cursor, false, visit)
+    pub fn scan(&self, cursor: u64, mut visit: impl FnMut(&[u8], &V)) -> u64 {
+        self.scan_buckets(cursor, |bucket| self.visit_bucket(bucket, &mut visit))
     }
 
-    /// [`Dict::scan`], or with `planted_skip_expansions` the defect of
-    /// [`crate::PlantedBug::ScanSkipsRehashBuckets`]. Only the SCAN command
-    /// calls this directly, passing whether that bug is planted.
-    pub fn scan_with(
-        &self,
-        cursor: u64,
-        planted_skip_expansions: bool,
-        mut visit: impl FnMut(&[u8], &V),
-    ) -> u64 {
+    /// The buckets one [`Dict::scan`] call visits, in order, each handed to
+    /// `each` (which visits it with [`Dict::visit_bucket`], or not); returns
+    /// the next cursor, 0 when the iteration is complete.
+    pub(crate) fn scan_buckets(&self, cursor: u64, mut each: impl FnMut(ScanBucket)) -> u64 {
         if self.is_empty() {
             return 0;
         }
         let mut cursor = cursor;
         if !self.is_rehashing() {
             let mask = (self.tables[0].len() - 1) as u64;
-            self.visit_bucket(0, (cursor & mask) as usize, &mut visit);
+            each(ScanBucket {
+                table: 0,
+                index: (cursor & mask) as usize,
+                expansion: None,
+            });
             cursor = next_cursor(cursor, mask);
         } else {
             let (small, large) = if self.tables[0].len() < self.tables[1].len() {
@@ -113,20 +112,21 @@ impl<V> Dict<V> {
             };
             let mask_small = (self.tables[small].len() - 1) as u64;
             let mask_large = (self.tables[large].len() - 1) as u64;
-            self.visit_bucket(small, (cursor & mask_small) as usize, &mut visit);
+            each(ScanBucket {
+                table: small,
+                index: (cursor & mask_small) as usize,
+                expansion: None,
+            });
             // Runs (large size / small size) times: the bits of the larger
             // mask that the smaller one lacks count up until they wrap.
-            let mut first = true;
+            let mut expansion = 0;
             loop {
-                // Planted bug (PlantedBug::ScanSkipsRehashBuckets): only the
-                // first expansion of the small bucket is visited in the large
-                // table, yet the cursor still steps over all of them, so keys
-                // that the rehash already moved into the other expansions are
-                // never returned.
-                if first || !planted_skip_expansions {
-                    self.visit_bucket(large, (cursor & mask_large) as usize, &mut visit);
-                }
-                first = false;
+                each(ScanBucket {
+                    table: large,
+                    index: (cursor & mask_large) as usize,
+                    expansion: Some(expansion),
+                });
+                expansion += 1;
                 cursor = next_cursor(cursor, mask_large);
                 if cursor & (mask_small ^ mask_large) == 0 {
                     break;
@@ -136,14 +136,26 @@ impl<V> Dict<V> {
         cursor
     }
 
-    fn visit_bucket(&self, table: usize, bucket: usize, visit: &mut impl FnMut(&[u8], &V)) {
-        let mut index = self.tables[table][bucket];
+    /// Calls `visit` for every entry of `bucket`, in chain order.
+    pub(crate) fn visit_bucket(&self, bucket: ScanBucket, visit: &mut impl FnMut(&[u8], &V)) {
+        let mut index = self.tables[bucket.table][bucket.index];
         while index != NIL {
             let entry = self.entries.get(index);
             visit(&entry.key, &entry.value);
             index = entry.next;
         }
     }
+}
+
+/// One bucket a SCAN call visits (see [`Dict::scan_buckets`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ScanBucket {
+    table: usize,
+    index: usize,
+    /// `None` for the cursor's bucket in the (smaller) table; while the
+    /// dict rehashes, `Some(i)` for the `i`th of its expansions in the
+    /// larger table.
+    pub(crate) expansion: Option<usize>,
 }
 
 /// The SCAN cursor after `cursor` for a table with `mask`: increments the

@@ -16,13 +16,9 @@ impl Engine {
         );
         let mut freed = Vec::new();
         let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
-        let now_ms = now.unix_ms();
+        let now_ms = self.server.planted.expiry_clock_ms(now);
+        let mut held = crate::planted::cron_tick(&mut self.server);
         for db in self.server.keyspace.dbs.iter_mut() {
-            if !db.planted_freed.is_empty() {
-                // Planted bug (PlantedBug::LazyFreeStillReachable): the
-                // background free "finishes" here; see `Ctx::delete`.
-                db.planted_freed.clear();
-            }
             let before = db.len();
             db.active_expire(
                 now_ms,
@@ -42,6 +38,7 @@ impl Engine {
                 self.events.push_back(Event::Free(Garbage::Value(v)));
             }
         }
+        crate::planted::run_held_writes(&mut self.server, &mut held);
     }
 }
 

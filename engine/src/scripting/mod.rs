@@ -20,6 +20,8 @@
 mod api;
 mod bit;
 mod call;
+
+pub(crate) use call::run_write;
 mod convert;
 mod lua;
 mod rand48;
@@ -47,8 +49,6 @@ pub struct Scripting {
     /// script (a script that wants a reproducible sequence calls
     /// `math.randomseed`); it is part of the server's deterministic state.
     rng: rand48::Rand48,
-    /// Writes put off by the planted bug `ScriptPartialVisible`.
-    planted_deferred: Vec<DeferredWrite>,
     /// The request being executed, set by the engine before each command:
     /// a script's calls are recorded under it (see [`call`]).
     pub request_seq: u64,
@@ -57,14 +57,6 @@ pub struct Scripting {
 /// A cached script.
 struct Script {
     flags: ScriptFlags,
-}
-
-/// A script's write put off by the planted bug `ScriptPartialVisible`.
-struct DeferredWrite {
-    client: crate::client::ClientId,
-    db: usize,
-    argv: Vec<Vec<u8>>,
-    request_seq: u64,
 }
 
 /// State of one script run, shared with the host function.
@@ -172,9 +164,7 @@ const FRESH_STATE_BYTES: usize = 32 * 1024;
 
 /// EVAL / EVALSHA / EVAL_RO / EVALSHA_RO `script-or-sha numkeys key... arg...`.
 pub fn eval(ctx: &mut Ctx, args: &mut [Vec<u8>], kind: EvalKind) {
-    if !ctx.server.scripting.planted_deferred.is_empty() {
-        call::apply_planted_deferred(ctx);
-    }
+    crate::planted::script_starts(ctx);
     let Some(numkeys) = crate::util::parse_i64_strict(&args[2]) else {
         return ctx.error("ERR value is not an integer or out of range");
     };

@@ -4,7 +4,6 @@
 
 use super::{long_double, string_at, WrongType, NOT_AN_INTEGER, STRING, WRITE_FAST};
 use crate::cmd::{flags::*, CommandSpec, Ctx};
-use crate::planted::PlantedBug;
 use crate::resp::encode::fmt_i64;
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
@@ -63,7 +62,6 @@ pub const COMMANDS: &[CommandSpec] = &[
 /// INCR, DECR, INCRBY, DECRBY: the stored integer plus `delta`. The key keeps
 /// its TTL; a missing key counts as 0.
 fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
-    let in_place = ctx.server.config.planted_bug != Some(PlantedBug::IncrNotAtomic);
     let current = match string_at(ctx, key) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => 0,
@@ -72,7 +70,7 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
                 // Like Redis's in-place update of an int-encoded object:
                 // the stored string is rewritten where it is (its TTL and
                 // access stamp stay), saving a second lookup and a free.
-                Some(next) if in_place => {
+                Some(next) => {
                     rewrite_integer(s, next);
                     ctx.modified_in_place(key);
                     return ctx.int(next);
@@ -89,18 +87,6 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
     // which is the standard library's detail): memory figures count
     // capacity, and the in-place path above gives the same.
     let text = fmt_i64(&mut [0u8; 20], next).to_vec();
-    if ctx.server.config.planted_bug == Some(PlantedBug::IncrNotAtomic) {
-        // Planted bug (PlantedBug::IncrNotAtomic): the read-modify-write is
-        // split in two: the reply goes out now, the write-back only after
-        // the engine's next input (`Engine::apply_deferred_incr_writes`).
-        // INCRs in between read the stale value and their updates are lost.
-        let db = ctx.db_index();
-        ctx.server
-            .planted
-            .incr_writes
-            .push((db, key.to_vec(), text));
-        return ctx.int(next);
-    }
     ctx.store(key, Value::Str(RString::new(text)), true);
     ctx.int(next);
 }
