@@ -1,4 +1,4 @@
-//! CLIENT PAUSE / CLIENT UNPAUSE, and the stall of DEBUG SLEEP.
+//! CLIENT PAUSE / CLIENT UNPAUSE.
 //!
 //! # Client pause
 //!
@@ -27,13 +27,8 @@
 //! engine ends it exactly at its deadline. Redis also stops active expiry
 //! and eviction while paused; the engine does not (yet).
 //!
-//! # DEBUG SLEEP
-//!
-//! The engine reads no clock, so it cannot sleep. DEBUG SLEEP records the
-//! time here instead, and the host takes it after each input with
-//! [`Engine::take_sleep_ns`]: the real server blocks its one command thread
-//! for that long (what Redis does, serving nobody), the simulator keeps its
-//! virtual CPU busy for it.
+//! (DEBUG SLEEP, which stalls the whole server rather than some clients, is
+//! not a pause: it is an [`crate::Event::Stall`] for the host.)
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -49,7 +44,7 @@ pub enum PauseMode {
     All,
 }
 
-/// The pause in force, the requests it holds, and DEBUG SLEEP's stall.
+/// The pause in force and the requests it holds.
 #[derive(Debug, Default)]
 pub struct Pause {
     /// The current pause's mode and end (monotonic ns); a pause whose end
@@ -61,8 +56,6 @@ pub struct Pause {
     order: VecDeque<ClientId>,
     /// CLIENT UNPAUSE ran: the held clients go at the end of this input.
     unpaused: bool,
-    /// DEBUG SLEEP time the host has not taken yet.
-    sleep_ns: u64,
 }
 
 impl Pause {
@@ -123,11 +116,6 @@ impl Pause {
         if self.held.remove(&client).is_some() {
             self.order.retain(|&id| id != client);
         }
-    }
-
-    /// DEBUG SLEEP: the server must serve nobody for `ns` more.
-    pub fn add_sleep_ns(&mut self, ns: u64) {
-        self.sleep_ns = self.sleep_ns.saturating_add(ns);
     }
 
     fn hold(&mut self, client: ClientId, args: Vec<Vec<u8>>) {
@@ -312,14 +300,5 @@ impl Engine {
         }
         let mut args = Vec::new();
         self.release_paused_slow(now, &mut args);
-    }
-
-    /// Time the host must serve nobody for, asked by DEBUG SLEEP since the
-    /// last call (0: none). A host calls it after every input, with the
-    /// drain: the real server blocks its command thread that long before
-    /// it writes the replies, the simulator keeps its CPU busy.
-    #[must_use]
-    pub fn take_sleep_ns(&mut self) -> u64 {
-        std::mem::take(&mut self.server.pause.sleep_ns)
     }
 }
