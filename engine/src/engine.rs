@@ -106,17 +106,24 @@ pub struct Engine {
 impl Engine {
     /// A fresh engine whose clock starts at `now`.
     pub fn new(config: Config, now: Now) -> Engine {
-        Engine::with_commands(config, now, &[])
+        Engine::build(config, now, &[])
     }
 
     /// A fresh engine that also knows the commands of `extra_families`
     /// (tests use it to drive engine features, such as blocking, through
-    /// commands of their own). Names must not clash with Redis's.
+    /// commands of their own). Names must not clash with Redis's. Only for
+    /// tests (the `testing` feature): a command's handler sees all of the
+    /// engine's state.
+    #[cfg(any(test, feature = "testing"))]
     pub fn with_commands(
         config: Config,
         now: Now,
         extra_families: &[&'static [CommandSpec]],
     ) -> Engine {
+        Engine::build(config, now, extra_families)
+    }
+
+    fn build(config: Config, now: Now, extra_families: &[&'static [CommandSpec]]) -> Engine {
         let mut families = crate::commands::FAMILIES.to_vec();
         if config.shutdown_command {
             families.push(crate::commands::shutdown::COMMANDS);

@@ -33,6 +33,7 @@ pub mod sizes;
 pub mod stats;
 pub mod stats_table;
 pub mod stopwatch;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;
 pub mod types;
