@@ -15,8 +15,8 @@
 //!
 //! 1. [`Engine::poll_event`] until `None`: every effect the host must
 //!    perform ([`Event`]): close requests, values to free in the background,
-//!    stalls (DEBUG SLEEP), a shutdown request, and (if configured) a record
-//!    of each executed command;
+//!    stalls (DEBUG SLEEP), a shutdown request, log lines, and (if
+//!    configured) a record of each executed command;
 //! 2. [`Engine::poll_transmit`] until `None`: each returns a client with new
 //!    output; the host reads [`Engine::pending_output`] and reports what it
 //!    wrote with [`Engine::consume_output`] (bytes it could not write yet stay

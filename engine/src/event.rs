@@ -38,6 +38,16 @@ pub enum Event {
     /// the host stops accepting, closes every connection and exits. The
     /// client that asked gets no reply, as in Redis.
     Shutdown(Shutdown),
+    /// A line for the server's log, where Redis's `serverLog` writes one
+    /// (the engine writes no log of its own). A host without a log drops it.
+    Log { level: LogLevel, text: String },
+}
+
+/// How much a [`Event::Log`] line matters, as Redis's log levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Notice,
+    Warning,
 }
 
 /// A SHUTDOWN the engine accepted, with what its caller chose about saving.

@@ -43,6 +43,6 @@ pub mod value;
 pub use client::{ClientId, CloseReason, ConnectInfo};
 pub use config::Config;
 pub use engine::Engine;
-pub use event::{Event, Executed, Garbage, Shutdown, ShutdownSave};
+pub use event::{Event, Executed, Garbage, LogLevel, Shutdown, ShutdownSave};
 pub use planted::PlantedBug;
 pub use time::Now;

@@ -102,7 +102,7 @@ impl World {
             match e {
                 Event::Executed(x) => self.executed.push(x),
                 Event::Close { client, .. } => self.closed.push(client),
-                Event::Free(_) | Event::Stall { .. } => {}
+                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
                 Event::Shutdown(_) => unreachable!("SHUTDOWN is off"),
             }
         }

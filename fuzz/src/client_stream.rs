@@ -186,7 +186,7 @@ impl Run {
                     self.engine.disconnect(self.now, client);
                 }
                 Event::Executed(executed) => self.bound.check(&executed),
-                Event::Free(_) | Event::Stall { .. } => {}
+                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
                 Event::Shutdown(_) => unreachable!("the fuzzed engine has no SHUTDOWN"),
             }
         }

@@ -720,7 +720,7 @@ fn drain(
             Event::Close { client, reason } => {
                 panic!("well-formed commands closed {client:?}: {reason:?}")
             }
-            Event::Free(_) | Event::Stall { .. } => {}
+            Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
             Event::Shutdown(_) => unreachable!("the fuzzed engine has no SHUTDOWN"),
         }
     }

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
 
-use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Garbage};
+use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Garbage, LogLevel};
 use tokio::io::{AsyncWrite, ReadBuf};
 
 use crate::clock::Clock;
@@ -169,9 +169,12 @@ impl Host {
                 Event::Shutdown(_) => {
                     // Nothing is on disk, so there is nothing to save,
                     // whatever the client chose.
-                    crate::logging::warn("User requested shutdown...");
                     self.request_shutdown(ShutdownCause::Command);
                 }
+                Event::Log { level, text } => match level {
+                    LogLevel::Notice => crate::logging::notice(&text),
+                    LogLevel::Warning => crate::logging::warn(&text),
+                },
             }
         }
         while let Some(client) = engine.poll_transmit() {

@@ -3,9 +3,10 @@
 //! SHUTDOWN itself is the engine's command (the server turns it on with
 //! `Config::shutdown_command`): the engine checks its arguments, answers
 //! the refusals with Redis's errors, and hands an accepted one to the host
-//! as an [`Event::Shutdown`] carrying the save choice. seedkv keeps nothing
-//! on disk, so the host saves nothing: it logs Redis's line, then stops
-//! accepting, closes every connection and exits (see [`crate::serve`]).
+//! as an [`Event::Shutdown`] carrying the save choice (Redis's log lines
+//! come as `Event::Log`). seedkv keeps nothing on disk, so the host saves
+//! nothing: it stops accepting, closes every connection and exits (see
+//! [`crate::serve`]).
 //!
 //! [`Event::Shutdown`]: seedkv_engine::Event::Shutdown
 

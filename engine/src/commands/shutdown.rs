@@ -16,7 +16,7 @@
 //! arguments are a syntax error.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
-use crate::event::{Event, Shutdown, ShutdownSave};
+use crate::event::{Event, LogLevel, Shutdown, ShutdownSave};
 
 /// The SHUTDOWN command, as Redis 7.0.15's COMMAND INFO/DOCS describe it.
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
@@ -53,9 +53,11 @@ fn shutdown(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if abort {
         return ctx.error("ERR No shutdown in progress.");
     }
+    warn(ctx, "User requested shutdown...");
     if save && !force {
         // Redis's answer when the final save fails; seedkv has no disk to
         // save to, so an explicit SAVE always fails this way.
+        warn(ctx, "Error trying to save the DB, can't exit.");
         return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
     }
     let save = match (save, nosave) {
@@ -67,9 +69,17 @@ fn shutdown(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         .push_back(Event::Shutdown(Shutdown { save, force }));
 }
 
+/// Redis's `serverLog(LL_WARNING, ...)`, through the host.
+fn warn(ctx: &mut Ctx, text: &str) {
+    ctx.events.push_back(Event::Log {
+        level: LogLevel::Warning,
+        text: text.to_string(),
+    });
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::event::{Event, Shutdown, ShutdownSave};
+    use crate::event::{Event, LogLevel, Shutdown, ShutdownSave};
     use crate::testing::TestEngine;
     use crate::{ClientId, Config, Engine};
 
@@ -145,6 +155,38 @@ mod tests {
             assert_eq!(send(&mut t, c, cmd), "", "{cmd}");
             assert_eq!(shutdowns(&mut t), [Shutdown { save, force }], "{cmd}");
         }
+    }
+
+    #[test]
+    fn the_host_logs_what_redis_logs() {
+        let (mut t, c) = engine();
+        let logs = |t: &mut TestEngine| -> Vec<String> {
+            std::mem::take(&mut t.events)
+                .into_iter()
+                .filter_map(|e| match e {
+                    Event::Log { level, text } => {
+                        assert_eq!(level, LogLevel::Warning);
+                        Some(text)
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            send(&mut t, c, "SHUTDOWN ABORT"),
+            "-ERR No shutdown in progress.\r\n"
+        );
+        assert_eq!(logs(&mut t), Vec::<String>::new());
+        send(&mut t, c, "SHUTDOWN SAVE");
+        assert_eq!(
+            logs(&mut t),
+            [
+                "User requested shutdown...",
+                "Error trying to save the DB, can't exit."
+            ]
+        );
+        send(&mut t, c, "SHUTDOWN NOSAVE");
+        assert_eq!(logs(&mut t), ["User requested shutdown..."]);
     }
 
     #[test]

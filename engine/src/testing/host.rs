@@ -80,6 +80,7 @@ impl TestHost {
                     self.stalled_ns = self.stalled_ns.saturating_add(duration_ns)
                 }
                 Event::Shutdown(shutdown) => self.shutdowns.push(shutdown),
+                Event::Log { .. } => {}
             }
         }
         while let Some(id) = self.engine.poll_transmit() {

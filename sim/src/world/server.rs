@@ -192,6 +192,7 @@ impl World {
                 Event::Shutdown(_) => {
                     unreachable!("the simulated server's table has no SHUTDOWN")
                 }
+                Event::Log { .. } => {}
             }
         }
         while let Some(id) = self.engine.poll_transmit() {
