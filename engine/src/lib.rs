@@ -9,35 +9,35 @@
 #![forbid(unsafe_code)]
 
 pub mod blocking;
-pub mod client;
-pub mod clients;
+pub(crate) mod client;
+pub(crate) mod clients;
 pub mod cmd;
 pub mod commands;
 pub mod config;
 pub mod db;
 pub mod dict;
-pub mod engine;
+pub(crate) mod engine;
 pub mod event;
-pub mod evict;
-pub mod evict_pool;
+pub(crate) mod evict;
+pub(crate) mod evict_pool;
 pub mod glob;
-pub mod idle;
-pub mod lru;
-pub mod multi;
-pub mod planted;
+pub(crate) mod idle;
+pub(crate) mod lru;
+pub(crate) mod multi;
+pub(crate) mod planted;
 pub mod pubsub;
 pub mod resp;
 pub mod scripting;
-pub mod server;
+pub(crate) mod server;
 pub mod sizes;
-pub mod stats;
-pub mod stats_table;
+pub(crate) mod stats;
+pub(crate) mod stats_table;
 pub mod stopwatch;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod time;
+pub(crate) mod time;
 pub mod types;
-pub mod util;
+pub(crate) mod util;
 pub mod value;
 
 pub use client::{ClientId, CloseReason, ConnectInfo};
