@@ -46,6 +46,11 @@ pub struct Config {
     /// command touched ([`crate::sizes`]), for the simulator's no-freeze
     /// invariant. Costs lookups per command; off outside the simulator.
     pub record_sizes: bool,
+    /// Whether the engine knows SHUTDOWN, answering it with an
+    /// [`crate::Event::Shutdown`]: set by a host that can stop (the real
+    /// server). Off, SHUTDOWN is an unknown command, as it always is in the
+    /// simulator, whose workload never stops its server.
+    pub shutdown_command: bool,
     /// A deliberate defect for the simulator's self-test (None in production).
     pub planted_bug: Option<crate::planted::PlantedBug>,
     /// `maxmemory` (0: no limit).
@@ -90,6 +95,7 @@ impl Default for Config {
             bind: "127.0.0.1".into(),
             process_id: 0,
             record_executions: false,
+            shutdown_command: false,
             record_sizes: false,
             planted_bug: None,
             maxmemory_bytes: 0,

@@ -13,13 +13,21 @@
 //!
 //! After **every** input the host drains the outputs, in this order:
 //!
-//! 1. [`Engine::poll_event`] until `None`: close requests, values to free in
-//!    the background, and (if configured) a record of each executed command;
+//! 1. [`Engine::poll_event`] until `None`: every effect the host must
+//!    perform ([`Event`]): close requests, values to free in the background,
+//!    stalls (DEBUG SLEEP), a shutdown request, log lines, and (if
+//!    configured) a record of each executed command;
 //! 2. [`Engine::poll_transmit`] until `None`: each returns a client with new
 //!    output; the host reads [`Engine::pending_output`] and reports what it
 //!    wrote with [`Engine::consume_output`] (bytes it could not write yet stay
 //!    pending, so a slow reader backs output up in the engine, as in Redis);
-//! 3. [`Engine::poll_timeout`] for the next deadline.
+//! 3. [`Engine::poll_timeout`] for the next deadline (there always is one).
+//!
+//! There is no other channel from the engine to its host: what is not an
+//! event, a transmit or the deadline, the host need not do. Read-only
+//! accessors ([`Engine::config`], [`Engine::client_count`],
+//! [`Engine::is_blocked`], ...) answer questions about the state without
+//! exposing it.
 //!
 //! Inputs for a client the engine has asked to close are ignored.
 //!
@@ -91,18 +99,28 @@ pub struct Engine {
 impl Engine {
     /// A fresh engine whose clock starts at `now`.
     pub fn new(config: Config, now: Now) -> Engine {
-        Engine::with_commands(config, now, &[])
+        Engine::build(config, now, &[])
     }
 
     /// A fresh engine that also knows the commands of `extra_families`
     /// (tests use it to drive engine features, such as blocking, through
-    /// commands of their own). Names must not clash with Redis's.
+    /// commands of their own). Names must not clash with Redis's. Only for
+    /// tests (the `testing` feature): a command's handler sees all of the
+    /// engine's state.
+    #[cfg(any(test, feature = "testing"))]
     pub fn with_commands(
         config: Config,
         now: Now,
         extra_families: &[&'static [CommandSpec]],
     ) -> Engine {
+        Engine::build(config, now, extra_families)
+    }
+
+    fn build(config: Config, now: Now, extra_families: &[&'static [CommandSpec]]) -> Engine {
         let mut families = crate::commands::FAMILIES.to_vec();
+        if config.shutdown_command {
+            families.push(crate::commands::shutdown::COMMANDS);
+        }
         families.extend_from_slice(extra_families);
         let rng = ChaCha8Rng::seed_from_u64(config.seed);
         let keyspace = Keyspace::new(config.seed);
@@ -158,8 +176,30 @@ impl Engine {
         &self.server.config
     }
 
-    pub fn server(&self) -> &Server {
+    /// All of the engine's state, for the crate's own tests and modules.
+    #[cfg(test)]
+    pub(crate) fn server(&self) -> &Server {
         &self.server
+    }
+
+    /// Watched (client, key) pairs in all databases (WATCH).
+    pub fn watched_keys_count(&self) -> usize {
+        self.server.watches.len()
+    }
+
+    /// Clients in MONITOR mode.
+    pub fn monitors_count(&self) -> usize {
+        self.server.monitors.len()
+    }
+
+    /// Whether a CLIENT PAUSE is in force at `now` (of either mode).
+    pub fn is_paused(&self, now: Now) -> bool {
+        self.server.pause.mode(now).is_some()
+    }
+
+    /// Clients whose requests wait for the current pause to end.
+    pub fn paused_clients_count(&self) -> usize {
+        self.server.pause.held_count()
     }
 
     /// A new connection. Over `maxclients`, it gets Redis's error and a close.
@@ -330,16 +370,15 @@ impl Engine {
     /// The next time `handle_timeout` wants to run (monotonic nanoseconds):
     /// the cron's next tick, a blocked client's deadline or the end of a
     /// pause that holds clients, whichever comes first. Changed by every input.
+    /// There always is one: the cron ticks `hz` times a second.
     #[must_use]
-    pub fn poll_timeout(&self) -> Option<u64> {
+    pub fn poll_timeout(&self) -> u64 {
         let pause_ns = self.server.pause.deadline_ns().unwrap_or(u64::MAX);
         let cron_ns = self.server.cron_deadline_ns.min(pause_ns);
-        Some(
-            self.server
-                .blocking
-                .next_deadline_ns()
-                .map_or(cron_ns, |ns| ns.min(cron_ns)),
-        )
+        self.server
+            .blocking
+            .next_deadline_ns()
+            .map_or(cron_ns, |ns| ns.min(cron_ns))
     }
 
     /// The next event. Changed by every input.

@@ -1,5 +1,12 @@
 //! What the engine asks of its host: the events [`crate::Engine::poll_event`]
 //! returns, and the values it hands over to free in the background.
+//!
+//! Every effect the host must perform, beyond writing a client's pending
+//! output and arming the timer of `poll_timeout`, is an [`Event`]: the engine
+//! has no other side door to its host. Effects still to come fit the same
+//! way: persistence's requests (append these bytes to the AOF, fsync it,
+//! write a snapshot) will be events too, the host reporting completion back
+//! as an input, so the engine stays free of I/O.
 
 use crate::client::{ClientId, CloseReason};
 use crate::dict::Dict;
@@ -22,6 +29,50 @@ pub enum Event {
     Free(Garbage),
     /// A command ran (only when `Config::record_executions`).
     Executed(Executed),
+    /// Serve nobody for `duration_ns` (DEBUG SLEEP): Redis blocks its one
+    /// command thread that long. The real server sleeps its command thread
+    /// before writing this input's replies; the simulator keeps its virtual
+    /// CPU busy for it. Several stalls in one input add up.
+    Stall { duration_ns: u64 },
+    /// Stop the server (SHUTDOWN, only when `Config::shutdown_command`):
+    /// the host stops accepting, closes every connection and exits. The
+    /// client that asked gets no reply, as in Redis.
+    Shutdown(Shutdown),
+    /// A line for the server's log, where Redis's `serverLog` writes one
+    /// (the engine writes no log of its own). A host without a log drops it.
+    Log { level: LogLevel, text: String },
+}
+
+/// How much a [`Event::Log`] line matters, as Redis's log levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Notice,
+    Warning,
+}
+
+/// A SHUTDOWN the engine accepted, with what its caller chose about saving.
+///
+/// seedkv keeps nothing on disk yet, so today no host saves: the engine
+/// refuses `SHUTDOWN SAVE` without FORCE (Redis's reply when the final save
+/// fails) and hands over the rest. Once persistence exists, the host (or
+/// the engine, through write/fsync events) saves first when `save` says
+/// so, and `force` says whether a failed save still stops the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shutdown {
+    pub save: ShutdownSave,
+    /// FORCE: stop even if saving fails.
+    pub force: bool,
+}
+
+/// SHUTDOWN's choice about saving the dataset before stopping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownSave {
+    /// Neither SAVE nor NOSAVE: save if save points are configured.
+    Configured,
+    /// SAVE: save even without save points.
+    Save,
+    /// NOSAVE: do not save.
+    NoSave,
 }
 
 /// Values handed to the host to free in the background.

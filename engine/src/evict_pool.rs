@@ -62,18 +62,14 @@ fn score(policy: MaxmemoryPolicy, access: &Access, meta: u32, expire_at_ms: u64)
 }
 
 impl EvictionPool {
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.candidates.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.candidates.is_empty()
-    }
-
-    /// Forgets every candidate (FLUSHALL, or a policy change, leaves
-    /// them all stale; they would be skipped one by one anyway).
-    pub fn clear(&mut self) {
-        self.candidates.clear();
     }
 
     /// Samples `samples` keys of `db` (from its TTL dict for volatile

@@ -27,13 +27,8 @@
 //! engine ends it exactly at its deadline. Redis also stops active expiry
 //! and eviction while paused; the engine does not (yet).
 //!
-//! # DEBUG SLEEP
-//!
-//! The engine reads no clock, so it cannot sleep. DEBUG SLEEP records the
-//! time here instead, and the host takes it after each input with
-//! `Engine::take_sleep_ns`: the real server blocks its one command thread
-//! for that long (what Redis does, serving nobody), the simulator keeps its
-//! virtual CPU busy for it.
+//! (DEBUG SLEEP, which stalls the whole server rather than some clients, is
+//! not a pause: it is an [`crate::Event::Stall`] for the host.)
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -62,8 +57,6 @@ pub struct Pause {
     order: VecDeque<ClientId>,
     /// CLIENT UNPAUSE ran: the held clients go at the end of this input.
     unpaused: bool,
-    /// DEBUG SLEEP time the host has not taken yet.
-    sleep_ns: u64,
 }
 
 impl Pause {
@@ -126,20 +119,10 @@ impl Pause {
         }
     }
 
-    /// DEBUG SLEEP: the server must serve nobody for `ns` more.
-    pub fn add_sleep_ns(&mut self, ns: u64) {
-        self.sleep_ns = self.sleep_ns.saturating_add(ns);
-    }
-
     /// Whether anyone is held (the request path's fast check).
     #[inline]
     pub fn holds_anyone(&self) -> bool {
         !self.held.is_empty()
-    }
-
-    /// Time DEBUG SLEEP asked for since the last call (0: none).
-    pub fn take_sleep_ns(&mut self) -> u64 {
-        std::mem::take(&mut self.sleep_ns)
     }
 
     /// Holds `client` with its first request `args` until the pause ends.

@@ -124,32 +124,29 @@ fn pipelined_requests_wait_behind_a_held_one_in_order() {
     );
     assert_eq!(w.frames(a), [ok(), bulk("1"), Frame::Integer(2)]);
     assert_eq!(w.frames(b), [ok(), bulk("b")]);
-    assert_eq!(w.engine.server().pause.held_count(), 0);
+    assert_eq!(w.engine.paused_clients_count(), 0);
 }
 
 #[test]
 fn the_pause_ends_at_its_deadline_through_poll_timeout() {
     let mut w = recording_host();
     let (admin, a) = (w.connect(), w.connect());
-    let cron_ns = w.engine.poll_timeout().expect("the cron's deadline");
+    let cron_ns = w.engine.poll_timeout();
     assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "30", "WRITE"]), ok());
     assert_eq!(
         w.engine.poll_timeout(),
-        Some(cron_ns),
+        cron_ns,
         "a pause that holds nobody wants no wake-up"
     );
     let end_ns = w.now.mono_ns + 30 * MS;
     w.send(a, &["SET", "k", "v"]);
-    assert_eq!(w.engine.poll_timeout(), Some(end_ns.min(cron_ns)));
+    assert_eq!(w.engine.poll_timeout(), end_ns.min(cron_ns));
     w.set_time(end_ns - 1);
     assert_eq!(w.frames(a), [], "not a nanosecond early");
-    assert_eq!(w.engine.poll_timeout(), Some(end_ns));
+    assert_eq!(w.engine.poll_timeout(), end_ns);
     w.set_time(end_ns);
     assert_eq!(w.frames(a), [ok()]);
-    assert!(
-        w.engine.poll_timeout() > Some(end_ns),
-        "nothing left to wake"
-    );
+    assert!(w.engine.poll_timeout() > end_ns, "nothing left to wake");
     assert_eq!(w.cmd(a, &["SET", "k", "w"]), ok(), "no pause any more");
 }
 
@@ -303,10 +300,7 @@ fn an_unpause_run_by_a_released_client_wakes_the_clients_held_again() {
     assert_eq!(w.frames(a), [Frame::Simple(b"PONG".to_vec()), ok()]);
     assert_eq!(w.frames(c), [Frame::Null, ok()]);
     assert_eq!(w.frames(b), []);
-    assert!(
-        w.engine.poll_timeout() <= Some(w.now.mono_ns),
-        "due at once"
-    );
+    assert!(w.engine.poll_timeout() <= w.now.mono_ns, "due at once");
     w.set_time(w.now.mono_ns);
     assert_eq!(w.frames(b), [ok()]);
 }
@@ -319,7 +313,7 @@ fn a_held_client_that_disconnects_is_forgotten() {
     w.send(a, &["SET", "k", "a"]);
     w.send(b, &["SET", "k", "b"]);
     w.engine.disconnect(w.now, a);
-    assert_eq!(w.engine.server().pause.held_count(), 1);
+    assert_eq!(w.engine.paused_clients_count(), 1);
     w.advance_ms(100);
     assert_eq!(w.frames(b), [ok()]);
     assert_eq!(w.cmd(admin, &["GET", "k"]), bulk("b"), "a's SET never ran");
@@ -340,7 +334,7 @@ fn a_held_client_keeps_its_query_buffer_limit() {
 }
 
 #[test]
-fn debug_sleep_hands_its_time_to_the_host() {
+fn debug_sleep_asks_the_host_to_stall() {
     let mut w = recording_host();
     let a = w.connect();
     assert_eq!(
@@ -360,14 +354,14 @@ fn debug_sleep_hands_its_time_to_the_host() {
         .insert("enable-debug-command".into(), "local".into());
     let mut w = World::new(config);
     let a = w.connect();
-    assert_eq!(w.engine.take_sleep_ns(), 0);
+    assert_eq!(std::mem::take(&mut w.stalled_ns), 0);
     assert_eq!(w.cmd(a, &["DEBUG", "SLEEP", "0.25"]), ok());
-    assert_eq!(w.engine.take_sleep_ns(), 250 * MS);
-    assert_eq!(w.engine.take_sleep_ns(), 0, "taken once");
+    assert_eq!(std::mem::take(&mut w.stalled_ns), 250 * MS);
+    assert_eq!(std::mem::take(&mut w.stalled_ns), 0, "taken once");
     w.pipeline(a, &[&["DEBUG", "SLEEP", "0.001"], &["DEBUG", "sleep", "2"]]);
     assert_eq!(w.frames(a), [ok(), ok()]);
     assert_eq!(
-        w.engine.take_sleep_ns(),
+        std::mem::take(&mut w.stalled_ns),
         2_001 * MS,
         "one input's sleeps add up"
     );
@@ -375,7 +369,7 @@ fn debug_sleep_hands_its_time_to_the_host() {
     for seconds in ["0", "abc", "-1", "1e-3x"] {
         assert_eq!(w.cmd(a, &["DEBUG", "SLEEP", seconds]), ok(), "{seconds}");
     }
-    assert_eq!(w.engine.take_sleep_ns(), MS);
+    assert_eq!(std::mem::take(&mut w.stalled_ns), MS);
     assert_eq!(
         w.cmd(a, &["DEBUG", "SLEEP"]),
         err("ERR unknown subcommand or wrong number of arguments for 'SLEEP'. Try DEBUG HELP.")

@@ -261,18 +261,18 @@ fn watch_table_is_cleaned_up() {
     let b = t.connect();
     t.cmd(a, &["WATCH", "x", "y", "x"]);
     t.cmd(b, &["WATCH", "x"]);
-    assert_eq!(t.engine.server().watches.len(), 3);
+    assert_eq!(t.engine.watched_keys_count(), 3);
     t.cmd(a, &["UNWATCH"]);
-    assert_eq!(t.engine.server().watches.len(), 1);
+    assert_eq!(t.engine.watched_keys_count(), 1);
     t.cmd(a, &["WATCH", "z"]);
     t.cmd(a, &["MULTI"]);
     t.cmd(a, &["DISCARD"]);
-    assert_eq!(t.engine.server().watches.len(), 1);
+    assert_eq!(t.engine.watched_keys_count(), 1);
     t.cmd(a, &["WATCH", "z"]);
     assert_eq!(t.cmd(a, &["RESET"]), simple("RESET"));
     let now = t.now;
     t.engine.disconnect(now, b);
-    assert_eq!(t.engine.server().watches.len(), 0);
+    assert_eq!(t.engine.watched_keys_count(), 0);
 }
 
 /// Sends `bytes` from `from` and returns what `to` received meanwhile.
@@ -371,7 +371,7 @@ fn monitor_is_refused_inside_multi() {
             "ERR MONITOR isn't allowed for DENY BLOCKING client"
         )])
     );
-    assert!(t.engine.server().monitors.is_empty());
+    assert_eq!(t.engine.monitors_count(), 0);
 }
 
 /// WATCH of a key twice (in one call or two, by two clients) watches it
@@ -386,10 +386,10 @@ fn watching_a_key_twice_watches_it_once() {
     t.cmd(a, &["WATCH", "k", "k", "j"]);
     t.cmd(a, &["WATCH", "k"]);
     t.cmd(b, &["WATCH", "k"]);
-    assert_eq!(t.engine.server().watches.len(), 3);
+    assert_eq!(t.engine.watched_keys_count(), 3);
     t.cmd(b, &["SET", "k", "v"]);
     assert!(!exec_runs(&mut t, a), "the write to k failed a's EXEC");
-    assert_eq!(t.engine.server().watches.len(), 1, "b still watches k");
+    assert_eq!(t.engine.watched_keys_count(), 1, "b still watches k");
     t.cmd(b, &["UNWATCH"]);
-    assert!(t.engine.server().watches.is_empty());
+    assert_eq!(t.engine.watched_keys_count(), 0);
 }

@@ -186,7 +186,8 @@ impl Run {
                     self.engine.disconnect(self.now, client);
                 }
                 Event::Executed(executed) => self.bound.check(&executed),
-                Event::Free(_) => {}
+                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
+                Event::Shutdown(_) => unreachable!("the fuzzed engine has no SHUTDOWN"),
             }
         }
         while let Some(client) = self.engine.poll_transmit() {
@@ -225,7 +226,7 @@ impl Run {
         let Some(b) = self.b else { return };
         // A may CLIENT PAUSE the server: B's requests would wait for the
         // pause to end, so B sits this round out.
-        if self.engine.server().pause.mode(self.now).is_some() {
+        if self.engine.is_paused(self.now) {
             return;
         }
         let round = self.b_round;

@@ -720,7 +720,8 @@ fn drain(
             Event::Close { client, reason } => {
                 panic!("well-formed commands closed {client:?}: {reason:?}")
             }
-            Event::Free(_) => {}
+            Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
+            Event::Shutdown(_) => unreachable!("the fuzzed engine has no SHUTDOWN"),
         }
     }
     while let Some(id) = engine.poll_transmit() {

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
 
-use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Garbage};
+use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Garbage, LogLevel};
 use tokio::io::{AsyncWrite, ReadBuf};
 
 use crate::clock::Clock;
@@ -39,9 +39,6 @@ pub const READS_PER_TURN_MAX: usize = 16;
 /// How long a closing connection may take to flush its last reply (QUIT's
 /// `+OK`, a protocol error) to a peer that does not read, before it is cut.
 pub const CLOSE_FLUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// How far ahead the timer sleeps when the engine wants no deadline.
-const IDLE_TIMER_NS: u64 = 3_600_000_000_000;
 
 /// Per-connection mailbox between the engine's drain and the connection's task.
 #[derive(Default)]
@@ -86,8 +83,12 @@ pub struct Host {
 impl Host {
     /// A host for a new engine, with its background free thread started.
     pub fn new(config: Config, clock: impl Clock) -> Rc<Host> {
-        // SHUTDOWN is the host's command: stopping is the host's business.
-        let mut engine = Engine::with_commands(config, clock.now(), &[crate::shutdown::COMMANDS]);
+        // This host can stop, so its engine knows SHUTDOWN.
+        let config = Config {
+            shutdown_command: true,
+            ..config
+        };
+        let mut engine = Engine::new(config, clock.now());
         engine.set_stopwatch(Box::new(crate::stopwatch::MonotonicStopwatch::default()));
         let (garbage, rx) = mpsc::channel::<Garbage>();
         std::thread::Builder::new()
@@ -100,7 +101,7 @@ impl Host {
                 }
             })
             .expect("spawn the lazy free thread");
-        let deadline = engine.poll_timeout().unwrap_or(IDLE_TIMER_NS);
+        let deadline = engine.poll_timeout();
         Rc::new(Host {
             engine: RefCell::new(engine),
             clock: Box::new(clock),
@@ -142,12 +143,6 @@ impl Host {
     /// `current` is the connection whose task is calling: it writes its own
     /// output when the drain returns, so it needs no wakeup.
     fn drain(&self, engine: &mut Engine, current: Option<ClientId>) {
-        // DEBUG SLEEP: like Redis, the one command thread serves nobody for
-        // that long; the replies of this input go out after it.
-        let sleep_ns = engine.take_sleep_ns();
-        if sleep_ns > 0 {
-            std::thread::sleep(std::time::Duration::from_nanos(sleep_ns));
-        }
         while let Some(event) = engine.poll_event() {
             match event {
                 Event::Close { client, reason } => {
@@ -166,6 +161,20 @@ impl Host {
                     }
                 }
                 Event::Executed(_) => {}
+                Event::Stall { duration_ns } => {
+                    // DEBUG SLEEP: like Redis, the one command thread serves
+                    // nobody for that long; this input's replies go out after.
+                    std::thread::sleep(std::time::Duration::from_nanos(duration_ns));
+                }
+                Event::Shutdown(_) => {
+                    // Nothing is on disk, so there is nothing to save,
+                    // whatever the client chose.
+                    self.request_shutdown(ShutdownCause::Command);
+                }
+                Event::Log { level, text } => match level {
+                    LogLevel::Notice => crate::logging::notice(&text),
+                    LogLevel::Warning => crate::logging::warn(&text),
+                },
             }
         }
         while let Some(client) = engine.poll_transmit() {
@@ -175,10 +184,7 @@ impl Host {
                 }
             }
         }
-        if let Some(cause) = crate::shutdown::take_request() {
-            self.request_shutdown(cause);
-        }
-        let deadline = engine.poll_timeout().unwrap_or(u64::MAX);
+        let deadline = engine.poll_timeout();
         if deadline < self.timer_deadline_ns.get() {
             self.timer_deadline_ns.set(deadline);
             self.timer.wake();
@@ -444,10 +450,7 @@ async fn run_timer(host: Rc<Host>) {
         .await;
         let mut engine = host.engine.borrow_mut();
         engine.handle_timeout(host.clock.now());
-        let next_ns = engine
-            .poll_timeout()
-            .unwrap_or_else(|| host.clock.now().mono_ns.saturating_add(IDLE_TIMER_NS));
-        host.timer_deadline_ns.set(next_ns);
+        host.timer_deadline_ns.set(engine.poll_timeout());
         host.drain(&mut engine, None);
         drop(engine);
         armed_ns = host.timer_deadline_ns.get();

@@ -114,9 +114,7 @@ fn wait_for_reply(engine: &mut TestEngine, client: ClientId) -> Vec<u8> {
     let give_up_ns = engine.now.mono_ns + BLOCKED_WAIT_NS_MAX;
     let mut out = Vec::new();
     for _ in 0..BLOCKED_WAIT_STEPS_MAX {
-        let Some(deadline_ns) = engine.engine.poll_timeout() else {
-            break;
-        };
+        let deadline_ns = engine.engine.poll_timeout();
         if deadline_ns > give_up_ns {
             break;
         }

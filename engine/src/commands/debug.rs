@@ -4,12 +4,13 @@
 //! `local` for a client on 127.0.0.1 or ::1), with Redis's error text. Of
 //! its many subcommands seedkv implements SLEEP, which the black-box probe
 //! uses as a fault: the whole server stalls. The engine reads no clock, so
-//! SLEEP hands its time to the host (see [`crate::pause`] and
-//! `Engine::take_sleep_ns`), which blocks its command thread for that long
-//! (the real server) or keeps its CPU busy (the simulator).
+//! SLEEP hands its time to the host as an [`Event::Stall`], and the host
+//! blocks its command thread for that long (the real server) or keeps its
+//! CPU busy (the simulator).
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::{config_get, help_reply};
+use crate::event::Event;
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     name: "debug",
@@ -74,9 +75,10 @@ fn debug_sleep(ctx: &mut Ctx, seconds: &[u8]) {
     } else {
         0
     };
-    ctx.server
-        .pause
-        .add_sleep_ns(sleep_us.saturating_mul(1_000));
+    let duration_ns = sleep_us.saturating_mul(1_000);
+    if duration_ns > 0 {
+        ctx.events.push_back(Event::Stall { duration_ns });
+    }
     ctx.ok();
 }
 

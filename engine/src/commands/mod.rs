@@ -21,6 +21,7 @@ pub mod scan;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod shutdown;
 pub mod slowlog;
 pub mod sort;
 pub mod strings;

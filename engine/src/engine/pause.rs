@@ -1,6 +1,8 @@
-//! CLIENT PAUSE and DEBUG SLEEP, the engine's side: holding a request that
-//! must wait, running the held clients when the pause ends, and handing
-//! DEBUG SLEEP's stall to the host. The pause itself is [`crate::pause`].
+//! CLIENT PAUSE, the engine's side: holding a request that must wait and
+//! running the held clients when the pause ends. The pause itself is
+//! [`crate::pause`]. (DEBUG SLEEP, which stalls the whole server rather
+//! than some clients, is not a pause: it is an [`crate::Event::Stall`] for
+//! the host.)
 
 use super::Engine;
 use crate::client::ClientId;
@@ -82,14 +84,5 @@ impl Engine {
         }
         let mut args = Vec::new();
         self.release_paused_slow(now, &mut args);
-    }
-
-    /// Time the host must serve nobody for, asked by DEBUG SLEEP since the
-    /// last call (0: none). A host calls it after every input, with the
-    /// drain: the real server blocks its command thread that long before
-    /// it writes the replies, the simulator keeps its CPU busy.
-    #[must_use]
-    pub fn take_sleep_ns(&mut self) -> u64 {
-        self.server.pause.take_sleep_ns()
     }
 }

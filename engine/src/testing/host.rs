@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::UNIX_ORIGIN_US;
+use crate::event::Shutdown;
 use crate::resp::encode::encode_request;
 use crate::resp::{Frame, FrameDecoder};
 use crate::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Executed, Now};
@@ -23,6 +24,11 @@ pub struct TestHost {
     pub frees: usize,
     /// Execution records (with `Config::record_executions`), in order.
     pub executed: Vec<Executed>,
+    /// Time the engine asked to stall for (DEBUG SLEEP) so far; this host
+    /// does not wait.
+    pub stalled_ns: u64,
+    /// Every shutdown the engine asked for (this host keeps running).
+    pub shutdowns: Vec<Shutdown>,
     /// When set, a close that asks for its output to be flushed first fails
     /// the test, QUIT excepted: this host never flushes a slow client, so a
     /// test that expects no protocol error or refusal says so here and a
@@ -41,6 +47,8 @@ impl TestHost {
             closed: Vec::new(),
             frees: 0,
             executed: Vec::new(),
+            stalled_ns: 0,
+            shutdowns: Vec::new(),
             forbid_flush_first_closes: false,
         }
     }
@@ -68,6 +76,11 @@ impl TestHost {
                 Event::Close { client, reason } => closing.push((client, reason)),
                 Event::Free(_) => self.frees += 1,
                 Event::Executed(x) => self.executed.push(x),
+                Event::Stall { duration_ns } => {
+                    self.stalled_ns = self.stalled_ns.saturating_add(duration_ns)
+                }
+                Event::Shutdown(shutdown) => self.shutdowns.push(shutdown),
+                Event::Log { .. } => {}
             }
         }
         while let Some(id) = self.engine.poll_transmit() {

@@ -145,6 +145,7 @@ impl World {
     pub(super) fn drain_engine(&mut self, turn_start_ns: Option<u64>) -> u64 {
         self.invariants.after_input(&self.engine);
         let mut cost_ns = 0;
+        let mut stall_ns: u64 = 0;
         let unix_ms = self.now().unix_ms();
         while let Some(event) = self.engine.poll_event() {
             match event {
@@ -186,13 +187,19 @@ impl World {
                     }
                     self.pending_close.push(slot as u32);
                 }
+                // DEBUG SLEEP: the CPU serves nobody for that long, as
+                // Redis's does. Charged after this input's commands (below).
+                Event::Stall { duration_ns } => stall_ns = stall_ns.saturating_add(duration_ns),
+                Event::Shutdown(_) => {
+                    unreachable!("the simulated server's table has no SHUTDOWN")
+                }
+                Event::Log { .. } => {}
             }
         }
         while let Some(id) = self.engine.poll_transmit() {
             self.pending_flush.push(conn_slot(id.0) as u32);
         }
-        // DEBUG SLEEP: the CPU serves nobody for that long, as Redis's does.
-        cost_ns += self.engine.take_sleep_ns();
+        cost_ns += stall_ns;
         if turn_start_ns.is_some() && cost_ns > 0 {
             cost_ns += self.cost.write_overhead_ns;
         }
@@ -201,17 +208,16 @@ impl World {
     }
 
     pub(super) fn reschedule_cron(&mut self) {
-        if let Some(deadline) = self.engine.poll_timeout() {
-            if self.cron_scheduled_ns != Some(deadline) && !self.cron_due {
-                self.cron_scheduled_ns = Some(deadline);
-                let at = deadline.max(self.now_ns);
-                self.schedule(
-                    at,
-                    SimEvent::Cron {
-                        deadline_ns: deadline,
-                    },
-                );
-            }
+        let deadline = self.engine.poll_timeout();
+        if self.cron_scheduled_ns != Some(deadline) && !self.cron_due {
+            self.cron_scheduled_ns = Some(deadline);
+            let at = deadline.max(self.now_ns);
+            self.schedule(
+                at,
+                SimEvent::Cron {
+                    deadline_ns: deadline,
+                },
+            );
         }
     }
 }
