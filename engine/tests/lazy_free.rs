@@ -223,3 +223,27 @@ fn lazyfree_lazy_expire_frees_expired_values_lazily() {
     assert_eq!(t.cmd(c, &["exists", "z"]), Frame::Integer(0));
     assert_eq!(t.frees(), 1);
 }
+
+/// Without `lazyfree-lazy-expire`, a big value removed by active expiry is
+/// freed inline; with it, a small one still is (found by cargo-mutants:
+/// the cron's `lazy && big` was not checked either way).
+#[test]
+fn active_expiry_frees_lazily_only_big_values_and_only_when_configured() {
+    for (lazy, ty_big) in [(false, true), (true, false)] {
+        let mut t = engine(Config {
+            lazyfree_lazy_expire: lazy,
+            ..Config::default()
+        });
+        let c = t.connect();
+        if ty_big {
+            big(&mut t, c, "zset", "z");
+        } else {
+            t.cmd(c, &["zadd", "z", "1", "a"]);
+        }
+        t.cmd(c, &["pexpire", "z", "10"]);
+        // Long enough for the cron's active expiry to find the one key.
+        t.advance_ms(2_000);
+        assert_eq!(t.frees(), 0, "lazy={lazy} big={ty_big}");
+        assert_eq!(t.cmd(c, &["dbsize"]), Frame::Integer(0));
+    }
+}

@@ -393,3 +393,21 @@ fn watching_a_key_twice_watches_it_once() {
     t.cmd(b, &["UNWATCH"]);
     assert_eq!(t.engine.watched_keys_count(), 0);
 }
+
+/// An EXEC rejected before running (here: wrong arity) discards the
+/// transaction and says why, with the rejection's text after the prefix
+/// (Redis's `execCommandAbort`; found by cargo-mutants: the text's offset
+/// was not checked).
+#[test]
+fn exec_with_wrong_arity_discards_the_transaction_and_says_why() {
+    let mut t = TestEngine::new();
+    let c = t.connect();
+    assert_eq!(t.cmd(c, &["MULTI"]), simple("OK"));
+    assert_eq!(t.cmd(c, &["SET", "k", "v"]), simple("QUEUED"));
+    assert_eq!(
+        t.cmd(c, &["EXEC", "extra"]),
+        err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command")
+    );
+    assert_eq!(t.cmd(c, &["EXEC"]), err("ERR EXEC without MULTI"));
+    assert_eq!(t.cmd(c, &["EXISTS", "k"]), int(0));
+}

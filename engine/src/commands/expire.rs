@@ -283,6 +283,32 @@ fn persist(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 mod tests {
     use crate::testing::{err, int, simple, TestEngine};
 
+    /// INFO persistence's `rdb_changes_since_last_save`.
+    fn changes(t: &mut TestEngine, c: crate::ClientId) -> u64 {
+        let crate::resp::Frame::Bulk(text) = t.cmd(c, &["INFO", "persistence"]) else {
+            panic!("INFO is a bulk string in RESP2")
+        };
+        let text = String::from_utf8(text).expect("utf-8");
+        text.lines()
+            .find_map(|l| l.strip_prefix("rdb_changes_since_last_save:"))
+            .and_then(|v| v.parse().ok())
+            .expect("field present")
+    }
+
+    /// A PERSIST that removes a TTL is a change, one that finds none is not
+    /// (found by cargo-mutants: the dirty count was not checked).
+    #[test]
+    fn persist_counts_as_one_change() {
+        let mut t = TestEngine::new();
+        let c = t.connect();
+        t.cmd(c, &["SET", "k", "v", "EX", "100"]);
+        let before = changes(&mut t, c);
+        assert_eq!(t.cmd(c, &["PERSIST", "k"]), int(1));
+        assert_eq!(changes(&mut t, c), before + 1);
+        assert_eq!(t.cmd(c, &["PERSIST", "k"]), int(0));
+        assert_eq!(changes(&mut t, c), before + 1);
+    }
+
     #[test]
     fn expire_and_ttl() {
         let mut t = TestEngine::new();

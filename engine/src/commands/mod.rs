@@ -59,3 +59,27 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     scripting::COMMANDS,
     debug::COMMANDS,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::FAMILIES;
+
+    /// COMMAND DOCS shows every command's and subcommand's summary: none
+    /// may fall back to `CommandSpec::DEFAULT`'s empty one (found by
+    /// cargo-mutants: deleting a `summary:` field went unnoticed).
+    #[test]
+    fn every_command_and_subcommand_has_a_summary() {
+        let mut missing = Vec::new();
+        for spec in FAMILIES.iter().flat_map(|family| family.iter()) {
+            if spec.summary.is_empty() {
+                missing.push(spec.name.to_string());
+            }
+            for sub in spec.subcommands {
+                if sub.summary.is_empty() {
+                    missing.push(format!("{}|{}", spec.name, sub.name));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "no summary: {missing:?}");
+    }
+}

@@ -20,6 +20,9 @@ use crate::commands::config::help_reply;
 use crate::glob::{self, glob_match};
 use crate::resp::ReplyWriter;
 
+#[cfg(test)]
+mod spec_tests;
+
 const PUBSUB_SPEC: CommandSpec = CommandSpec {
     flags: PUBSUB | NOSCRIPT | LOADING | STALE,
     acl_categories: &["pubsub", "slow"],

@@ -504,3 +504,36 @@ fn scan_survives_growth_and_shrink() {
         scan_under_churn(seed, 150, 5, 3_000, 3);
     }
 }
+
+/// `rehash_steps` reports one unit per bucket visited plus one per entry
+/// moved, and the iterator's size hint is exact before, during and after
+/// a rehash (found by cargo-mutants: neither was checked).
+#[test]
+fn rehash_work_counts_buckets_and_moved_entries_and_size_hint_is_exact() {
+    let n = 1_024u64;
+    let mut dict = filled(5, "w", n);
+    dict.rehash_steps(usize::MAX / 16);
+    let len = dict.len();
+    assert_eq!(dict.iter().size_hint(), (len, Some(len)));
+    // The 1025th key starts a grow (and runs one step of it).
+    dict.insert(key("w", n), n);
+    assert!(dict.is_rehashing());
+    let len = dict.len();
+    assert_eq!(dict.iter().size_hint(), (len, Some(len)));
+    {
+        let mut iter = dict.iter();
+        iter.next();
+        assert_eq!(iter.size_hint(), (len - 1, Some(len - 1)));
+    }
+    // The rehash stops at the last non-empty bucket of the old table.
+    let start = dict.rehash_index;
+    let last = (start..dict.tables[0].len())
+        .rev()
+        .find(|&b| dict.tables[0][b] != NIL)
+        .expect("entries left to move");
+    let moved = dict.used[0];
+    let work = dict.rehash_steps(usize::MAX / 16);
+    assert!(!dict.is_rehashing());
+    assert_eq!(work, (last + 1 - start) + moved);
+    assert_eq!(dict.iter().size_hint(), (len, Some(len)));
+}
