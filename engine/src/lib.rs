@@ -26,6 +26,7 @@ pub mod lru;
 pub mod multi;
 pub mod planted;
 pub mod pubsub;
+pub mod rdb;
 pub mod resp;
 pub mod scripting;
 pub mod server;
