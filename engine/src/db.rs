@@ -59,6 +59,18 @@ impl Db {
         self.keys.meta(key)
     }
 
+    /// Overwrites the LRU clock or LFU word of `key` (RESTORE's IDLETIME
+    /// and FREQ); returns whether the key exists.
+    pub fn set_access_meta(&mut self, key: &[u8], meta: u32) -> bool {
+        match self.keys.get_mut_with_meta(key) {
+            Some((_, m)) => {
+                *m = meta;
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.keys.len()
     }

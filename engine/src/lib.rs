@@ -29,6 +29,7 @@ pub(crate) mod pause;
 pub(crate) mod pipeline;
 pub(crate) mod planted;
 pub mod pubsub;
+pub mod rdb;
 pub mod resp;
 pub mod scripting;
 pub(crate) mod server;

@@ -10,6 +10,7 @@
 pub mod adversarial;
 pub mod client_stream;
 pub mod engine_commands;
+pub mod rdb_payload;
 pub mod resp_parse;
 pub mod sim_schedule;
 pub mod slow;
@@ -24,4 +25,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("engine_commands", engine_commands::run),
     ("client_stream", client_stream::run),
     ("sim_schedule", sim_schedule::run),
+    ("rdb_payload", rdb_payload::run),
 ];

@@ -84,6 +84,11 @@ fn sim_schedule_inputs_replay() {
     replay("sim_schedule");
 }
 
+#[test]
+fn rdb_payload_inputs_replay() {
+    replay("rdb_payload");
+}
+
 /// Every input directory names a real target, so a typo cannot hide files.
 #[test]
 fn input_dirs_name_targets() {

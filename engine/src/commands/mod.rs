@@ -7,6 +7,7 @@ pub mod config;
 pub mod connection;
 pub mod databases;
 pub mod debug;
+pub mod dump;
 pub mod expire;
 pub mod hashes;
 pub mod keys;
@@ -45,6 +46,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     keys::COMMANDS,
     databases::COMMANDS,
     object::COMMANDS,
+    dump::COMMANDS,
     scan::COMMANDS,
     expire::COMMANDS,
     client::COMMANDS,

@@ -121,6 +121,11 @@ impl List {
         "quicklist"
     }
 
+    /// `list-max-listpack-size` as fixed at creation (clamped).
+    pub fn fill(&self) -> i64 {
+        self.fill
+    }
+
     /// Elements a free visits.
     pub fn free_cost_units(&self) -> u64 {
         self.len as u64

@@ -36,10 +36,11 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// Redis 7's defaults.
+    /// Redis 7.0's defaults (`config.c`; note the hash threshold is 512,
+    /// the sorted-set one 128).
     fn default() -> Self {
         Limits {
-            hash_max_listpack_entries: 128,
+            hash_max_listpack_entries: 512,
             hash_max_listpack_value_bytes: 64,
             list_max_listpack_size: -2,
             set_max_intset_entries: 512,

@@ -152,6 +152,13 @@ pub fn inputs() -> Vec<Input> {
         .shrink(16),
         // Keys.
         c("copy", "elements of the copied list", list, "COPY l l2"),
+        c("dump", "elements of the dumped list", list, "DUMP l"),
+        c(
+            "restore",
+            "elements of the restored list",
+            &[],
+            "RESTORE r 0 {dumplist} REPLACE",
+        ),
         c("del", "elements of the deleted list", list, "DEL l"),
         c("del", "keys deleted", &["MSET {kvs}"], "DEL {keys}"),
         c("unlink", "keys unlinked", &["MSET {kvs}"], "UNLINK {keys}"),

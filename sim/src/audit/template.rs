@@ -17,6 +17,7 @@
 //! | `{kscored}`| `0 k:0 1 k:1 ...` (members disjoint from above) |
 //! | `{fscored}`| `0.1 m:0 1.2 m:1 ...` (fractional scores)       |
 //! | `{each:X}` | X, n times                                      |
+//! | `{dumplist}` | one argument: a DUMP payload of the list `m:0 ... m:n-1` |
 //!
 //! Inside an argument: `{n}` is the size, `{n-1}` and `{n/2}`, `{sha}` the
 //! SHA1 of [`LOOP_SCRIPT`], `{i}`
@@ -59,8 +60,28 @@ pub fn expand(template: &str, n: usize, out: &mut Vec<Request>) {
     }
 }
 
+/// A DUMP payload (as RESTORE takes it) of a list of `n` elements
+/// `m:0 ... m:n-1`, in one listpack node.
+fn dump_list(n: usize) -> Vec<u8> {
+    use seedkv_engine::rdb::{codec, kind, listpack, RDB_VERSION};
+    let elements: Vec<Vec<u8>> = (0..n).map(|j| format!("m:{j}").into_bytes()).collect();
+    let mut p = vec![kind::LIST_QUICKLIST_2];
+    codec::put_len(&mut p, 1);
+    codec::put_len(&mut p, 2);
+    codec::put_string(
+        &mut p,
+        &listpack::encode(elements.iter().map(Vec::as_slice)),
+        false,
+    );
+    p.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = codec::CRC64.checksum(&p);
+    p.extend_from_slice(&crc.to_le_bytes());
+    p
+}
+
 fn expand_token(token: &str, n: usize, i: usize, args: &mut Vec<Vec<u8>>) {
     match token {
+        "{dumplist}" => args.push(dump_list(n)),
         "{ints}" => args.extend((0..n).map(|j| j.to_string().into_bytes())),
         "{elems}" => args.extend((0..n).map(|j| format!("m:{j}").into_bytes())),
         "{keys}" => args.extend((0..n).map(|j| format!("k:{j}").into_bytes())),

@@ -302,6 +302,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("decrby", ONE),
     ("del", ONE),
     ("discard", &[Tx]),
+    ("dump", LINEAR),
     ("echo", ONE),
     ("eval", &[Script]),
     ("eval_ro", &[Script]),
@@ -400,6 +401,8 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("rename", ONE),
     ("renamenx", ONE),
     ("reset", &[PubSubArgs, Tx]),
+    // The payload's bytes and the elements it creates (a sorted set sorts).
+    ("restore", &[N, NLogN]),
     ("rpop", POPS),
     ("rpoplpush", ONE),
     ("rpush", ONE),

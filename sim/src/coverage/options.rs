@@ -20,6 +20,7 @@ pub const OPTIONS: &[(&str, &[&str])] = &[
     ("expireat", &["NX", "XX", "GT", "LT"]),
     ("pexpireat", &["NX", "XX", "GT", "LT"]),
     ("copy", &["DB", "REPLACE"]),
+    ("restore", &["REPLACE", "ABSTTL", "IDLETIME", "FREQ"]),
     ("scan", &["MATCH", "COUNT", "TYPE"]),
     ("hscan", &["MATCH", "COUNT"]),
     ("sscan", &["MATCH", "COUNT"]),

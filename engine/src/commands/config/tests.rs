@@ -48,7 +48,7 @@ fn get_exact_and_glob() {
     // Aliases answer under their own name.
     assert_eq!(
         pairs(t.cmd(c, &["config", "get", "hash-max-ziplist-entries"])),
-        vec![("hash-max-ziplist-entries".into(), "128".into())]
+        vec![("hash-max-ziplist-entries".into(), "512".into())]
     );
 }
 

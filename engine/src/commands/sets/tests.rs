@@ -98,6 +98,9 @@ fn sscan_and_hscan_return_every_stable_element_across_grow_and_shrink() {
             ..Config::default()
         });
         let c = t.connect();
+        // 150 stable fields must make a hash table (Redis's default
+        // threshold, 512, would keep them in a listpack).
+        t.cmd(c, &["CONFIG", "SET", "hash-max-listpack-entries", "128"]);
         let (add, del, scan) = if hash {
             ("HSET", "HDEL", "HSCAN")
         } else {

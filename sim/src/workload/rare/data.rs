@@ -12,6 +12,7 @@ pub(crate) const SECTIONS: &[SectionFn] = &[
     strings,
     strings_ttl,
     generic,
+    dump_restore,
     expire_options,
     lists,
     lists_blocking,
@@ -104,6 +105,43 @@ fn generic(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("OBJECT HELP")
         .add("UNLINK rare:g rare:g3")
         .add("DEL rare:g4");
+}
+
+/// DUMP payloads written by redis-server 7.0.15 (`DUMP k` after `SET k
+/// hello`, `RPUSH l a 1 b`, `ZADD z 1.5 m 2 n`), so that RESTORE loads
+/// what Redis writes, not only what seedkv writes.
+const REDIS_DUMPS: [&[u8]; 3] = [
+    b"\x00\x05hello\n\x00cr\xdfve4 \n",
+    b"\x12\x01\x02\x0f\x0f\x00\x00\x00\x03\x00\x81a\x02\x01\x01\x81b\x02\xff\n\x00\x90C\xa3L\xeb\x8e\x1b\x1c",
+    b"\x11\x14\x14\x00\x00\x00\x04\x00\x81m\x02\x831.5\x04\x81n\x02\x02\x01\xff\n\x00\xf1\xb0:mX_i8",
+];
+
+fn dump_restore(s: &mut Section, rng: &mut ChaCha8Rng) {
+    let payload = REDIS_DUMPS[rng.gen_range(0..REDIS_DUMPS.len())];
+    let restore = |key: &str, ttl: &str, options: &[&str]| {
+        let mut args: Vec<Vec<u8>> = vec![
+            b"RESTORE".to_vec(),
+            key.into(),
+            ttl.into(),
+            payload.to_vec(),
+        ];
+        args.extend(options.iter().map(|o| o.as_bytes().to_vec()));
+        args
+    };
+    s.batch(HOME_DB)
+        .add("DEL rare:d rare:d2")
+        .push(restore("rare:d", "0", &[]))
+        .add("DUMP rare:d")
+        .add("DUMP rare:nothing")
+        .push(restore("rare:d", "0", &["REPLACE", "IDLETIME", "5"]))
+        .push(restore("rare:d", "0", &["REPLACE", "FREQ", "3"]))
+        .push(restore(
+            "rare:d2",
+            &format!("{}", FUTURE_S * 1000),
+            &["ABSTTL"],
+        ))
+        .push(restore("rare:d2", "100000", &["REPLACE"]))
+        .add("DEL rare:d rare:d2");
 }
 
 fn expire_options(s: &mut Section, _rng: &mut ChaCha8Rng) {
