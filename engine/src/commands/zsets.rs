@@ -1,10 +1,12 @@
 //! Sorted-set commands (Redis 7.0's `t_zset.c`), with its replies, errors
 //! and the order in which it detects them, in RESP2 and RESP3.
 //!
-//! This file holds the command table and the point commands (ZADD ZINCRBY
-//! ZREM ZCARD ZSCORE ZMSCORE ZRANK ZREVRANK ZRANDMEMBER ZSCAN); ranges live
-//! in `zsets/range.rs`, the set algebra in `zsets/store.rs`, pops (blocking
-//! or not) in `zsets/pop.rs`, argument parsing in `zsets/parse.rs`.
+//! This file holds the command table and the helpers the families share
+//! (typed lookup, element replies, the collection seed, deleting an emptied
+//! key). The point commands (ZADD ZINCRBY ZREM ZCARD ZSCORE ZMSCORE ZRANK
+//! ZREVRANK ZRANDMEMBER ZSCAN) live in `zsets/basic.rs`, ranges in
+//! `zsets/range.rs`, the set algebra in `zsets/store.rs`, pops (blocking or
+//! not) in `zsets/pop.rs`, argument parsing in `zsets/parse.rs`.
 //!
 //! Work: one unit per element added, removed, visited or replied; a seek
 //! (rank or range lookup, O(log N)) counts as one.
