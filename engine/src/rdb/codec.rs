@@ -248,18 +248,14 @@ pub fn itoa(v: i64) -> Vec<u8> {
 }
 
 /// Parses a double the way Redis reads one back from its own text (`%.17g`,
-/// "inf", "-inf", "nan"): the whole string must be a number.
+/// "inf", "-inf", "nan"): the whole string must be a number. Rust's parser
+/// takes the infinities and NaN in any case, with a sign, as strtod does.
 pub fn parse_double(text: &[u8]) -> Option<f64> {
     let s = std::str::from_utf8(text).ok()?;
-    if s.is_empty() || s.starts_with(char::is_whitespace) {
+    if s.starts_with(char::is_whitespace) {
         return None;
     }
-    match s.to_ascii_lowercase().as_str() {
-        "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
-        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
-        "nan" | "+nan" | "-nan" => Some(f64::NAN),
-        _ => s.parse::<f64>().ok(),
-    }
+    s.parse::<f64>().ok()
 }
 
 #[cfg(test)]
@@ -349,6 +345,23 @@ mod tests {
         assert!(Reader::new(&[0xC4]).string().is_err());
         assert!(Reader::new(&[0x82]).length().is_err());
         assert!(Reader::new(&[0x90, 1]).count(1).is_err());
+    }
+
+    #[test]
+    fn doubles_read_back_from_redis_text() {
+        for (text, v) in [
+            ("inf", f64::INFINITY),
+            ("-inf", f64::NEG_INFINITY),
+            ("+Infinity", f64::INFINITY),
+            ("2.5", 2.5),
+            ("1e100", 1e100),
+        ] {
+            assert_eq!(parse_double(text.as_bytes()), Some(v), "{text}");
+        }
+        assert!(parse_double(b"nan").is_some_and(f64::is_nan));
+        for bad in [&b""[..], b" 1", b"1 ", b"abc", b"\xff"] {
+            assert_eq!(parse_double(bad), None);
+        }
     }
 
     #[test]
