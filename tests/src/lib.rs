@@ -206,23 +206,68 @@ impl ServerProcess {
 
     /// Starts a real `redis-server` (no persistence) on a free port, or
     /// returns `None` if it is not installed.
+    ///
+    /// The port is picked, released and then bound by redis-server, so
+    /// another process (a parallel test's `--port 0` server, a client's
+    /// ephemeral port) can take it in between. Redis then logs "Could not
+    /// create server TCP listening socket" and exits, while a connect to
+    /// the port reaches the *other* process. So readiness is Redis's own
+    /// "Ready to accept connections" line, never a connect, and a lost
+    /// race retries on a new port.
     pub fn redis() -> Option<ServerProcess> {
         let bin = find_in_path("redis-server")?;
-        let port = free_port();
-        let mut child = Command::new(bin)
-            .args(["--port", &port.to_string()])
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redis-server");
-        wait_for_port(port, &mut child, "redis-server");
-        Some(ServerProcess {
-            child,
-            port,
-            log: Default::default(),
-        })
+        const ATTEMPTS: usize = 10;
+        let mut last_log = String::new();
+        for _ in 0..ATTEMPTS {
+            let port = free_port();
+            let mut child = Command::new(&bin)
+                .args(["--port", &port.to_string()])
+                .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args(["--daemonize", "no", "--logfile", ""])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn redis-server");
+            let stdout = child.stdout.take().expect("piped stdout");
+            let log = std::sync::Arc::new(Mutex::new(String::new()));
+            let (ready_tx, ready_rx) = mpsc::channel();
+            let log_writer = log.clone();
+            std::thread::spawn(move || {
+                let mut ready_tx = Some(ready_tx);
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    let mut log = log_writer.lock().unwrap();
+                    log.push_str(&line);
+                    log.push('\n');
+                    if line.contains("Ready to accept connections") {
+                        if let Some(tx) = ready_tx.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                }
+                // Dropping the sender reports an exit before readiness.
+            });
+            match ready_rx.recv_timeout(STARTUP_TIMEOUT) {
+                Ok(()) => {
+                    return Some(ServerProcess { child, port, log });
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let _ = child.wait();
+                    last_log = log.lock().unwrap().clone();
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let _ = child.kill();
+                    panic!(
+                        "redis-server did not report readiness on port {port} within \
+                         {STARTUP_TIMEOUT:?}; log:\n{}",
+                        log.lock().unwrap()
+                    );
+                }
+            }
+        }
+        panic!("redis-server failed to start {ATTEMPTS} times; last log:\n{last_log}");
     }
 
     /// The server's log so far.
