@@ -66,6 +66,7 @@ use crate::time::Now;
 
 mod cron;
 mod pause;
+mod persist;
 mod planted_seams;
 mod unblock;
 
@@ -117,6 +118,12 @@ impl Engine {
     }
 
     fn build(config: Config, now: Now, extra_families: &[&'static [CommandSpec]]) -> Engine {
+        let mut engine = Engine::build_empty(config, now, extra_families);
+        engine.start_persistence(now);
+        engine
+    }
+
+    fn build_empty(config: Config, now: Now, extra_families: &[&'static [CommandSpec]]) -> Engine {
         let mut families = crate::commands::FAMILIES.to_vec();
         if config.shutdown_command {
             families.push(crate::commands::shutdown::COMMANDS);
@@ -148,6 +155,7 @@ impl Engine {
                 scripting: Default::default(),
                 evict: Default::default(),
                 pause: Default::default(),
+                persist: Default::default(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -304,7 +312,7 @@ impl Engine {
             if c.closing.is_some() {
                 break;
             }
-            if c.blocked.is_some() || self.server.pause.holds(client) {
+            if c.blocked.is_some() || c.waiting_save || self.server.pause.holds(client) {
                 // Redis leaves a blocked client's query buffer alone until
                 // it is unblocked; the buffer limit still applies.
                 if c.parser.buffered_bytes() > self.server.config.client_query_buffer_limit_bytes {

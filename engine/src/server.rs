@@ -44,4 +44,6 @@ pub struct Server {
     pub evict: crate::evict::EvictState,
     /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::pause`]).
     pub pause: crate::pause::Pause,
+    /// RDB and AOF (see [`crate::persist`]).
+    pub persist: crate::persist::state::Persist,
 }

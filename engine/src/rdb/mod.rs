@@ -20,6 +20,7 @@
 
 pub mod codec;
 pub mod dump;
+pub mod file;
 pub mod intset;
 pub mod listpack;
 pub mod object;
