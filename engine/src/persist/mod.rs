@@ -80,6 +80,61 @@ pub(crate) fn shutdown(
     Ok(Some(rdb::start_save(server, events, now, after)))
 }
 
+/// After CONFIG SET: `appendonly` switched on starts the AOF with a
+/// rewrite (on once it succeeds, Redis's `startAppendOnly`), switched off
+/// stops it after a last flush and fsync (`stopAppendOnly`).
+pub(crate) fn config_changed(
+    server: &mut Server,
+    events: &mut std::collections::VecDeque<crate::Event>,
+    now: crate::Now,
+) {
+    if !server.config.storage {
+        return;
+    }
+    let pc = PersistConfig::of(&server.config);
+    let aof = &mut server.persist.aof;
+    let running = aof.on || aof.rewrite.turning_on;
+    if pc.appendonly && !running {
+        aof.rewrite.turning_on = true;
+        server.persist.requests.issue(
+            events,
+            IoMode::Inline,
+            StorageOp::MakeDir {
+                dir: pc.appenddirname.clone(),
+            },
+            state::Purpose::Cleanup,
+        );
+        if rdb::child_active(server) || server.persist.rdb.save.is_some() {
+            server.persist.aof.rewrite.scheduled = true;
+            events.push_back(crate::Event::Log {
+                level: crate::LogLevel::Warning,
+                text: "AOF was enabled but there is already another background operation. An \
+                       AOF background was scheduled to start when possible."
+                    .to_string(),
+            });
+        } else {
+            aof::rewrite::start(server, events, now);
+        }
+    } else if !pc.appendonly && running {
+        aof::flush(server, events, now, true);
+        if server.persist.aof.on {
+            let file = server.persist.aof.incr_path.clone();
+            server.persist.requests.issue(
+                events,
+                IoMode::Inline,
+                StorageOp::Fsync { file },
+                state::Purpose::Cleanup,
+            );
+        }
+        let aof = &mut server.persist.aof;
+        aof.on = false;
+        aof.rewrite.turning_on = false;
+        aof.buf.clear();
+        aof.write_error = None;
+        aof.fsync_error = None;
+    }
+}
+
 /// Refuses writes (and PING, as Redis does) with MISCONF while the disk
 /// fails: the last background save (with `stop-writes-on-bgsave-error`
 /// and save points) or the AOF (Redis's `writeCommandsDeniedByDiskError`).

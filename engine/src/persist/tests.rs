@@ -275,3 +275,21 @@ fn shutdown_saves_first_when_save_points_are_set() {
     assert_eq!(h.shutdowns.len(), 1);
     assert!(h.disk.log.is_empty());
 }
+
+#[test]
+fn config_set_appendonly_starts_the_aof_with_a_rewrite() {
+    let mut h = TestHost::new(config());
+    let c = h.connect();
+    h.cmd(c, &["SET", "k", "v"]);
+    assert_eq!(h.cmd(c, &["CONFIG", "SET", "appendonly", "yes"]), ok());
+    assert_eq!(h.info_field(c, "persistence", "aof_enabled"), 1);
+    assert_eq!(
+        h.disk.files["appendonlydir/appendonly.aof.manifest"],
+        b"file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+    );
+    let mut h = restart(h, aof_config());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "k"]), bulk("v"));
+    assert_eq!(h.cmd(c, &["CONFIG", "SET", "appendonly", "no"]), ok());
+    assert_eq!(h.info_field(c, "persistence", "aof_enabled"), 0);
+}
