@@ -67,6 +67,7 @@ use crate::time::Now;
 mod cron;
 mod pause;
 mod planted_seams;
+mod rdb_entry;
 mod unblock;
 
 use cron::cron_interval_ns;

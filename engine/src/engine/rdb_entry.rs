@@ -1,0 +1,89 @@
+//! The engine's keyspace as an RDB file and back ([`crate::rdb::file`]),
+//! with the engine's configuration (`rdbcompression`, `rdbchecksum`,
+//! `maxmemory-policy`, the encoding thresholds). The storage code and the
+//! cross-loading tests call these; they are not part of the driving API.
+
+use super::Engine;
+use crate::commands::config::config_get;
+use crate::db::Keyspace;
+use crate::lru::Access;
+use crate::rdb::file::{self, LoadError, LoadOptions, LoadReport, SaveOptions, SaveReport};
+use crate::rdb::object::Build;
+use crate::time::Now;
+
+impl Engine {
+    /// The options a SAVE at `now` writes with: the engine's configuration,
+    /// `used-mem` as INFO reports it, and `aof-base` 0 (an AOF rewrite sets
+    /// it before calling [`Engine::write_rdb`]).
+    #[doc(hidden)]
+    pub fn rdb_save_options(&self, now: Now) -> SaveOptions {
+        let config = &self.server.config;
+        let used_mem_bytes = self.server.allocated_bytes.unwrap_or_else(|| {
+            crate::commands::server::memory_report_of(&self.server, &self.clients).used_bytes
+        });
+        SaveOptions {
+            now_ms: now.unix_ms(),
+            compress: self.config_yes("rdbcompression"),
+            checksum: self.config_yes("rdbchecksum"),
+            aof_base: false,
+            used_mem_bytes,
+            maxmemory_policy: config.maxmemory_policy,
+            lfu_decay_time_min: config.lfu_decay_time_min,
+        }
+    }
+
+    /// Streams the keyspace as an RDB file through `sink` (see
+    /// [`file::write_file`]).
+    #[doc(hidden)]
+    pub fn write_rdb(&self, opts: &SaveOptions, sink: &mut dyn FnMut(&[u8])) -> SaveReport {
+        file::write_file(&self.server.keyspace, opts, sink)
+    }
+
+    /// The whole RDB file a SAVE at `now` would write.
+    #[doc(hidden)]
+    pub fn rdb_file_bytes(&self, now: Now) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        self.write_rdb(&self.rdb_save_options(now), &mut |chunk| {
+            bytes.extend_from_slice(chunk)
+        });
+        bytes
+    }
+
+    /// Loads an RDB file at `now` as a master does at start (expired keys
+    /// dropped) into a fresh keyspace, which replaces the engine's on
+    /// success; on error the keyspace is left as it was.
+    #[doc(hidden)]
+    pub fn load_rdb_file(&mut self, now: Now, bytes: &[u8]) -> Result<LoadReport, LoadError> {
+        self.load_rdb_file_with(now, bytes, true)
+    }
+
+    /// [`Engine::load_rdb_file`], but keeping expired keys when
+    /// `!drop_expired` (the RDB preamble of an AOF base file).
+    #[doc(hidden)]
+    pub fn load_rdb_file_with(
+        &mut self,
+        now: Now,
+        bytes: &[u8],
+        drop_expired: bool,
+    ) -> Result<LoadReport, LoadError> {
+        let opts = LoadOptions {
+            now_ms: now.unix_ms(),
+            checksum: self.config_yes("rdbchecksum"),
+            drop_expired,
+            build: Build {
+                limits: self.server.config.limits,
+                seed: self.server.collection_hash_seed(),
+            },
+        };
+        let mut keyspace = Keyspace::new(self.server.config.seed);
+        keyspace.set_access(Access::at(now, &self.server.config, true));
+        let report = file::load_file(bytes, &opts, &mut keyspace)?;
+        self.server.keyspace = keyspace;
+        Ok(report)
+    }
+
+    /// A yes/no parameter kept in the config's extras.
+    fn config_yes(&self, name: &str) -> bool {
+        config_get(&self.server.config, name).is_none_or(|v| v == "yes")
+    }
+}
