@@ -356,10 +356,10 @@ fn store(
         return Ok(());
     }
     let db = &mut keyspace.dbs[db_index];
-    if db.contains(&key) {
+    // A duplicate replaces the first value, but fails the whole load.
+    if db.set(&key, value, false).is_some() {
         return Err(LoadErrorKind::DuplicateKey { key, db: db_index });
     }
-    db.set(&key, value, false);
     report.keys_loaded += 1;
     if let Some(when_ms) = attrs.expire_ms {
         // A deadline before the epoch is long past.

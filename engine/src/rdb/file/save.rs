@@ -175,8 +175,9 @@ fn write_db(
         opts.maxmemory_policy,
         MaxmemoryPolicy::AllkeysLru | MaxmemoryPolicy::VolatileLru
     );
+    let any_expires = !db.expires.is_empty();
     for (key, value) in db.keys.iter() {
-        if let Some(when_ms) = db.get_expire(key) {
+        if let Some(when_ms) = any_expires.then(|| db.get_expire(key)).flatten() {
             out.buf.push(opcode::EXPIRETIME_MS);
             out.buf.extend_from_slice(&when_ms.to_le_bytes());
             report.expires_written += 1;
