@@ -438,3 +438,84 @@ fn files_are_redis_bytes_where_layouts_agree() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A file made by hand: the magic, `body` (ending in EOF) and its CRC64.
+fn file_of(body: &[u8]) -> Vec<u8> {
+    let mut f = b"REDIS0010".to_vec();
+    f.extend_from_slice(body);
+    let crc = seedkv_engine::rdb::codec::CRC64.checksum(&f);
+    f.extend_from_slice(&crc.to_le_bytes());
+    f
+}
+
+/// Files both servers refuse, and the lines each must log: every line of
+/// `LoadError::log_lines` appears in redis-server's log for the same file.
+#[test]
+fn refused_files_log_what_redis_logs() {
+    let Some(server) = find_in_path("redis-server") else {
+        seedkv_tests::missing_tool("redis-server", "apt-get install redis-server");
+        return;
+    };
+    let mut ours = Ours::new();
+    ours.ok(&[b"CONFIG", b"SET", b"rdbcompression", b"no"]);
+    ours.ok(&[b"SET", b"key", &[b'v'; 100]]);
+    ours.ok(&[b"SET", b"other", b"x"]);
+    let good = ours.t.engine.rdb_file_bytes(ours.t.now);
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    // Cut inside the 100-byte value.
+    let value_at = good
+        .windows(100)
+        .position(|w| w == [b'v'; 100])
+        .expect("the value");
+    cases.push(("truncated", good[..value_at + 50].to_vec()));
+    let mut bad_crc = good.clone();
+    *bad_crc.last_mut().unwrap() ^= 0x5A;
+    cases.push(("checksum", bad_crc));
+    let mut v11 = good.clone();
+    v11[5..9].copy_from_slice(b"0011");
+    cases.push(("version 11", v11));
+    let mut signature = good.clone();
+    signature[..5].copy_from_slice(b"RADIS");
+    cases.push(("signature", signature));
+    cases.push((
+        "duplicate",
+        file_of(&[0, 1, b'k', 1, b'a', 0, 1, b'k', 1, b'b', 0xFF]),
+    ));
+    cases.push(("db 16", file_of(&[0xFE, 16, 0xFF])));
+    cases.push(("empty", Vec::new()));
+    for (what, bytes) in cases {
+        let dir = temp_dir(&format!("refused-{}", what.replace(' ', "-")));
+        std::fs::write(dir.join("dump.rdb"), &bytes).expect("write dump.rdb");
+        let mut scratch = Ours::new();
+        let err = scratch
+            .t
+            .engine
+            .load_rdb_file(wall_now(), &bytes)
+            .expect_err(what);
+        let port = seedkv_tests::free_port().to_string();
+        let (exited_ok, log, _) = run_tool(
+            &server,
+            &[
+                "--port",
+                &port,
+                "--dir",
+                dir.to_str().unwrap(),
+                "--dbfilename",
+                "dump.rdb",
+                "--save",
+                "",
+                "--logfile",
+                "",
+            ],
+            b"",
+        );
+        assert!(!exited_ok, "{what}: redis-server loaded it:\n{log}");
+        for line in err.log_lines() {
+            assert!(
+                log.contains(&line),
+                "{what}: redis-server did not log {line:?}:\n{log}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
