@@ -519,3 +519,69 @@ fn refused_files_log_what_redis_logs() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A key's LRU idle time (under an LRU policy) and LFU counter (under an
+/// LFU policy) travel in the file as IDLE and FREQ, both ways; with one
+/// key per database the files are byte for byte redis's.
+#[test]
+fn idle_and_freq_cross_load_both_ways() {
+    for (policy, set_opt, read) in [
+        ("allkeys-lru", &b"IDLETIME"[..], &b"IDLETIME"[..]),
+        ("allkeys-lfu", b"FREQ", b"FREQ"),
+    ] {
+        let dir = temp_dir(&format!("access-{policy}"));
+        let Some(redis) = redis_on(&dir, false) else {
+            return;
+        };
+        let mut theirs = RespClient::connect(redis.port);
+        let mut ours = Ours::new();
+        let mut dumped = None;
+        for c in [&mut theirs as &mut dyn Conn, &mut ours] {
+            c.ok(&[b"FLUSHALL"]);
+            c.ok(&[b"CONFIG", b"SET", b"maxmemory-policy", policy.as_bytes()]);
+            c.ok(&[b"SET", b"src", b"hello"]);
+            let payload = dumped.get_or_insert_with(|| match c.call(&[b"DUMP", b"src"]) {
+                Frame::Bulk(p) => p,
+                other => panic!("DUMP: {other:?}"),
+            });
+            c.ok(&[b"DEL", b"src"]);
+            c.ok(&[b"RESTORE", b"k", b"0", payload, set_opt, b"77"]);
+            c.ok(&[b"SELECT", b"9"]);
+            c.ok(&[b"RESTORE", b"k9", b"0", payload, set_opt, b"200"]);
+            c.ok(&[b"SELECT", b"0"]);
+        }
+        theirs.ok(&[b"SAVE"]);
+        let redis_file = std::fs::read(dir.join("dump.rdb")).expect("redis wrote dump.rdb");
+        let mut loaded = Ours::new();
+        loaded.ok(&[b"CONFIG", b"SET", b"maxmemory-policy", policy.as_bytes()]);
+        let aux = loaded
+            .t
+            .engine
+            .load_rdb_file(wall_now(), &redis_file)
+            .expect("redis's file loads")
+            .aux;
+        loaded.tick();
+        for (db, key, want) in [(b"0", &b"k"[..], 77), (b"9", b"k9", 200)] {
+            loaded.ok(&[b"SELECT", db]);
+            let Frame::Integer(got) = loaded.call(&[b"OBJECT", read, key]) else {
+                panic!("OBJECT {}", String::from_utf8_lossy(read))
+            };
+            // An idle time may have grown by a second or two meanwhile.
+            assert!(
+                (want..want + 3).contains(&got),
+                "{policy}: OBJECT {} {} = {got}, want {want}",
+                String::from_utf8_lossy(read),
+                String::from_utf8_lossy(key)
+            );
+        }
+        let mut opts = ours.t.engine.rdb_save_options(ours.t.now);
+        opts.now_ms = aux.ctime_s.unwrap() as u64 * 1000;
+        opts.used_mem_bytes = aux.used_mem_bytes.unwrap() as u64;
+        let mut our_file = Vec::new();
+        ours.t
+            .engine
+            .write_rdb(&opts, &mut |chunk| our_file.extend_from_slice(chunk));
+        assert_eq!(our_file, redis_file, "{policy}: our file is redis's");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
