@@ -18,6 +18,7 @@
 //! simulated disk) does, and an AOF base file with an RDB preamble goes on
 //! after [`load::LoadReport::consumed_bytes`].
 
+mod error;
 pub mod load;
 pub mod save;
 

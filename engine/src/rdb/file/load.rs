@@ -14,14 +14,10 @@ use crate::rdb::object::{self, Build};
 use crate::rdb::{kind, Corrupt, RDB_VERSION};
 use crate::value::Value;
 
+pub use super::error::{LoadError, LoadErrorKind};
+
 /// The reason [`Reader`] gives when the bytes run out.
 const SHORT_READ: Corrupt = Corrupt("unexpected end of payload");
-/// `loading_process_events_interval_bytes`: Redis's loading progress
-/// (the offset its error lines print) moves in steps of this size.
-const PROGRESS_STEP_BYTES: usize = 2 * 1024 * 1024;
-/// Lines of 7.0.15's rdb.c that its error lines name.
-const EOFERR_LINE: u32 = 3249;
-const CRC_ERROR_LINE: u32 = 3225;
 /// `RDB_MODULE_OPCODE_UINT`: what a module aux field's "when" must be.
 const MODULE_OPCODE_UINT: u64 = 2;
 /// Characters of module type names (`ModuleTypeNameCharSet`).
@@ -96,127 +92,51 @@ impl LoadReport {
     }
 }
 
-/// Why a file was refused, and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadError {
-    pub kind: LoadErrorKind,
-    /// Bytes read when the error was found.
-    pub offset_bytes: usize,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LoadErrorKind {
-    /// Not "REDIS" at the start.
-    Signature,
-    /// A version this build cannot read (0, garbage, or newer than 10).
-    Version(i64),
-    /// The bytes ended before the file did.
-    ShortRead,
-    /// Malformed contents; the reason is ours (Redis reports most of these
-    /// as a short read, which is what [`LoadError::log_lines`] says).
-    Corrupt(Corrupt),
-    /// SELECTDB beyond the databases this server has.
-    DbIndex {
-        databases: usize,
-    },
-    /// The same key twice in one database.
-    DuplicateKey {
-        key: Vec<u8>,
-        db: usize,
-    },
-    /// The CRC64 after EOF disagrees (`expected` is computed, `got` stored,
-    /// as Redis names them).
-    Checksum {
-        expected: u64,
-        got: u64,
-    },
-    /// Module data: seedkv has no modules.
-    ModuleAux {
-        name: String,
-    },
-    ModuleValue {
-        name: String,
-    },
-    /// A function library: seedkv has no functions.
-    Function,
-}
-
-impl LoadError {
-    fn at(kind: LoadErrorKind, r: &Reader<'_>, file_bytes: usize) -> LoadError {
-        LoadError {
-            kind,
-            offset_bytes: file_bytes - r.remaining(),
-        }
-    }
-
-    /// The warning lines redis-server 7.0.15 logs for this failure, in
-    /// order (after which it runs redis-check-rdb, or exits).
-    pub fn log_lines(&self) -> Vec<String> {
-        // Redis prints its loading progress, which advances in 2 MiB steps.
-        let progress = self.offset_bytes / PROGRESS_STEP_BYTES * PROGRESS_STEP_BYTES;
-        let internal = |line: u32, reason: &str| {
-            format!("Internal error in RDB reading offset {progress}, function at rdb.c:{line} -> {reason}")
-        };
-        let eoferr = || {
-            vec![
-                "Short read or OOM loading DB. Unrecoverable error, aborting now.".to_string(),
-                internal(EOFERR_LINE, "Unexpected EOF reading RDB file"),
-            ]
-        };
-        match &self.kind {
-            LoadErrorKind::Signature => vec!["Wrong signature trying to load DB from file".into()],
-            LoadErrorKind::Version(v) => vec![format!("Can't handle RDB format version {v}")],
-            LoadErrorKind::ShortRead | LoadErrorKind::Corrupt(_) => eoferr(),
-            LoadErrorKind::DbIndex { databases } => vec![format!(
-                "FATAL: Data file was created with a Redis server configured to handle \
-                 more than {databases} databases. Exiting"
-            )],
-            LoadErrorKind::DuplicateKey { key, db } => vec![
-                format!(
-                    "RDB has duplicated key '{}' in DB {db}",
-                    String::from_utf8_lossy(key)
-                ),
-                "Duplicated key found in RDB file".into(),
-            ],
-            LoadErrorKind::Checksum { expected, got } => vec![
-                format!(
-                    "Wrong RDB checksum expected: ({expected:x}) but got ({got:x}). Aborting now."
-                ),
-                internal(CRC_ERROR_LINE, "RDB CRC error"),
-            ],
-            LoadErrorKind::ModuleAux { name } => vec![format!(
-                "The RDB file contains AUX module data I can't load: no matching module '{name}'"
-            )],
-            LoadErrorKind::ModuleValue { name } => vec![format!(
-                "The RDB file contains module data I can't load: no matching module type '{name}'"
-            )],
-            LoadErrorKind::Function => {
-                let mut lines = vec!["Failed loading library, functions are not supported".into()];
-                lines.extend(eoferr());
-                lines
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.log_lines().join(" / "))?;
-        if let LoadErrorKind::Corrupt(reason) = &self.kind {
-            write!(f, " ({reason} at byte {})", self.offset_bytes)?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for LoadError {}
-
 /// Attributes that opcodes set for the key that follows them.
 #[derive(Clone, Copy, Default)]
 struct KeyAttrs {
     expire_ms: Option<i64>,
     lru_idle_s: Option<u64>,
     lfu_freq: Option<u8>,
+}
+
+/// The reader over the whole file, turning the codec's complaints into
+/// [`LoadError`]s that say where.
+struct Cursor<'a> {
+    r: Reader<'a>,
+    file_bytes: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn offset_bytes(&self) -> usize {
+        self.file_bytes - self.r.remaining()
+    }
+
+    fn fail(&self, kind: LoadErrorKind) -> LoadError {
+        LoadError {
+            kind,
+            offset_bytes: self.offset_bytes(),
+        }
+    }
+
+    /// Runs one read of the codec; running out of bytes is a short read,
+    /// anything else it refuses is corrupt.
+    fn read<T>(
+        &mut self,
+        f: impl FnOnce(&mut Reader<'a>) -> crate::rdb::Result<T>,
+    ) -> Result<T, LoadError> {
+        f(&mut self.r).map_err(|e| match e {
+            SHORT_READ => self.fail(LoadErrorKind::ShortRead),
+            e => self.fail(LoadErrorKind::Corrupt(e)),
+        })
+    }
+}
+
+/// Where the loop is: the database keys go to, and what the opcodes
+/// since the last key said about the next one.
+struct Position {
+    db_index: usize,
+    attrs: KeyAttrs,
 }
 
 /// Loads the RDB file `bytes` into `keyspace`, which should be empty
@@ -230,113 +150,145 @@ pub fn load_file(
     opts: &LoadOptions,
     keyspace: &mut Keyspace,
 ) -> Result<LoadReport, LoadError> {
-    let mut r = Reader::new(bytes);
-    let fail = |kind: LoadErrorKind, r: &Reader<'_>| LoadError::at(kind, r, bytes.len());
-    let corrupt = |e: Corrupt, r: &Reader<'_>| match e {
-        SHORT_READ => fail(LoadErrorKind::ShortRead, r),
-        e => fail(LoadErrorKind::Corrupt(e), r),
+    let mut c = Cursor {
+        r: Reader::new(bytes),
+        file_bytes: bytes.len(),
     };
-    let header = r.take(MAGIC.len()).map_err(|e| corrupt(e, &r))?;
-    if &header[..5] != b"REDIS" {
-        return Err(fail(LoadErrorKind::Signature, &r));
-    }
-    let version = atoi(&header[5..]);
-    if !(1..=i64::from(RDB_VERSION)).contains(&version) {
-        return Err(fail(LoadErrorKind::Version(version), &r));
-    }
     let mut report = LoadReport {
-        version: version as u32,
+        version: read_header(&mut c)?,
         ..LoadReport::default()
     };
-    let mut attrs = KeyAttrs::default();
-    let mut db_index = 0usize;
+    let mut at = Position {
+        db_index: 0,
+        attrs: KeyAttrs::default(),
+    };
     // Each pass reads at least one byte, so the loop ends within the file.
     loop {
-        r.work_units += 1;
-        let op = r.byte().map_err(|e| corrupt(e, &r))?;
-        match op {
+        c.r.work_units += 1;
+        match c.read(Reader::byte)? {
             opcode::EOF => break,
-            opcode::EXPIRETIME => {
-                let b: [u8; 4] = take_array(&mut r).map_err(|e| corrupt(e, &r))?;
-                attrs.expire_ms = Some(i64::from(i32::from_le_bytes(b)) * 1000);
-            }
-            opcode::EXPIRETIME_MS => {
-                let b: [u8; 8] = take_array(&mut r).map_err(|e| corrupt(e, &r))?;
-                attrs.expire_ms = Some(i64::from_le_bytes(b));
-            }
-            opcode::FREQ => attrs.lfu_freq = Some(r.byte().map_err(|e| corrupt(e, &r))?),
-            opcode::IDLE => attrs.lru_idle_s = Some(r.length().map_err(|e| corrupt(e, &r))?),
-            opcode::SELECTDB => {
-                let id = r.length().map_err(|e| corrupt(e, &r))?;
-                let databases = keyspace.dbs.len();
-                db_index = match usize::try_from(id) {
-                    Ok(i) if i < databases => i,
-                    _ => return Err(fail(LoadErrorKind::DbIndex { databases }, &r)),
-                };
-            }
-            // Only a sizing hint: nothing is reserved on a file's word.
-            opcode::RESIZEDB => {
-                r.length().map_err(|e| corrupt(e, &r))?;
-                r.length().map_err(|e| corrupt(e, &r))?;
-            }
-            opcode::AUX => {
-                let key = r.string().map_err(|e| corrupt(e, &r))?;
-                let value = r.string().map_err(|e| corrupt(e, &r))?;
-                read_aux(&mut report.aux, &key, &value);
-            }
-            opcode::MODULE_AUX => {
-                let id = r.length().map_err(|e| corrupt(e, &r))?;
-                let when_opcode = r.length().map_err(|e| corrupt(e, &r))?;
-                r.length().map_err(|e| corrupt(e, &r))?;
-                if when_opcode != MODULE_OPCODE_UINT {
-                    return Err(fail(LoadErrorKind::Corrupt(Corrupt("bad when_opcode")), &r));
-                }
-                let name = module_type_name(id);
-                return Err(fail(LoadErrorKind::ModuleAux { name }, &r));
-            }
-            opcode::FUNCTION | opcode::FUNCTION2 => {
-                return Err(fail(LoadErrorKind::Function, &r));
-            }
-            value_kind => {
-                let key = r.string().map_err(|e| corrupt(e, &r))?;
-                if matches!(value_kind, kind::MODULE | kind::MODULE_2) {
-                    let id = r.length().map_err(|e| corrupt(e, &r))?;
-                    let name = module_type_name(id);
-                    return Err(fail(LoadErrorKind::ModuleValue { name }, &r));
-                }
-                match object::load(&mut r, value_kind, opts.build) {
-                    Ok(value) => {
-                        store(keyspace, db_index, key, value, attrs, opts, &mut report)
-                            .map_err(|kind| fail(kind, &r))?;
-                    }
-                    Err(object::EMPTY) => report.empty_keys_skipped += 1,
-                    Err(e) => return Err(corrupt(e, &r)),
-                }
-                attrs = KeyAttrs::default();
-            }
+            op => read_entry(&mut c, op, &mut at, opts, keyspace, &mut report)?,
         }
     }
-    let body_end = bytes.len() - r.remaining();
-    if version >= 5 {
-        let b: [u8; 8] = take_array(&mut r).map_err(|e| corrupt(e, &r))?;
-        let got = u64::from_le_bytes(b);
-        if opts.checksum {
-            if got == 0 {
-                report.checksum_skipped = true;
-            } else {
-                let expected = CRC64.checksum(&bytes[..body_end]);
-                r.work_units += body_end as u64 / 64;
-                if expected != got {
-                    return Err(fail(LoadErrorKind::Checksum { expected, got }, &r));
-                }
-            }
-        }
-    }
-    report.consumed_bytes = bytes.len() - r.remaining();
-    report.work_units += r.work_units;
+    read_checksum(&mut c, bytes, opts, &mut report)?;
+    report.consumed_bytes = c.offset_bytes();
+    report.work_units += c.r.work_units;
     Ok(report)
 }
 
+/// The magic: "REDIS" and a version from 1 to 10, read as C's `atoi`.
+fn read_header(c: &mut Cursor<'_>) -> Result<u32, LoadError> {
+    let header = c.read(|r| r.take(MAGIC.len()))?;
+    if &header[..5] != b"REDIS" {
+        return Err(c.fail(LoadErrorKind::Signature));
+    }
+    let version = strtoll(&header[5..]);
+    if !(1..=i64::from(RDB_VERSION)).contains(&version) {
+        return Err(c.fail(LoadErrorKind::Version(version)));
+    }
+    Ok(version as u32)
+}
+
+/// One opcode and its operands, or one key and its value (`op` is then the
+/// value's type byte).
+fn read_entry(
+    c: &mut Cursor<'_>,
+    op: u8,
+    at: &mut Position,
+    opts: &LoadOptions,
+    keyspace: &mut Keyspace,
+    report: &mut LoadReport,
+) -> Result<(), LoadError> {
+    match op {
+        opcode::EXPIRETIME => {
+            let seconds = i32::from_le_bytes(c.read(take_array)?);
+            at.attrs.expire_ms = Some(i64::from(seconds) * 1000);
+        }
+        opcode::EXPIRETIME_MS => at.attrs.expire_ms = Some(i64::from_le_bytes(c.read(take_array)?)),
+        opcode::FREQ => at.attrs.lfu_freq = Some(c.read(Reader::byte)?),
+        opcode::IDLE => at.attrs.lru_idle_s = Some(c.read(Reader::length)?),
+        opcode::SELECTDB => {
+            let id = c.read(Reader::length)?;
+            let databases = keyspace.dbs.len();
+            at.db_index = match usize::try_from(id) {
+                Ok(i) if i < databases => i,
+                _ => return Err(c.fail(LoadErrorKind::DbIndex { databases })),
+            };
+        }
+        // Only a sizing hint: nothing is reserved on a file's word.
+        opcode::RESIZEDB => {
+            c.read(Reader::length)?;
+            c.read(Reader::length)?;
+        }
+        opcode::AUX => {
+            let key = c.read(Reader::string)?;
+            let value = c.read(Reader::string)?;
+            read_aux(&mut report.aux, &key, &value);
+        }
+        opcode::MODULE_AUX => {
+            let id = c.read(Reader::length)?;
+            let when_opcode = c.read(Reader::length)?;
+            c.read(Reader::length)?;
+            if when_opcode != MODULE_OPCODE_UINT {
+                return Err(c.fail(LoadErrorKind::Corrupt(Corrupt("bad when_opcode"))));
+            }
+            let name = module_type_name(id);
+            return Err(c.fail(LoadErrorKind::ModuleAux { name }));
+        }
+        opcode::FUNCTION | opcode::FUNCTION2 => return Err(c.fail(LoadErrorKind::Function)),
+        value_kind => {
+            let key = c.read(Reader::string)?;
+            if matches!(value_kind, kind::MODULE | kind::MODULE_2) {
+                let name = module_type_name(c.read(Reader::length)?);
+                return Err(c.fail(LoadErrorKind::ModuleValue { name }));
+            }
+            match c.read(|r| object::load(r, value_kind, opts.build)) {
+                Ok(value) => {
+                    let attrs = at.attrs;
+                    store(keyspace, at.db_index, key, value, attrs, opts, report)
+                        .map_err(|kind| c.fail(kind))?;
+                }
+                Err(LoadError {
+                    kind: LoadErrorKind::Corrupt(object::EMPTY),
+                    ..
+                }) => report.empty_keys_skipped += 1,
+                Err(e) => return Err(e),
+            }
+            at.attrs = KeyAttrs::default();
+        }
+    }
+    Ok(())
+}
+
+/// The CRC64 after EOF (files of version 5 and later), checked unless
+/// `rdbchecksum no` or the file says 0 ("saved with checksum disabled").
+fn read_checksum(
+    c: &mut Cursor<'_>,
+    bytes: &[u8],
+    opts: &LoadOptions,
+    report: &mut LoadReport,
+) -> Result<(), LoadError> {
+    if report.version < 5 {
+        return Ok(());
+    }
+    let body_end = c.offset_bytes();
+    let got = u64::from_le_bytes(c.read(take_array)?);
+    if !opts.checksum {
+        return Ok(());
+    }
+    if got == 0 {
+        report.checksum_skipped = true;
+        return Ok(());
+    }
+    let expected = CRC64.checksum(&bytes[..body_end]);
+    c.r.work_units += body_end as u64 / 64;
+    if expected != got {
+        return Err(c.fail(LoadErrorKind::Checksum { expected, got }));
+    }
+    Ok(())
+}
+
+/// `N` bytes as an array (a time, a checksum).
 fn take_array<const N: usize>(r: &mut Reader<'_>) -> crate::rdb::Result<[u8; N]> {
     Ok(r.take(N)?.try_into().expect("N bytes"))
 }
@@ -355,7 +307,11 @@ fn store(
         report.keys_expired += 1;
         return Ok(());
     }
-    let db = &mut keyspace.dbs[db_index];
+    let databases = keyspace.dbs.len();
+    let Some(db) = keyspace.dbs.get_mut(db_index) else {
+        // Only a keyspace without databases has no database 0.
+        return Err(LoadErrorKind::DbIndex { databases });
+    };
     // A duplicate replaces the first value, but fails the whole load.
     if db.set(&key, value, false).is_some() {
         return Err(LoadErrorKind::DuplicateKey { key, db: db_index });
@@ -410,14 +366,9 @@ fn read_aux(aux: &mut AuxFields, key: &[u8], value: &[u8]) {
     // Anything else is skipped, as the AUX contract says.
 }
 
-/// C's `atoi` on the version digits: leading blanks, a sign, then digits
-/// up to the first non-digit ("0010" is 10, "00x1" is 0).
-fn atoi(s: &[u8]) -> i64 {
-    strtoll(s)
-}
-
-/// `strtoll(s, NULL, 10)` without overflow: what Redis makes of an aux
-/// number.
+/// `strtoll(s, NULL, 10)` (and `atoi`) without overflow: leading blanks,
+/// a sign, then digits up to the first non-digit ("0010" is 10, "00x1" is
+/// 0). What Redis makes of the version digits and of an aux number.
 fn strtoll(s: &[u8]) -> i64 {
     let s = match s.iter().position(|b| !b.is_ascii_whitespace()) {
         Some(i) => &s[i..],
