@@ -86,6 +86,10 @@ pub struct Client {
     /// [`crate::blocking`]); its query buffer is not processed meanwhile.
     /// Changed only by `Blocking::park`/`unpark`.
     pub blocked: Option<Box<crate::blocking::Blocked>>,
+    /// Set while the client waits for a foreground save it asked for
+    /// (SAVE): its query buffer is not processed meanwhile, as Redis
+    /// serves nobody during `rdbSave`.
+    pub waiting_save: bool,
     /// Commands of this client may not block: they reply as if their
     /// timeout had passed (Redis's CLIENT_DENY_BLOCKING, set inside MULTI
     /// and scripts).
@@ -122,6 +126,7 @@ impl Client {
             lib_ver: None,
             no_evict: false,
             blocked: None,
+            waiting_save: false,
             deny_blocking: false,
             tx: Default::default(),
             monitor: false,

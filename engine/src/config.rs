@@ -51,6 +51,12 @@ pub struct Config {
     /// server). Off, SHUTDOWN is an unknown command, as it always is in the
     /// simulator, whose workload never stops its server.
     pub shutdown_command: bool,
+    /// Whether the host performs storage requests ([`crate::Event::Storage`]
+    /// and [`crate::Event::Fork`]): set by a host with a disk (the real
+    /// server, the simulator's disk model). Off, the engine never asks:
+    /// nothing is loaded at start, the `save` rules never fire, and SAVE,
+    /// BGSAVE and BGREWRITEAOF fail as on a server whose disk refuses.
+    pub storage: bool,
     /// A deliberate defect for the simulator's self-test (None in production).
     pub planted_bug: Option<crate::planted::PlantedBug>,
     /// `maxmemory` (0: no limit).
@@ -96,6 +102,7 @@ impl Default for Config {
             process_id: 0,
             record_executions: false,
             shutdown_command: false,
+            storage: false,
             record_sizes: false,
             planted_bug: None,
             maxmemory_bytes: 0,

@@ -64,8 +64,10 @@ use crate::stats::Stats;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
+mod aof;
 mod cron;
 mod pause;
+mod persist;
 mod planted_seams;
 mod rdb_entry;
 mod unblock;
@@ -118,6 +120,12 @@ impl Engine {
     }
 
     fn build(config: Config, now: Now, extra_families: &[&'static [CommandSpec]]) -> Engine {
+        let mut engine = Engine::build_empty(config, now, extra_families);
+        engine.start_persistence(now);
+        engine
+    }
+
+    fn build_empty(config: Config, now: Now, extra_families: &[&'static [CommandSpec]]) -> Engine {
         let mut families = crate::commands::FAMILIES.to_vec();
         if config.shutdown_command {
             families.push(crate::commands::shutdown::COMMANDS);
@@ -149,6 +157,7 @@ impl Engine {
                 scripting: Default::default(),
                 evict: Default::default(),
                 pause: Default::default(),
+                persist: Default::default(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -287,6 +296,7 @@ impl Engine {
             self.args = args;
         }
         self.run_held(now, held);
+        self.after_input_persist(now);
     }
 
     /// Executes the complete requests in `client`'s query buffer, in order,
@@ -305,7 +315,7 @@ impl Engine {
             if c.closing.is_some() {
                 break;
             }
-            if c.blocked.is_some() || self.server.pause.holds(client) {
+            if c.blocked.is_some() || c.waiting_save || self.server.pause.holds(client) {
                 // Redis leaves a blocked client's query buffer alone until
                 // it is unblocked; the buffer limit still applies.
                 if c.parser.buffered_bytes() > self.server.config.client_query_buffer_limit_bytes {
@@ -366,6 +376,7 @@ impl Engine {
         }
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
         self.cron(now);
+        self.after_input_persist(now);
     }
 
     /// The next time `handle_timeout` wants to run (monotonic nanoseconds):

@@ -3,13 +3,14 @@
 //!
 //! Every effect the host must perform, beyond writing a client's pending
 //! output and arming the timer of `poll_timeout`, is an [`Event`]: the engine
-//! has no other side door to its host. Effects still to come fit the same
-//! way: persistence's requests (append these bytes to the AOF, fsync it,
-//! write a snapshot) will be events too, the host reporting completion back
-//! as an input, so the engine stays free of I/O.
+//! has no other side door to its host. Persistence's requests (append these
+//! bytes to the AOF, fsync it, fork a child to write a snapshot) are events
+//! too, the host reporting their completion back as an input (see
+//! [`crate::persist`]), so the engine stays free of I/O.
 
 use crate::client::{ClientId, CloseReason};
 use crate::dict::Dict;
+use crate::persist::{ForkRequest, StorageRequest};
 use crate::value::Value;
 
 /// Values cheaper to free than this are always freed inline (Redis's
@@ -41,6 +42,20 @@ pub enum Event {
     /// A line for the server's log, where Redis's `serverLog` writes one
     /// (the engine writes no log of its own). A host without a log drops it.
     Log { level: LogLevel, text: String },
+    /// Do this to the disk and report it with [`Engine::storage_done`]; an
+    /// [`IoMode::Inline`] request before anything else (see
+    /// [`crate::persist::storage`]).
+    ///
+    /// [`Engine::storage_done`]: crate::Engine::storage_done
+    /// [`IoMode::Inline`]: crate::persist::IoMode::Inline
+    Storage(StorageRequest),
+    /// Fork a child for BGSAVE or BGREWRITEAOF (see
+    /// [`crate::persist::ForkRequest`]).
+    Fork(ForkRequest),
+    /// Stop at once with exit status `status`, without saving: a fatal
+    /// error, as Redis's `exit(1)` after a file it cannot load. The log
+    /// line saying why comes first.
+    Exit { status: i32 },
 }
 
 /// How much a [`Event::Log`] line matters, as Redis's log levels.

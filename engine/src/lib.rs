@@ -26,6 +26,7 @@ mod invariants;
 pub(crate) mod lru;
 pub(crate) mod multi;
 pub(crate) mod pause;
+pub mod persist;
 pub(crate) mod pipeline;
 pub(crate) mod planted;
 pub mod pubsub;

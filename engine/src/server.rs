@@ -44,6 +44,8 @@ pub struct Server {
     pub evict: crate::evict::EvictState,
     /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::pause`]).
     pub pause: crate::pause::Pause,
+    /// RDB and AOF (see [`crate::persist`]).
+    pub persist: crate::persist::state::Persist,
 }
 
 impl Server {

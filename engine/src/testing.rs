@@ -4,8 +4,10 @@
 //! each client's replies apart, slow readers and closes.
 
 mod host;
+mod mem_disk;
 
 pub use host::TestHost;
+pub use mem_disk::MemDisk;
 
 use crate::client::ClientId;
 use crate::resp::encode::encode_request;

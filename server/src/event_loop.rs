@@ -175,6 +175,9 @@ impl Host {
                     LogLevel::Notice => crate::logging::notice(&text),
                     LogLevel::Warning => crate::logging::warn(&text),
                 },
+                Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
+                    unreachable!("storage is off until the server performs it")
+                }
             }
         }
         while let Some(client) = engine.poll_transmit() {

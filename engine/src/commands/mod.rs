@@ -17,6 +17,7 @@ pub mod lists;
 pub mod memory;
 pub mod monitor;
 pub mod object;
+pub mod persistence;
 pub mod pubsub;
 pub mod scan;
 pub mod scripting;
@@ -60,6 +61,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     pubsub::COMMANDS,
     scripting::COMMANDS,
     debug::COMMANDS,
+    persistence::COMMANDS,
 ];
 
 #[cfg(test)]

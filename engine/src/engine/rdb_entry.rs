@@ -9,7 +9,47 @@ use crate::db::Keyspace;
 use crate::lru::Access;
 use crate::rdb::file::{self, LoadError, LoadOptions, LoadReport, SaveOptions, SaveReport};
 use crate::rdb::object::Build;
+use crate::server::Server;
 use crate::time::Now;
+use crate::Config;
+
+impl Server {
+    /// The options a save at `now` writes with under this configuration
+    /// (`rdbcompression`, `rdbchecksum`, `maxmemory-policy`,
+    /// `lfu-decay-time`); `aof_base` for the RDB preamble of an AOF base.
+    pub(crate) fn rdb_save_options(
+        &self,
+        now: Now,
+        used_mem_bytes: u64,
+        aof_base: bool,
+    ) -> SaveOptions {
+        let config = &self.config;
+        SaveOptions {
+            now_ms: now.unix_ms(),
+            compress: config_yes(config, "rdbcompression"),
+            checksum: config_yes(config, "rdbchecksum"),
+            aof_base,
+            used_mem_bytes,
+            maxmemory_policy: config.maxmemory_policy,
+            lfu_decay_time_min: config.lfu_decay_time_min,
+        }
+    }
+
+    /// The options a load at `now` reads with: `rdbchecksum`, the encoding
+    /// thresholds and collection seed; `drop_expired` as a master loading
+    /// its dump (not for an AOF's RDB preamble).
+    pub(crate) fn rdb_load_options(&self, now: Now, drop_expired: bool) -> LoadOptions {
+        LoadOptions {
+            now_ms: now.unix_ms(),
+            checksum: config_yes(&self.config, "rdbchecksum"),
+            drop_expired,
+            build: Build {
+                limits: self.config.limits,
+                seed: self.collection_hash_seed(),
+            },
+        }
+    }
+}
 
 impl Engine {
     /// The options a SAVE at `now` writes with: the engine's configuration,
@@ -17,19 +57,10 @@ impl Engine {
     /// it before calling [`Engine::write_rdb`]).
     #[doc(hidden)]
     pub fn rdb_save_options(&self, now: Now) -> SaveOptions {
-        let config = &self.server.config;
         let used_mem_bytes = self.server.allocated_bytes.unwrap_or_else(|| {
             crate::commands::server::memory_report_of(&self.server, &self.clients).used_bytes
         });
-        SaveOptions {
-            now_ms: now.unix_ms(),
-            compress: self.config_yes("rdbcompression"),
-            checksum: self.config_yes("rdbchecksum"),
-            aof_base: false,
-            used_mem_bytes,
-            maxmemory_policy: config.maxmemory_policy,
-            lfu_decay_time_min: config.lfu_decay_time_min,
-        }
+        self.server.rdb_save_options(now, used_mem_bytes, false)
     }
 
     /// Streams the keyspace as an RDB file through `sink` (see
@@ -66,24 +97,16 @@ impl Engine {
         bytes: &[u8],
         drop_expired: bool,
     ) -> Result<LoadReport, LoadError> {
-        let opts = LoadOptions {
-            now_ms: now.unix_ms(),
-            checksum: self.config_yes("rdbchecksum"),
-            drop_expired,
-            build: Build {
-                limits: self.server.config.limits,
-                seed: self.server.collection_hash_seed(),
-            },
-        };
+        let opts = self.server.rdb_load_options(now, drop_expired);
         let mut keyspace = Keyspace::new(self.server.config.seed);
         keyspace.set_access(Access::at(now, &self.server.config, true));
         let report = file::load_file(bytes, &opts, &mut keyspace)?;
         self.server.keyspace = keyspace;
         Ok(report)
     }
+}
 
-    /// A yes/no parameter kept in the config's extras.
-    fn config_yes(&self, name: &str) -> bool {
-        config_get(&self.server.config, name).is_none_or(|v| v == "yes")
-    }
+/// A yes/no parameter kept in the config's extras.
+fn config_yes(config: &Config, name: &str) -> bool {
+    config_get(config, name).is_none_or(|v| v == "yes")
 }

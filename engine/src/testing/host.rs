@@ -34,12 +34,21 @@ pub struct TestHost {
     /// test that expects no protocol error or refusal says so here and a
     /// stray one cannot pass unnoticed.
     pub forbid_flush_first_closes: bool,
+    /// The disk storage requests go to (with `Config::storage`).
+    pub disk: super::MemDisk,
+    /// Exit statuses the engine asked for.
+    pub exits: Vec<i32>,
 }
 
 impl TestHost {
     pub fn new(config: Config) -> TestHost {
+        TestHost::with_disk(config, super::MemDisk::default())
+    }
+
+    /// A host whose engine starts over `disk` (loading what it holds).
+    pub fn with_disk(config: Config, disk: super::MemDisk) -> TestHost {
         let now = Now::from_ns(0, UNIX_ORIGIN_US);
-        TestHost {
+        let mut host = TestHost {
             engine: Engine::new(config, now),
             now,
             decoders: BTreeMap::new(),
@@ -50,7 +59,11 @@ impl TestHost {
             stalled_ns: 0,
             shutdowns: Vec::new(),
             forbid_flush_first_closes: false,
-        }
+            disk,
+            exits: Vec::new(),
+        };
+        host.drain();
+        host
     }
 
     /// A new client on a loopback address (`enable-debug-command local`
@@ -81,6 +94,9 @@ impl TestHost {
                 }
                 Event::Shutdown(shutdown) => self.shutdowns.push(shutdown),
                 Event::Log { .. } => {}
+                Event::Storage(request) => self.disk.serve(&mut self.engine, self.now, request),
+                Event::Fork(fork) => self.disk.fork(&mut self.engine, self.now, &fork),
+                Event::Exit { status } => self.exits.push(status),
             }
         }
         while let Some(id) = self.engine.poll_transmit() {

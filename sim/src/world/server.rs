@@ -194,6 +194,9 @@ impl World {
                     unreachable!("the simulated server's table has no SHUTDOWN")
                 }
                 Event::Log { .. } => {}
+                Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
+                    unreachable!("the simulated server has no storage (Config::storage is off)")
+                }
             }
         }
         while let Some(id) = self.engine.poll_transmit() {
