@@ -27,8 +27,11 @@ pub enum LoadErrorKind {
     Version(i64),
     /// The bytes ended before the file did.
     ShortRead,
-    /// Malformed contents; the reason is ours (Redis reports most of these
-    /// as a short read, which is what [`LoadError::log_lines`] says).
+    /// Malformed contents; the reason is ours. [`LoadError::log_lines`]
+    /// gives the short-read lines Redis logs when `rdbLoadObject` fails
+    /// quietly; for some corruptions (a bad listpack, duplicate members)
+    /// Redis logs its own reason instead (`rdbReportCorruptRDB`), which
+    /// these lines do not reproduce.
     Corrupt(Corrupt),
     /// SELECTDB beyond the databases this server has.
     DbIndex {
