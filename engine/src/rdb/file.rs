@@ -25,7 +25,7 @@ pub mod save;
 #[cfg(test)]
 mod tests;
 
-pub use load::{load_file, LoadError, LoadErrorKind, LoadOptions, LoadReport};
+pub use load::{load_file, AuxFields, LoadError, LoadErrorKind, LoadOptions, LoadReport};
 pub use save::{write_file, SaveOptions, SaveReport};
 
 /// The file's first bytes: "REDIS" and the version in four digits.
