@@ -402,13 +402,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The hash seed of every collection dict (hash fields, set members,
-    /// sorted-set members). Like Redis's one siphash key per process, it is
-    /// the same for every collection of the server: a value rebuilt under
-    /// the same key (SPOP's rebuild, a conversion) keeps its members'
-    /// hashes, so an HSCAN/SSCAN/ZSCAN cursor stays valid across it.
+    /// The hash seed of every collection dict (see
+    /// [`Server::collection_hash_seed`]).
     pub fn collection_hash_seed(&self) -> u64 {
-        self.server.config.seed ^ 0x6A09_E667_F3BC_C908
+        self.server.collection_hash_seed()
     }
 
     /// The collection encoding thresholds in force.

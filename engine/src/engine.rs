@@ -64,11 +64,12 @@ use crate::stats::Stats;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
+mod aof;
 mod cron;
 mod pause;
-mod aof;
 mod persist;
 mod planted_seams;
+mod rdb_entry;
 mod unblock;
 
 use cron::cron_interval_ns;

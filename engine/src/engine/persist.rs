@@ -60,7 +60,8 @@ impl Engine {
                 }
             }
             Purpose::Aof(op) => {
-                let r = crate::persist::aof::done(&mut self.server, &mut self.events, now, op, result);
+                let r =
+                    crate::persist::aof::done(&mut self.server, &mut self.events, now, op, result);
                 if let Err(line) = r {
                     self.fatal(line);
                 }
@@ -108,9 +109,8 @@ impl Engine {
                     });
                     if let Some(c) = client.and_then(|id| self.clients.get_mut(&id)) {
                         c.waiting_save = false;
-                        c.output.extend_from_slice(
-                            b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n",
-                        );
+                        c.output
+                            .extend_from_slice(b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n");
                         let id = c.id;
                         self.server.blocking.push_unblocked(id);
                         let mut args = std::mem::take(&mut self.args);
