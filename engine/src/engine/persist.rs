@@ -93,7 +93,7 @@ impl Engine {
                 // Shared replies, the same in RESP2 and RESP3.
                 c.output.extend_from_slice(match saved {
                     Saved::Ok => b"+OK\r\n",
-                    Saved::Failed(_) => b"-ERR\r\n",
+                    Saved::Failed => b"-ERR\r\n",
                 });
                 self.server.blocking.push_unblocked(client);
                 let mut args = std::mem::take(&mut self.args);
@@ -101,7 +101,7 @@ impl Engine {
                 self.args = args;
             }
             AfterSave::Shutdown(client, shutdown) => {
-                let failed = matches!(saved, Saved::Failed(_));
+                let failed = matches!(saved, Saved::Failed);
                 if failed && !shutdown.force {
                     self.events.push_back(Event::Log {
                         level: LogLevel::Warning,

@@ -119,7 +119,8 @@ pub(crate) struct Load {
 /// How a finished foreground save came out, for its caller.
 pub(crate) enum Saved {
     Ok,
-    Failed(String),
+    /// Failed; the reason is already logged.
+    Failed,
 }
 
 /// The snapshot's bytes and the work serializing took.
@@ -177,9 +178,9 @@ pub(crate) fn save_step_done(
     let failed = |why: String, save: &ForegroundSave, events: &mut VecDeque<Event>| {
         events.push_back(Event::Log {
             level: LogLevel::Warning,
-            text: why.clone(),
+            text: why,
         });
-        (save.after, Saved::Failed(why))
+        (save.after, Saved::Failed)
     };
     let next = match (save.step, result) {
         (SaveStep::Create, Err(e)) => {
