@@ -44,4 +44,6 @@ pub struct Server {
     pub evict: crate::evict::EvictState,
     /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::pause`]).
     pub pause: crate::pause::Pause,
+    /// What writes put into the AOF (see [`crate::propagate`]).
+    pub propagation: crate::propagate::Propagation,
 }
