@@ -329,4 +329,6 @@ pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, argv: &[A]) {
 }
 
 #[cfg(test)]
+mod replay_tests;
+#[cfg(test)]
 mod tests;
