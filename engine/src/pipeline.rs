@@ -242,7 +242,10 @@ impl Pipeline<'_> {
         (db, protocol, may_block): (usize, Protocol, bool),
     ) -> Done<'r> {
         let (touch, measuring) = self.before(client, caller, command, args, request_seq, db);
-        let propagating = self.server.propagation.before(self.server.dirty, db, command.1, args);
+        let propagating = self
+            .server
+            .propagation
+            .before(self.server.dirty, db, command.1, args);
         // A handler may take its arguments apart; a command that may park
         // keeps the originals to run again when it is served.
         let saved_args = command
@@ -322,7 +325,10 @@ impl Pipeline<'_> {
         let caller = Caller::Script { eval_seq };
         let db = self.clients[&client].db;
         let (touch, measuring) = self.before(client, caller, command, &args, eval_seq, db);
-        let propagating = self.server.propagation.before(self.server.dirty, db, command.1, &args);
+        let propagating = self
+            .server
+            .propagation
+            .before(self.server.dirty, db, command.1, &args);
         let handled = self.execute(
             now,
             (client, caller),

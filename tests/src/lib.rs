@@ -215,6 +215,12 @@ impl ServerProcess {
     /// "Ready to accept connections" line, never a connect, and a lost
     /// race retries on a new port.
     pub fn redis() -> Option<ServerProcess> {
+        Self::redis_with(&[])
+    }
+
+    /// [`ServerProcess::redis`] with `extra` arguments after the defaults
+    /// (a later directive wins: `--appendonly yes` turns the AOF on).
+    pub fn redis_with(extra: &[&str]) -> Option<ServerProcess> {
         let bin = find_in_path("redis-server")?;
         const ATTEMPTS: usize = 10;
         let mut last_log = String::new();
@@ -224,6 +230,7 @@ impl ServerProcess {
                 .args(["--port", &port.to_string()])
                 .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
                 .args(["--daemonize", "no", "--logfile", ""])
+                .args(extra)
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
@@ -463,6 +470,14 @@ impl RespClient {
             stream,
             decoder: FrameDecoder::new(),
         }
+    }
+
+    /// Sends `args` as one multibulk request without waiting for a reply
+    /// (a blocking command; read it later with [`RespClient::next_reply`]).
+    pub fn send(&mut self, args: &[&[u8]]) {
+        self.stream
+            .write_all(&encode_request(args))
+            .expect("send a request");
     }
 
     /// Sends `args` as one multibulk request and returns the decoded reply.

@@ -302,7 +302,13 @@ fn set_generic(
         // Replays as `SET key value PXAT <ms>` whatever the form: the
         // time absolute, the conditions dropped (they held).
         let ms_text = ms.to_string();
-        let argv: [&[u8]; 5] = [b"SET", &args[1], &args[value_index], b"PXAT", ms_text.as_bytes()];
+        let argv: [&[u8]; 5] = [
+            b"SET",
+            &args[1],
+            &args[value_index],
+            b"PXAT",
+            ms_text.as_bytes(),
+        ];
         ctx.propagate(&argv);
     }
     let value = std::mem::take(&mut args[value_index]);

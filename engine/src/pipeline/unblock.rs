@@ -119,7 +119,10 @@ impl Pipeline<'_> {
         let mut args = blocked.args.clone();
         let caller = Caller::Unblocked;
         let (touch, measuring) = self.before(client, caller, (None, spec), &args, 0, db);
-        let propagating = self.server.propagation.before(self.server.dirty, db, spec, &args);
+        let propagating = self
+            .server
+            .propagation
+            .before(self.server.dirty, db, spec, &args);
         let handled = self.execute(
             now,
             (client, caller),

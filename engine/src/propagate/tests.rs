@@ -63,7 +63,10 @@ fn writes_verbatim_with_select_and_reads_not_at_all() {
     run(&mut t, c, &["set a 1", "GET a", "DEL nothing", "rpush l x"]);
     assert_eq!(stream(&mut t), ["SELECT 0", "set a 1", "rpush l x"]);
     run(&mut t, c, &["SELECT 3", "SET b 2", "SELECT 0", "SET c 3"]);
-    assert_eq!(stream(&mut t), ["SELECT 3", "SET b 2", "SELECT 0", "SET c 3"]);
+    assert_eq!(
+        stream(&mut t),
+        ["SELECT 3", "SET b 2", "SELECT 0", "SET c 3"]
+    );
     t.engine.propagation_mut().reset_selected_db();
     run(&mut t, c, &["SET d 4"]);
     assert_eq!(stream(&mut t), ["SELECT 0", "SET d 4"]);
@@ -78,7 +81,10 @@ fn bytes_are_feed_append_only_file_s() {
         bytes,
         b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
     );
-    assert_eq!(t.engine.propagation().propagated_bytes(), bytes.len() as u64);
+    assert_eq!(
+        t.engine.propagation().propagated_bytes(),
+        bytes.len() as u64
+    );
     assert!(t.engine.propagation().is_empty());
 }
 
@@ -86,8 +92,16 @@ fn bytes_are_feed_append_only_file_s() {
 fn relative_expiries_become_pexpireat() {
     let (mut t, c) = engine();
     run(&mut t, c, &["SET a 1"]);
-    run(&mut t, c, &["EXPIRE a 100", "PEXPIRE a 5000 GT", "EXPIREAT a 1800000000"]);
-    run(&mut t, c, &["pexpireat a 1900000000000 xx", "EXPIRE a 100 NX"]);
+    run(
+        &mut t,
+        c,
+        &["EXPIRE a 100", "PEXPIRE a 5000 GT", "EXPIREAT a 1800000000"],
+    );
+    run(
+        &mut t,
+        c,
+        &["pexpireat a 1900000000000 xx", "EXPIRE a 100 NX"],
+    );
     assert_eq!(
         stream(&mut t),
         [
@@ -104,8 +118,15 @@ fn relative_expiries_become_pexpireat() {
 #[test]
 fn an_expiry_in_the_past_deletes() {
     let (mut t, c) = engine();
-    run(&mut t, c, &["SET a 1", "SET b 1", "EXPIRE a -1", "PEXPIREAT b 1"]);
-    assert_eq!(stream(&mut t), ["SELECT 0", "SET a 1", "SET b 1", "DEL a", "DEL b"]);
+    run(
+        &mut t,
+        c,
+        &["SET a 1", "SET b 1", "EXPIRE a -1", "PEXPIREAT b 1"],
+    );
+    assert_eq!(
+        stream(&mut t),
+        ["SELECT 0", "SET a 1", "SET b 1", "DEL a", "DEL b"]
+    );
     let config = Config {
         lazyfree_lazy_expire: true,
         ..Config::default()
@@ -118,8 +139,16 @@ fn an_expiry_in_the_past_deletes() {
 #[test]
 fn set_with_expiry_becomes_set_pxat() {
     let (mut t, c) = engine();
-    run(&mut t, c, &["set a v ex 100", "SET a v PX 5 NX", "SET b v px 5 GET"]);
-    run(&mut t, c, &["SETEX c 10 v", "PSETEX d 10 v", "set e v pxat 1"]);
+    run(
+        &mut t,
+        c,
+        &["set a v ex 100", "SET a v PX 5 NX", "SET b v px 5 GET"],
+    );
+    run(
+        &mut t,
+        c,
+        &["SETEX c 10 v", "PSETEX d 10 v", "set e v pxat 1"],
+    );
     run(&mut t, c, &["SET f v exat 1800000000", "set g v KEEPTTL"]);
     assert_eq!(
         stream(&mut t),
@@ -139,8 +168,27 @@ fn set_with_expiry_becomes_set_pxat() {
 #[test]
 fn getex_and_getdel() {
     let (mut t, c) = engine();
-    run(&mut t, c, &["SET a v", "GETEX a EX 10", "GETEX a PERSIST", "GETEX a PERSIST"]);
-    run(&mut t, c, &["GETEX a", "GETEX a PXAT 1", "SET b v", "GETDEL b", "GETDEL b"]);
+    run(
+        &mut t,
+        c,
+        &[
+            "SET a v",
+            "GETEX a EX 10",
+            "GETEX a PERSIST",
+            "GETEX a PERSIST",
+        ],
+    );
+    run(
+        &mut t,
+        c,
+        &[
+            "GETEX a",
+            "GETEX a PXAT 1",
+            "SET b v",
+            "GETDEL b",
+            "GETDEL b",
+        ],
+    );
     assert_eq!(
         stream(&mut t),
         [
@@ -165,7 +213,15 @@ fn getex_and_getdel() {
 #[test]
 fn float_increments_propagate_their_result() {
     let (mut t, c) = engine();
-    run(&mut t, c, &["INCRBYFLOAT f 1.5", "INCRBYFLOAT f 1e3", "HINCRBYFLOAT h x 0.1"]);
+    run(
+        &mut t,
+        c,
+        &[
+            "INCRBYFLOAT f 1.5",
+            "INCRBYFLOAT f 1e3",
+            "HINCRBYFLOAT h x 0.1",
+        ],
+    );
     run(&mut t, c, &["INCRBYFLOAT f abc"]);
     assert_eq!(
         stream(&mut t),
@@ -187,7 +243,10 @@ fn spop_becomes_srem_or_del() {
     let got = stream(&mut t);
     assert_eq!(got.len(), 6, "{got:?}");
     assert_eq!(got[1], "MULTI");
-    assert!(got[2..5].iter().all(|w| w.starts_with("SREM s ")), "{got:?}");
+    assert!(
+        got[2..5].iter().all(|w| w.starts_with("SREM s ")),
+        "{got:?}"
+    );
     assert_eq!(got[5], "EXEC");
     // Nine of ten: the survivors strategy, still one SREM per member.
     run(&mut t, c, &["SADD s2 a b c d e f g h i j", "SPOP s2 9"]);
@@ -201,7 +260,11 @@ fn spop_becomes_srem_or_del() {
 fn pops_with_counts_and_blocking_pops_served_at_once() {
     let (mut t, c) = engine();
     run(&mut t, c, &["RPUSH l a b c d e", "LMPOP 1 l LEFT COUNT 2"]);
-    run(&mut t, c, &["BLMPOP 0 2 x l RIGHT COUNT 9", "RPUSH l a b c"]);
+    run(
+        &mut t,
+        c,
+        &["BLMPOP 0 2 x l RIGHT COUNT 9", "RPUSH l a b c"],
+    );
     run(&mut t, c, &["BLPOP x l 0", "BRPOP l 0", "LPUSH l a b"]);
     run(&mut t, c, &["BLMOVE l d left RIGHT 0", "BRPOPLPUSH l d 0"]);
     assert_eq!(
@@ -219,8 +282,20 @@ fn pops_with_counts_and_blocking_pops_served_at_once() {
             "RPOPLPUSH l d",
         ]
     );
-    run(&mut t, c, &["ZADD z 1 a 2 b 3 c 4 d", "ZMPOP 1 z MIN COUNT 2", "BZPOPMAX z 0"]);
-    run(&mut t, c, &["BZMPOP 0 1 z MAX COUNT 5", "ZADD z 1 a", "zpopmin z 5"]);
+    run(
+        &mut t,
+        c,
+        &[
+            "ZADD z 1 a 2 b 3 c 4 d",
+            "ZMPOP 1 z MIN COUNT 2",
+            "BZPOPMAX z 0",
+        ],
+    );
+    run(
+        &mut t,
+        c,
+        &["BZMPOP 0 1 z MAX COUNT 5", "ZADD z 1 a", "zpopmin z 5"],
+    );
     assert_eq!(
         stream(&mut t),
         [
@@ -274,7 +349,13 @@ fn transactions_wrap_when_more_than_one_command_propagates() {
     run(&mut t, c, &["MULTI", "SET a 1", "INCR a", "GET a", "EXEC"]);
     run(&mut t, c, &["MULTI", "SET b 1", "GET b", "EXEC"]);
     run(&mut t, c, &["MULTI", "GET b", "EXEC"]);
-    run(&mut t, c, &["MULTI", "SELECT 2", "SET c 1", "SELECT 0", "SET d 1", "EXEC"]);
+    run(
+        &mut t,
+        c,
+        &[
+            "MULTI", "SELECT 2", "SET c 1", "SELECT 0", "SET d 1", "EXEC",
+        ],
+    );
     assert_eq!(
         stream(&mut t),
         [
@@ -283,7 +364,11 @@ fn transactions_wrap_when_more_than_one_command_propagates() {
         ]
     );
     // MULTI takes its first command's database: SELECT comes before it.
-    run(&mut t, c, &["SELECT 5", "MULTI", "SET a 1", "SET b 2", "EXEC"]);
+    run(
+        &mut t,
+        c,
+        &["SELECT 5", "MULTI", "SET a 1", "SET b 2", "EXEC"],
+    );
     assert_eq!(
         stream(&mut t),
         ["SELECT 5", "MULTI", "SET a 1", "SET b 2", "EXEC"]
@@ -320,11 +405,18 @@ fn scripts_propagate_their_effects_never_themselves() {
 #[test]
 fn lazy_expiry_propagates_a_del_within_the_unit() {
     let (mut t, c) = engine();
-    run(&mut t, c, &["SET k v PX 10", "SET k2 v PX 10", "SET k3 v PX 10"]);
+    run(
+        &mut t,
+        c,
+        &["SET k v PX 10", "SET k2 v PX 10", "SET k3 v PX 10"],
+    );
     stream(&mut t);
     t.now.unix_us += 20_000;
     run(&mut t, c, &["GET k", "SET k2 new", "TTL nothing"]);
-    assert_eq!(stream(&mut t), ["DEL k", "MULTI", "DEL k2", "SET k2 new", "EXEC"]);
+    assert_eq!(
+        stream(&mut t),
+        ["DEL k", "MULTI", "DEL k2", "SET k2 new", "EXEC"]
+    );
     let config = Config {
         lazyfree_lazy_expire: true,
         ..Config::default()
@@ -401,8 +493,22 @@ fn eviction_propagates_bare_dels_before_the_command() {
 #[test]
 fn flushes_swaps_and_moves_are_verbatim() {
     let (mut t, c) = engine();
-    run(&mut t, c, &["FLUSHALL", "FLUSHDB ASYNC", "SET a 1", "MOVE a 1", "SWAPDB 0 1"]);
-    run(&mut t, c, &["COPY a b DB 1", "RENAME a c", "MOVE nothing 1"]);
+    run(
+        &mut t,
+        c,
+        &[
+            "FLUSHALL",
+            "FLUSHDB ASYNC",
+            "SET a 1",
+            "MOVE a 1",
+            "SWAPDB 0 1",
+        ],
+    );
+    run(
+        &mut t,
+        c,
+        &["COPY a b DB 1", "RENAME a c", "MOVE nothing 1"],
+    );
     assert_eq!(
         stream(&mut t),
         [
