@@ -457,19 +457,20 @@ impl<'a> Ctx<'a> {
 
     /// Propagates `argv` (in the client's database) instead of this
     /// command; called once per command to propagate (SPOP's SREMs). Only
-    /// for a command that changed the dataset; a no-op while propagation
-    /// is off.
+    /// for a write (flag `write`) that changed the dataset; a no-op while
+    /// propagation is off.
     pub fn propagate<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
+        debug_assert!(self.spec.has(flags::WRITE), "only writes propagate");
         if self.propagating() {
             let db = self.db_index();
-            let argv = argv.iter().map(|a| a.as_ref().to_vec()).collect();
             self.server.propagation.replace_with(db, argv);
         }
     }
 
-    /// Propagates nothing of this command, whatever it changed (its
-    /// effects were propagated otherwise).
+    /// Propagates nothing of this write, whatever it changed (its effects
+    /// were propagated otherwise).
     pub fn propagate_none(&mut self) {
+        debug_assert!(self.spec.has(flags::WRITE), "only writes propagate");
         if self.propagating() {
             self.server.propagation.replace_with_nothing();
         }

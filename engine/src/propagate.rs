@@ -72,6 +72,7 @@
 //!
 //! [`Ctx::propagate`]: crate::cmd::Ctx::propagate
 
+use crate::cmd::{flags, CommandSpec};
 use crate::db::DATABASES_COUNT;
 
 /// Commands pending in one execution unit past which the unit is a bug:
@@ -79,16 +80,21 @@ use crate::db::DATABASES_COUNT;
 /// command per `redis.call`, each bounded by the work a request may do.
 const PENDING_OPS_MAX: usize = 1 << 24;
 
-/// One command to propagate, in the database it ran in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Encoded arguments kept for reuse: a capture takes one and gives it back
+/// (so the steady state allocates nothing), up to this many.
+const SPARE_BUFFERS_MAX: usize = 16;
+
+/// One command of the unit under way: its database, and where its encoded
+/// bytes end in `pending_bytes` (they start where the previous op's end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Op {
     db: usize,
-    argv: Vec<Vec<u8>>,
+    end: usize,
 }
 
 /// What the running command said about its own propagation (see
 /// [`Ctx::propagate`](crate::cmd::Ctx::propagate)); saved and restored
-/// around a nested command (a script's `redis.call`, EXEC's queue).
+/// around a nested write (a script's `redis.call`, EXEC's queue).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Verdict {
     /// The handler propagated its effect itself (or chose nothing): the
@@ -96,14 +102,14 @@ pub(crate) struct Verdict {
     replaced: bool,
 }
 
-/// What is taken before a command runs, to decide after it whether and how
+/// What is taken before a write runs, to decide after it whether and how
 /// it propagates. Only built while propagation is enabled.
 pub(crate) struct Capture {
     dirty_before: u64,
     db: usize,
-    /// The arguments as sent (handlers may take them apart); `None` for a
-    /// command without the `write` flag, which never propagates verbatim.
-    args: Option<Vec<Vec<u8>>>,
+    /// The command as sent, already encoded (handlers may take their
+    /// arguments apart).
+    encoded: Vec<u8>,
     /// The enclosing command's verdict, restored when this one ends.
     outer: Verdict,
 }
@@ -121,9 +127,11 @@ pub(crate) enum Wrap {
 #[derive(Debug, Default)]
 pub struct Propagation {
     enabled: bool,
-    /// The commands of the unit under way (Redis's `also_propagate`).
+    /// The commands of the unit under way (Redis's `also_propagate`), and
+    /// their encoded bytes end to end.
     pending: Vec<Op>,
-    /// The verdict of the command running now.
+    pending_bytes: Vec<u8>,
+    /// The verdict of the write running now.
     verdict: Verdict,
     /// The database of the last command written (`aof_selected_db`);
     /// `None` at start and after [`Propagation::reset_selected_db`].
@@ -132,6 +140,7 @@ pub struct Propagation {
     buf: Vec<u8>,
     /// Bytes written to the stream since start.
     propagated_bytes: u64,
+    spare: Vec<Vec<u8>>,
 }
 
 impl Propagation {
@@ -143,12 +152,13 @@ impl Propagation {
     }
 
     /// Turns propagation on or off. Turning it off drops nothing already
-    /// in the stream, but a unit under way (there is none between inputs)
-    /// is forgotten.
+    /// in the stream; a unit under way (there is none between inputs) is
+    /// forgotten.
     pub fn set_enabled(&mut self, enabled: bool) {
         self.enabled = enabled;
         if !enabled {
             self.pending.clear();
+            self.pending_bytes.clear();
             self.verdict = Verdict::default();
         }
     }
@@ -182,7 +192,7 @@ impl Propagation {
     }
 
     /// The stream's bytes not yet taken.
-    pub fn pending_bytes(&self) -> &[u8] {
+    pub fn stream(&self) -> &[u8] {
         &self.buf
     }
 
@@ -193,12 +203,19 @@ impl Propagation {
 
     /// Queues `argv` in database `db` into the unit under way (Redis's
     /// `alsoPropagate`).
-    pub(crate) fn push(&mut self, db: usize, argv: Vec<Vec<u8>>) {
+    fn push<A: AsRef<[u8]>>(&mut self, db: usize, argv: &[A]) {
+        encode_command(&mut self.pending_bytes, argv);
+        self.push_encoded(db);
+    }
+
+    /// Queues the command just encoded at the end of `pending_bytes`.
+    fn push_encoded(&mut self, db: usize) {
         debug_assert!(self.enabled);
         debug_assert!(db < DATABASES_COUNT);
-        debug_assert!(!argv.is_empty());
         assert!(self.pending.len() < PENDING_OPS_MAX, "unbounded unit");
-        self.pending.push(Op { db, argv });
+        let end = self.pending_bytes.len();
+        debug_assert!(self.pending.last().map_or(true, |op| op.end < end));
+        self.pending.push(Op { db, end });
     }
 
     /// A deletion no command asked for: an expired or evicted key (Redis's
@@ -207,70 +224,70 @@ impl Propagation {
     pub(crate) fn deletion(&mut self, db: usize, key: &[u8], lazy: bool) {
         if self.enabled {
             let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
-            self.push(db, vec![name.to_vec(), key.to_vec()]);
+            self.push(db, &[name, key]);
         }
     }
 
-    /// Before a command runs: what deciding its propagation needs.
-    /// `None` while disabled.
+    /// Before a write runs: what deciding its propagation needs. `None`
+    /// while disabled, and for commands without the `write` flag, which
+    /// never propagate themselves (a script's or EXEC's writes propagate
+    /// on their own).
     #[inline(always)]
     pub(crate) fn before(
         &mut self,
         dirty: u64,
         db: usize,
-        spec: &crate::cmd::CommandSpec,
+        spec: &CommandSpec,
         args: &[Vec<u8>],
-    ) -> Option<Box<Capture>> {
-        if !self.enabled {
+    ) -> Option<Capture> {
+        if !self.enabled || !spec.has(flags::WRITE) {
             return None;
         }
-        Some(self.capture(dirty, db, spec, args))
+        Some(self.capture(dirty, db, args))
     }
 
-    fn capture(
-        &mut self,
-        dirty_before: u64,
-        db: usize,
-        spec: &crate::cmd::CommandSpec,
-        args: &[Vec<u8>],
-    ) -> Box<Capture> {
-        let args = spec.has(crate::cmd::flags::WRITE).then(|| args.to_vec());
-        Box::new(Capture {
+    fn capture(&mut self, dirty_before: u64, db: usize, args: &[Vec<u8>]) -> Capture {
+        let mut encoded = self.spare.pop().unwrap_or_default();
+        debug_assert!(encoded.is_empty());
+        encode_command(&mut encoded, args);
+        Capture {
             dirty_before,
             db,
-            args,
+            encoded,
             outer: std::mem::take(&mut self.verdict),
-        })
+        }
     }
 
-    /// After a command ran: queues it verbatim if it changed the dataset
-    /// and did not propagate itself (Redis's `call()`), and restores the
+    /// After a write ran: queues it verbatim if it changed the dataset and
+    /// did not propagate itself (Redis's `call()`), and restores the
     /// enclosing command's verdict.
-    pub(crate) fn after(&mut self, capture: Box<Capture>, dirty: u64) {
+    pub(crate) fn after(&mut self, capture: Capture, dirty: u64) {
         let Capture {
             dirty_before,
             db,
-            args,
+            mut encoded,
             outer,
-        } = *capture;
+        } = capture;
         let own = std::mem::replace(&mut self.verdict, outer);
-        if !self.enabled {
-            // Turned off by the command itself (CONFIG SET appendonly no).
-            return;
+        // Enabled still, unless the command itself turned it off.
+        if self.enabled && dirty > dirty_before && !own.replaced {
+            self.pending_bytes.extend_from_slice(&encoded);
+            self.push_encoded(db);
         }
-        if let (true, false, Some(args)) = (dirty > dirty_before, own.replaced, args) {
-            self.push(db, args);
+        if self.spare.len() < SPARE_BUFFERS_MAX {
+            encoded.clear();
+            self.spare.push(encoded);
         }
     }
 
-    /// The running command propagates `argv` (in database `db`) instead of
+    /// The running write propagates `argv` (in database `db`) instead of
     /// itself; called once per command it propagates.
-    pub(crate) fn replace_with(&mut self, db: usize, argv: Vec<Vec<u8>>) {
+    pub(crate) fn replace_with<A: AsRef<[u8]>>(&mut self, db: usize, argv: &[A]) {
         self.verdict.replaced = true;
         self.push(db, argv);
     }
 
-    /// The running command propagates nothing of itself.
+    /// The running write propagates nothing of itself.
     pub(crate) fn replace_with_nothing(&mut self) {
         self.verdict.replaced = true;
     }
@@ -283,46 +300,70 @@ impl Propagation {
         if self.pending.is_empty() {
             return;
         }
-        let pending = std::mem::take(&mut self.pending);
-        let multi = wrap == Wrap::Multi && pending.len() > 1;
+        let start_len = self.buf.len();
+        let multi = wrap == Wrap::Multi && self.pending.len() > 1;
         if multi {
-            self.feed(pending[0].db, &[b"MULTI"]);
+            // MULTI takes the first command's database, so that its SELECT
+            // comes first; EXEC the last's, so that it needs none.
+            self.select(self.pending[0].db);
+            self.buf.extend_from_slice(b"*1\r\n$5\r\nMULTI\r\n");
         }
-        for op in &pending {
-            self.feed(op.db, &op.argv);
+        let mut start = 0;
+        for i in 0..self.pending.len() {
+            let op = self.pending[i];
+            self.select(op.db);
+            self.buf
+                .extend_from_slice(&self.pending_bytes[start..op.end]);
+            start = op.end;
         }
+        debug_assert_eq!(start, self.pending_bytes.len());
         if multi {
-            let last_db = pending[pending.len() - 1].db;
-            self.feed(last_db, &[b"EXEC"]);
+            self.buf.extend_from_slice(b"*1\r\n$4\r\nEXEC\r\n");
         }
-        // Keep the allocation for the next unit.
-        let mut pending = pending;
-        pending.clear();
-        self.pending = pending;
+        self.pending.clear();
+        self.pending_bytes.clear();
+        self.propagated_bytes += (self.buf.len() - start_len) as u64;
     }
 
-    /// Writes one command (Redis's `feedAppendOnlyFile`): a SELECT first if
-    /// the database changed, then the command as a RESP array of bulks.
-    fn feed<A: AsRef<[u8]>>(&mut self, db: usize, argv: &[A]) {
-        let start = self.buf.len();
+    /// A SELECT if the database differs from the last one written (Redis's
+    /// `feedAppendOnlyFile`).
+    fn select(&mut self, db: usize) {
         if self.selected_db != Some(db) {
-            let db_text = db.to_string();
-            encode_command(&mut self.buf, &[b"SELECT".as_slice(), db_text.as_bytes()]);
+            let mut digits = [0u8; 20];
+            encode_command(
+                &mut self.buf,
+                &[b"SELECT".as_slice(), decimal(&mut digits, db as u64)],
+            );
             self.selected_db = Some(db);
         }
-        encode_command(&mut self.buf, argv);
-        self.propagated_bytes += (self.buf.len() - start) as u64;
+    }
+}
+
+/// `n` in decimal, written into `buf`.
+fn decimal(buf: &mut [u8; 20], mut n: u64) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
     }
 }
 
 /// Appends `argv` as a RESP array of bulk strings (Redis's
 /// `catAppendOnlyGenericCommand`).
 pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, argv: &[A]) {
-    use std::io::Write;
-    let _ = write!(out, "*{}\r\n", argv.len());
+    let mut digits = [0u8; 20];
+    out.push(b'*');
+    out.extend_from_slice(decimal(&mut digits, argv.len() as u64));
+    out.extend_from_slice(b"\r\n");
     for arg in argv {
         let arg = arg.as_ref();
-        let _ = write!(out, "${}\r\n", arg.len());
+        out.push(b'$');
+        out.extend_from_slice(decimal(&mut digits, arg.len() as u64));
+        out.extend_from_slice(b"\r\n");
         out.extend_from_slice(arg);
         out.extend_from_slice(b"\r\n");
     }

@@ -132,12 +132,11 @@ impl Pipeline<'_> {
             false,
         );
         if let Some(capture) = propagating {
-            // One served client is one unit (Redis's `afterCommand` for
-            // each), whether or not it was served after all.
-            let propagation = &mut self.server.propagation;
-            propagation.after(capture, self.server.dirty);
-            propagation.flush(crate::propagate::Wrap::Multi);
+            self.server.propagation.after(capture, self.server.dirty);
         }
+        // One served client is one unit (Redis's `afterCommand` for each),
+        // whether or not it was served after all (a lazy expiry).
+        self.server.propagation.flush(crate::propagate::Wrap::Multi);
         let reply = handled.reply;
         let reply_bytes = reply.len() as u64;
         let elapsed_ns = self.stopwatch.stop(
