@@ -214,7 +214,7 @@ impl Propagation {
         debug_assert!(db < DATABASES_COUNT);
         assert!(self.pending.len() < PENDING_OPS_MAX, "unbounded unit");
         let end = self.pending_bytes.len();
-        debug_assert!(self.pending.last().map_or(true, |op| op.end < end));
+        debug_assert!(self.pending.last().map(|op| op.end) < Some(end));
         self.pending.push(Op { db, end });
     }
 
