@@ -44,6 +44,7 @@
 //! | GETEX EX/PX/EXAT/PXAT | `PEXPIREAT key <abs ms>`; in the past: `DEL`/`UNLINK` (`lazyfree-lazy-expire`) |
 //! | GETEX PERSIST | `PERSIST key` |
 //! | GETDEL | `DEL key` (`UNLINK` under `lazyfree-lazy-user-del`) |
+//! | GETSET | `SET key value` |
 //! | INCRBYFLOAT | `SET key <new value> KEEPTTL` |
 //! | HINCRBYFLOAT | `HSET key field <new value>` |
 //! | SPOP key | `SREM key member` |
@@ -58,7 +59,7 @@
 //! | FLUSHALL, FLUSHDB | verbatim, always (even when nothing was there) |
 //! | EVAL, EVALSHA, FCALL (and `_RO`) | never themselves: each `redis.call` propagates as above |
 //! | EXEC | never itself: its commands, MULTI/EXEC-wrapped when more than one propagates |
-//! | everything else that writes (SET without expiry, MSET, APPEND, INCR..., DEL, UNLINK, RENAME, RENAMENX, COPY, MOVE, SWAPDB, PERSIST, the list, hash, set and sorted-set writes, LMOVE, RPOPLPUSH, SMOVE, the *STORE commands, ZRANGESTORE, SORT ... STORE, LPOP/RPOP/ZPOPMIN/ZPOPMAX with their counts, GETSET, SETRANGE, MSETNX, SETNX, ZINCRBY) | verbatim: each is deterministic given the dataset (SORT ... STORE sorts even under BY nosort) |
+//! | everything else that writes (SET without expiry, MSET, APPEND, INCR..., DEL, UNLINK, RENAME, RENAMENX, COPY, MOVE, SWAPDB, PERSIST, the list, hash, set and sorted-set writes, LMOVE, RPOPLPUSH, SMOVE, the *STORE commands, ZRANGESTORE, SORT ... STORE, LPOP/RPOP/ZPOPMIN/ZPOPMAX with their counts, SETRANGE, MSETNX, SETNX, ZINCRBY) | verbatim: each is deterministic given the dataset (SORT ... STORE sorts even under BY nosort) |
 //!
 //! Deletions that no command asked for propagate as `DEL key`, or `UNLINK
 //! key` when the matching lazyfree option is on (Redis's

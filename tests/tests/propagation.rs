@@ -73,6 +73,34 @@ const SCRIPT: &[Step] = &[
     Cmd("SADD s2 a b c"),
     Cmd("SPOP s2 10"),
     Cmd("SPOP s2 1"),
+    // Random members: compared as `<member>` (see `normalized`).
+    Cmd("SADD s3 a b c d e f g h i j"),
+    Cmd("SPOP s3 2"),
+    Cmd("SPOP s3 7"),
+    Cmd("SADD s4 1 2 3"),
+    Cmd("SADD s5 3 4"),
+    Cmd("SMOVE s4 s5 1"),
+    Cmd("SINTERSTORE s6 s4 s5"),
+    Cmd("SUNIONSTORE s6 s4 s5"),
+    Cmd("SDIFFSTORE s6 s4 s5"),
+    Cmd("SREM s5 nothing 4"),
+    Cmd("HSET h2 a 1 b 2"),
+    Cmd("HSETNX h2 a 9"),
+    Cmd("HSETNX h2 c 3"),
+    Cmd("HINCRBY h2 a 5"),
+    Cmd("HDEL h2 b nothing"),
+    Cmd("HMSET h2 d 4"),
+    Cmd("SETRANGE b 1 yy"),
+    Cmd("GETSET b new"),
+    Cmd("SETNX b x"),
+    Cmd("SETNX b2 x"),
+    Cmd("MSETNX m1 x m9 y"),
+    Cmd("MSETNX m8 x m9 y"),
+    Cmd("DECRBY a 3"),
+    Cmd("DECR a"),
+    Cmd("INCRBY a 10"),
+    Cmd("PERSIST a"),
+    Cmd("UNLINK m8 nothing"),
     Cmd("RPUSH l a b c d e f"),
     Cmd("LMPOP 1 l LEFT COUNT 2"),
     Cmd("BLPOP l 0"),
@@ -88,6 +116,25 @@ const SCRIPT: &[Step] = &[
     Cmd("ZADD z 1 a 2 b"),
     Cmd("ZPOPMAX z 3"),
     Cmd("ZINCRBY z2 1.5 m"),
+    Cmd("ZADD z2 INCR 2.5 m"),
+    Cmd("ZADD z2 NX 1 a 2 b 3 c"),
+    Cmd("ZREM z2 a nothing"),
+    Cmd("ZREMRANGEBYSCORE z2 0 1"),
+    Cmd("ZRANGESTORE z3 z2 0 -1"),
+    Cmd("ZUNIONSTORE z4 2 z2 z3 WEIGHTS 1 2"),
+    Cmd("ZINTERSTORE z4 2 z2 z3"),
+    Cmd("ZDIFFSTORE z5 2 z2 z3"),
+    Cmd("RPUSH l3 c a b a"),
+    Cmd("LSET l3 0 d"),
+    Cmd("LINSERT l3 BEFORE a x"),
+    Cmd("LREM l3 1 a"),
+    Cmd("LTRIM l3 0 2"),
+    Cmd("LPUSHX l3 y"),
+    Cmd("RPUSHX nothing y"),
+    Cmd("SORT l3 ALPHA STORE l4"),
+    Cmd("RPOPLPUSH l3 l4"),
+    Cmd("LPOP l4 2"),
+    Cmd("RPOP l4"),
     Cmd("MULTI"),
     Cmd("SET t 1"),
     Cmd("INCR t"),
@@ -138,6 +185,8 @@ const SCRIPT: &[Step] = &[
     Restore("RESTORE r 100000 {} REPLACE"),
     Restore("RESTORE r 0 {} REPLACE"),
     Restore("RESTORE r 9000000000000 {} REPLACE ABSTTL"),
+    Restore("RESTORE r 1 {} REPLACE ABSTTL"),
+    Restore("RESTORE r 1 {} ABSTTL"),
     Cmd("FLUSHDB"),
     Cmd("FLUSHALL ASYNC"),
     Cmd("FLUSHALL"),
@@ -262,7 +311,8 @@ fn send(t: &mut TestEngine, client: ClientId, args: &[Vec<u8>]) {
 
 /// The stream's commands, with every absolute time a server computed from
 /// its own clock (2020 to 2065 in unix ms; the script's own absolute times
-/// are later) replaced by `<now>`.
+/// are later) replaced by `<now>`, and the members SPOP drew at random
+/// from `s3` by `<member>`.
 fn normalized(stream: &[u8]) -> Vec<String> {
     let mut d = FrameDecoder::new();
     d.feed(stream);
@@ -286,6 +336,10 @@ fn normalized(stream: &[u8]) -> Vec<String> {
                 }
             })
             .collect();
+        let mut words = words;
+        if words.len() == 3 && words[0] == "SREM" && words[1] == "s3" {
+            words[2] = "<member>".to_string();
+        }
         out.push(words.join(" "));
     }
     assert!(d.next_frame().expect("valid RESP").is_none());

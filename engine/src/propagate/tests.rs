@@ -166,7 +166,7 @@ fn set_with_expiry_becomes_set_pxat() {
 }
 
 #[test]
-fn getex_and_getdel() {
+fn getex_getdel_and_getset() {
     let (mut t, c) = engine();
     run(
         &mut t,
@@ -187,6 +187,7 @@ fn getex_and_getdel() {
             "SET b v",
             "GETDEL b",
             "GETDEL b",
+            "getset g v",
         ],
     );
     assert_eq!(
@@ -199,6 +200,7 @@ fn getex_and_getdel() {
             "DEL a".into(),
             "SET b v".into(),
             "DEL b".into(),
+            "SET g v".into(),
         ]
     );
     let config = Config {

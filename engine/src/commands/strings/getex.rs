@@ -45,6 +45,8 @@ fn getset(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if get_generic(ctx, &args[1]).is_err() {
         return;
     }
+    // Redis 7.0 replays GETSET as the SET it amounts to.
+    ctx.propagate(&[b"SET", args[1].as_slice(), &args[2]]);
     let value = std::mem::take(&mut args[2]);
     ctx.store(&args[1], Value::Str(RString::new(value)), false);
 }
