@@ -1,13 +1,12 @@
 //! The property that makes propagation right: replaying the stream builds
 //! the same dataset. Random write workloads (every family, relative TTLs,
 //! SPOP, INCRBYFLOAT, MULTI/EXEC, scripts with several writes, blocked
-//! pops served later, time passing with lazy and active expiry) run on
-//! engine A with propagation on; after every step, what A propagated is
-//! fed as one client's input into engine B, half a second later (see
-//! [`OFFSET_MS`]). At the end
-//! both clocks jump ahead and every key of every database must read the
-//! same on both, with the same absolute expiry; no replayed command may
-//! fail.
+//! pops served later, time passing with lazy and active expiry, eviction)
+//! run on engine A with propagation on; after every step, what A
+//! propagated is fed as one client's input into engine B, half a second
+//! later (see [`OFFSET_MS`]). Every 20 steps, and at the end after both
+//! clocks jump ahead, every key of every database must read the same on
+//! both, with the same absolute expiry; no replayed command may fail.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -81,9 +80,22 @@ impl Pair {
 
     fn compare(&mut self, seed: u64) {
         let (a_reader, b_reader) = (self.a.connect(), self.b.connect());
+        // Reading must not evict (each request may), or A's snapshot would
+        // see deletions B has not replayed yet.
+        let Frame::Array(limit) = self.a.cmd(a_reader, &["CONFIG", "GET", "maxmemory"]) else {
+            panic!("CONFIG GET replies an array")
+        };
+        let Some(Frame::Bulk(limit)) = limit.get(1).cloned() else {
+            panic!("maxmemory has a value")
+        };
+        self.a.cmd(a_reader, &["CONFIG", "SET", "maxmemory", "0"]);
+        self.sync();
         let a = snapshot(&mut self.a, a_reader);
         let b = snapshot(&mut self.b, b_reader);
         assert_eq!(a, b, "seed {seed}: the replayed dataset differs");
+        let limit = String::from_utf8(limit).expect("utf-8");
+        self.a
+            .cmd(a_reader, &["CONFIG", "SET", "maxmemory", &limit]);
         self.a.engine.disconnect(self.a.now, a_reader);
         self.b.engine.disconnect(self.b.now, b_reader);
     }
@@ -303,8 +315,32 @@ fn send(p: &mut Pair, client: ClientId, words: &[String]) {
     p.a.raw(client, &encode_request(&args));
 }
 
-fn run_seed(seed: u64, config: Config) {
+/// Puts A (only: B just replays) under a `maxmemory` a few kilobytes
+/// above what it uses empty, so that the workload's writes evict.
+fn limit_memory(p: &mut Pair, headroom_bytes: u64) {
+    let Frame::Bulk(info) = p.a.cmd(p.dumper, &["INFO", "memory"]) else {
+        panic!("INFO replies a bulk")
+    };
+    let info = String::from_utf8(info).expect("utf-8");
+    let used: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.parse().ok())
+        .expect("used_memory");
+    let limit = (used + headroom_bytes).to_string();
+    p.a.cmd(p.dumper, &["CONFIG", "SET", "maxmemory", &limit]);
+    p.a.cmd(
+        p.dumper,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
+    );
+}
+
+/// Returns the keys A evicted.
+fn run_seed(seed: u64, config: Config, evicting: bool) -> u64 {
     let mut p = Pair::new(seed, config);
+    if evicting {
+        limit_memory(&mut p, 6_000);
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     for step in 0..STEPS_PER_SEED {
         match rng.gen_range(0..10) {
@@ -348,12 +384,20 @@ fn run_seed(seed: u64, config: Config) {
     p.advance_ms(later_ms);
     p.catch_up();
     p.compare(seed);
+    let Frame::Bulk(info) = p.a.cmd(p.dumper, &["INFO", "stats"]) else {
+        panic!("INFO replies a bulk")
+    };
+    let info = String::from_utf8(info).expect("utf-8");
+    info.lines()
+        .find_map(|l| l.strip_prefix("evicted_keys:"))
+        .and_then(|v| v.parse().ok())
+        .expect("evicted_keys")
 }
 
 #[test]
 fn replaying_the_stream_builds_the_same_dataset() {
     for seed in 0..SEEDS {
-        run_seed(seed, Config::default());
+        run_seed(seed, Config::default(), false);
     }
 }
 
@@ -366,6 +410,14 @@ fn replaying_the_stream_builds_the_same_dataset_with_lazyfree() {
         ..Config::default()
     };
     for seed in 0..SEEDS / 4 {
-        run_seed(1000 + seed, config.clone());
+        run_seed(1000 + seed, config.clone(), false);
     }
+}
+
+#[test]
+fn replaying_the_stream_builds_the_same_dataset_under_eviction() {
+    let evicted: u64 = (0..SEEDS / 4)
+        .map(|seed| run_seed(2000 + seed, Config::default(), true))
+        .sum();
+    assert!(evicted > 100, "the workload evicts ({evicted} keys)");
 }
