@@ -57,7 +57,7 @@
 //! | ZMPOP, BZMPOP | `ZPOPMIN key n` / `ZPOPMAX key n`, n the number popped |
 //! | RESTORE with a relative TTL | the TTL made absolute and `ABSTTL` appended; already expired: `DEL`/`UNLINK` (`lazyfree-lazy-server-del`) when it replaced a key, else nothing |
 //! | FLUSHALL, FLUSHDB | verbatim, always (even when nothing was there) |
-//! | EVAL, EVALSHA, FCALL (and `_RO`) | never themselves: each `redis.call` propagates as above |
+//! | EVAL, EVALSHA (and `_RO`) | never themselves: each `redis.call` propagates as above, except while `redis.set_repl` has the AOF bit off (REPL_NONE, REPL_REPLICA: this stream is the AOF's) |
 //! | EXEC | never itself: its commands, MULTI/EXEC-wrapped when more than one propagates |
 //! | everything else that writes (SET without expiry, MSET, APPEND, INCR..., DEL, UNLINK, RENAME, RENAMENX, COPY, MOVE, SWAPDB, PERSIST, the list, hash, set and sorted-set writes, LMOVE, RPOPLPUSH, SMOVE, the *STORE commands, ZRANGESTORE, SORT ... STORE, LPOP/RPOP/ZPOPMIN/ZPOPMAX with their counts, SETRANGE, MSETNX, SETNX, ZINCRBY) | verbatim: each is deterministic given the dataset (SORT ... STORE sorts even under BY nosort) |
 //!
@@ -279,6 +279,19 @@ impl Propagation {
             encoded.clear();
             self.spare.push(encoded);
         }
+    }
+
+    /// Where the unit under way ends now, for [`Propagation::discard_since`].
+    pub(crate) fn unit_mark(&self) -> (usize, usize) {
+        (self.pending.len(), self.pending_bytes.len())
+    }
+
+    /// Drops what the unit gained since `mark` (a script's call under
+    /// `redis.set_repl(redis.REPL_NONE)`).
+    pub(crate) fn discard_since(&mut self, (ops, bytes): (usize, usize)) {
+        debug_assert!(ops <= self.pending.len() && bytes <= self.pending_bytes.len());
+        self.pending.truncate(ops);
+        self.pending_bytes.truncate(bytes);
     }
 
     /// The running write propagates `argv` (in database `db`) instead of

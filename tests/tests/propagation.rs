@@ -163,6 +163,8 @@ const SCRIPT: &[Step] = &[
     Cmd("EVAL redis.call('set','ev','1');redis.call('incrbyfloat','ev','0.5') 0"),
     Cmd("EVAL redis.call('expire','ev',100) 0"),
     Cmd("EVAL return(redis.call('get','ev')) 0"),
+    Cmd("EVAL redis.set_repl(redis.REPL_NONE);redis.call('set','rn','1');redis.set_repl(redis.REPL_ALL);redis.call('set','ra','1');redis.set_repl(redis.REPL_REPLICA);redis.call('set','rr','1') 0"),
+    Cmd("EVAL redis.set_repl(redis.REPL_AOF);redis.call('set','rn','1');redis.call('set','ra','1') 0"),
     Cmd("EXPIRE m4 -1"),
     Block("BLPOP bl 0"),
     Cmd("RPUSH bl x"),

@@ -397,6 +397,12 @@ fn scripts_propagate_their_effects_never_themselves() {
             format!("PEXPIREAT x {}", NOW_MS + 10_000),
         ]
     );
+    // redis.set_repl: only the calls made while the AOF bit is on.
+    let repl = "redis.set_repl(redis.REPL_NONE); redis.call('set','n','1'); \
+                redis.set_repl(redis.REPL_ALL); redis.call('set','a','1'); \
+                redis.set_repl(redis.REPL_REPLICA); redis.call('set','r','1')";
+    t.cmd(c, &["EVAL", repl, "0"]);
+    assert_eq!(stream(&mut t), ["set a 1"]);
     // A script inside a transaction: one unit.
     run(&mut t, c, &["MULTI", "SET a 1"]);
     t.cmd(c, &["EVAL", "redis.call('del','a')", "0"]);
