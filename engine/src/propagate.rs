@@ -67,10 +67,9 @@
 //! (`lazyfree-lazy-expire`), by the cron's active expiry (same option),
 //! and a key evicted under `maxmemory` (`lazyfree-lazy-eviction`).
 //!
-//! Where seedkv differs from Redis without changing the dataset: KEYS,
-//! SCAN and RANDOMKEY skip expired keys here instead of deleting them, so
-//! they propagate no DEL. PUBLISH goes to replicas only in Redis (not to
-//! the AOF) and is not propagated here.
+//! Every lookup deletes an expired key this way (SCAN and RANDOMKEY too;
+//! KEYS skips them without deleting, as Redis does). PUBLISH goes to
+//! replicas only in Redis (not to the AOF) and is not propagated here.
 //!
 //! # Cost
 //!
