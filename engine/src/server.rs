@@ -46,6 +46,8 @@ pub struct Server {
     pub pause: crate::pause::Pause,
     /// RDB and AOF (see [`crate::persist`]).
     pub persist: crate::persist::state::Persist,
+    /// What writes put into the AOF (see [`crate::propagate`]).
+    pub propagation: crate::propagate::Propagation,
 }
 
 impl Server {

@@ -483,6 +483,14 @@ impl RespClient {
         }
     }
 
+    /// Sends `args` as one multibulk request without waiting for a reply
+    /// (a blocking command; read it later with [`RespClient::next_reply`]).
+    pub fn send(&mut self, args: &[&[u8]]) {
+        self.stream
+            .write_all(&encode_request(args))
+            .expect("send a request");
+    }
+
     /// Sends `args` as one multibulk request and returns the decoded reply.
     pub fn command(&mut self, args: &[&[u8]]) -> Frame {
         self.stream

@@ -329,7 +329,11 @@ impl Engine {
     /// After every input: the propagated commands to the AOF buffer, and
     /// the buffer to the file as `appendfsync` says.
     pub(super) fn after_input_persist(&mut self, now: Now) {
-        if !self.server.persist.aof.on && !self.server.persist.aof.rewrite.turning_on {
+        let wanted = self.server.persist.aof.on || self.server.persist.aof.rewrite.turning_on;
+        if wanted != self.server.propagation.is_enabled() {
+            self.set_propagation(wanted);
+        }
+        if !wanted {
             return;
         }
         let bytes = self.take_propagated();
@@ -339,11 +343,18 @@ impl Engine {
         aof::flush(&mut self.server, &mut self.events, now, false);
     }
 
-    /// Turns the propagation of commands on or off.
-    pub(super) fn set_propagation(&mut self, _on: bool) {}
+    /// Turns the propagation of commands on or off; a fresh start of the
+    /// stream begins with a SELECT.
+    pub(super) fn set_propagation(&mut self, on: bool) {
+        let p = &mut self.server.propagation;
+        if on && !p.is_enabled() {
+            p.reset_selected_db();
+        }
+        p.set_enabled(on);
+    }
 
     /// The commands propagated since the last call.
     fn take_propagated(&mut self) -> Vec<u8> {
-        Vec::new()
+        self.server.propagation.take()
     }
 }
