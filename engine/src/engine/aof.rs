@@ -180,8 +180,14 @@ impl Engine {
                     if name_lower == b"multi" {
                         in_multi = true;
                     }
+                    // Nothing expires while loading (Redis's `server.loading`
+                    // check in expireIfNeeded and checkAlreadyExpired): the
+                    // replay runs at unix time 0, before every absolute
+                    // expiry in the file; what has expired since goes after
+                    // the load, through the usual expiry.
+                    let loading = Now { unix_us: 0, ..now };
                     self.pipeline()
-                        .run(now, aof_client, &mut args, Caller::Request);
+                        .run(loading, aof_client, &mut args, Caller::Request);
                     if name_lower == b"exec" {
                         in_multi = false;
                     }
@@ -333,14 +339,16 @@ impl Engine {
         if wanted != self.server.propagation.is_enabled() {
             self.set_propagation(wanted);
         }
-        if !wanted {
-            return;
+        if wanted {
+            let bytes = self.take_propagated();
+            if !bytes.is_empty() {
+                aof::feed(&mut self.server, &bytes);
+            }
+            aof::flush(&mut self.server, &mut self.events, now, false);
         }
-        let bytes = self.take_propagated();
-        if !bytes.is_empty() {
-            aof::feed(&mut self.server, &bytes);
+        if self.server.persist.aof.rewrite.pending {
+            aof::rewrite::fork_pending(&mut self.server, &mut self.events, now);
         }
-        aof::flush(&mut self.server, &mut self.events, now, false);
     }
 
     /// Turns the propagation of commands on or off; a fresh start of the

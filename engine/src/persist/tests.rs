@@ -313,3 +313,98 @@ fn config_set_appendonly_starts_the_aof_with_a_rewrite() {
     assert_eq!(h.cmd(c, &["CONFIG", "SET", "appendonly", "no"]), ok());
     assert_eq!(h.info_field(c, "persistence", "aof_enabled"), 0);
 }
+
+#[test]
+fn writes_reach_the_incr_file_and_survive_a_restart() {
+    let mut h = TestHost::new(aof_config());
+    let c = h.connect();
+    h.pipeline(
+        c,
+        &[
+            &["INCR", "n"],
+            &["INCR", "n"],
+            &["SET", "t", "x", "EX", "100"],
+            &["SET", "gone", "x", "PX", "50"],
+            &["SELECT", "3"],
+            &["RPUSH", "l", "a", "b"],
+        ],
+    );
+    assert_eq!(h.frames(c).len(), 6);
+    let incr = &h.disk.files["appendonlydir/appendonly.aof.1.incr.aof"];
+    assert!(incr.starts_with(b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*2\r\n$4\r\nINCR\r\n"));
+    let mut h = restart(h, aof_config());
+    h.advance_ms(10_000);
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "n"]), bulk("2"));
+    assert_eq!(h.cmd(c, &["EXISTS", "gone"]), Frame::Integer(0));
+    let Frame::Integer(ttl) = h.cmd(c, &["TTL", "t"]) else {
+        panic!()
+    };
+    assert!((85..=100).contains(&ttl), "ttl {ttl}");
+    h.cmd(c, &["SELECT", "3"]);
+    assert_eq!(h.cmd(c, &["LLEN", "l"]), Frame::Integer(2));
+}
+
+#[test]
+fn a_rewrite_in_the_middle_of_a_pipeline_applies_every_write_once() {
+    let mut h = TestHost::new(aof_config());
+    let c = h.connect();
+    h.pipeline(
+        c,
+        &[
+            &["INCR", "n"],
+            &["BGREWRITEAOF"],
+            &["INCR", "n"],
+        ],
+    );
+    assert_eq!(h.frames(c).len(), 3);
+    h.cmd(c, &["INCR", "n"]);
+    h.cmd(c, &["MULTI"]);
+    h.cmd(c, &["INCR", "n"]);
+    h.cmd(c, &["BGREWRITEAOF"]);
+    h.cmd(c, &["EXEC"]);
+    h.cmd(c, &["INCR", "n"]);
+    assert_eq!(h.cmd(c, &["GET", "n"]), bulk("5"));
+    let mut h = restart(h, aof_config());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "n"]), bulk("5"));
+}
+
+#[test]
+fn a_failing_append_under_everysec_refuses_writes_until_it_recovers() {
+    let mut cfg = aof_config();
+    cfg.extra.insert("appendfsync".into(), "everysec".into());
+    let mut h = TestHost::new(cfg);
+    let c = h.connect();
+    h.disk.fail_with = Some(StorageError::NoSpace);
+    assert_eq!(h.cmd(c, &["SET", "k", "v"]), ok());
+    assert_eq!(
+        h.cmd(c, &["SET", "k", "w"]),
+        Frame::Error(b"MISCONF Errors writing to the AOF file: No space left on device".to_vec())
+    );
+    h.disk.fail_with = None;
+    h.advance_ms(1000);
+    assert_eq!(h.cmd(c, &["SET", "k", "w"]), ok());
+    let mut h = restart(h, aof_config());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "k"]), bulk("w"));
+}
+
+#[test]
+fn always_appends_and_fsyncs_inline_before_the_reply() {
+    let mut h = TestHost::new(aof_config());
+    let c = h.connect();
+    h.disk.log.clear();
+    h.cmd(c, &["SET", "k", "v"]);
+    let ops: Vec<&str> = h
+        .disk
+        .log
+        .iter()
+        .map(|op| match op {
+            crate::persist::StorageOp::Append { .. } => "append",
+            crate::persist::StorageOp::Fsync { .. } => "fsync",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(ops, ["append", "fsync"]);
+}

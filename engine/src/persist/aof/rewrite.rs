@@ -22,6 +22,11 @@ use crate::time::Now;
 #[derive(Debug)]
 pub(crate) struct RewriteState {
     pub(crate) child: Option<RewriteChild>,
+    /// A rewrite to fork at the end of this input: the fork is the
+    /// instant the dataset is frozen, so everything the input's commands
+    /// propagated goes to the old incr file first and nothing is in both
+    /// the new base and the new incr.
+    pub(crate) pending: bool,
     pub(crate) scheduled: bool,
     pub(crate) last_ok: bool,
     pub(crate) rewrites: u64,
@@ -38,6 +43,7 @@ impl Default for RewriteState {
     fn default() -> RewriteState {
         RewriteState {
             child: None,
+            pending: false,
             scheduled: false,
             last_ok: true,
             rewrites: 0,
@@ -65,7 +71,8 @@ pub(crate) struct RewriteChild {
 
 /// Whether a BGREWRITEAOF child is running.
 pub(crate) fn rewrite_active(server: &Server) -> bool {
-    server.persist.aof.rewrite.child.is_some()
+    let rw = &server.persist.aof.rewrite;
+    rw.child.is_some() || rw.pending
 }
 
 /// The new base file of a rewrite: the dataset as an RDB preamble, or as
@@ -89,22 +96,27 @@ pub(crate) fn bgrewriteaof_command(ctx: &mut Ctx) {
             .w()
             .simple("Background append only file rewriting scheduled");
     }
-    match start(ctx.server, ctx.events, ctx.now) {
-        true => ctx
-            .w()
-            .simple("Background append only file rewriting started"),
-        false => ctx.error(
-            "ERR Can't execute an AOF background rewriting. Please check the server logs for \
-             more information.",
-        ),
-    }
+    ctx.server.persist.aof.rewrite.pending = true;
+    ctx.w()
+        .simple("Background append only file rewriting started");
 }
 
-/// Starts a rewrite: flushes the buffer, opens a new incr file (when the
-/// AOF is on), forks the child.
-pub(crate) fn start(server: &mut Server, events: &mut VecDeque<Event>, now: Now) -> bool {
+/// Asks for a rewrite at the end of this input (see `pending`).
+pub(crate) fn start(server: &mut Server, _events: &mut VecDeque<Event>, _now: Now) -> bool {
     if child_active(server) {
         return false;
+    }
+    server.persist.aof.rewrite.pending = true;
+    true
+}
+
+/// Forks the pending rewrite, at the end of an input once its commands'
+/// stream is in the AOF buffer: flushes the buffer to the old incr file,
+/// opens a new incr file (when the AOF is on), forks the child.
+pub(crate) fn fork_pending(server: &mut Server, events: &mut VecDeque<Event>, now: Now) {
+    let rw = &mut server.persist.aof.rewrite;
+    if !std::mem::take(&mut rw.pending) || rw.child.is_some() {
+        return;
     }
     let pc = PersistConfig::of(&server.config);
     super::flush(server, events, now, true);
@@ -121,6 +133,7 @@ pub(crate) fn start(server: &mut Server, events: &mut VecDeque<Event>, now: Now)
             Purpose::Aof(AofOp::Files),
         );
         persist_manifest(server, events, &pc);
+        server.propagation.reset_selected_db();
     }
     let id = server.persist.requests.next_child();
     let temp = format!("temp-rewriteaof-bg-{}.aof", id.0);
@@ -143,7 +156,6 @@ pub(crate) fn start(server: &mut Server, events: &mut VecDeque<Event>, now: Now)
             id.0
         ),
     });
-    true
 }
 
 /// A rewrite child exited.
