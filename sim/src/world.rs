@@ -41,6 +41,7 @@ use crate::rng::{choice_rng, stream, stream_rng, stream_seed, ChoiceRng};
 use crate::trace::TraceHash;
 
 mod clients;
+pub mod disk;
 mod faults;
 mod invariants;
 mod output;
