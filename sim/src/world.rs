@@ -41,13 +41,16 @@ use crate::rng::{choice_rng, stream, stream_rng, stream_seed, ChoiceRng};
 use crate::trace::TraceHash;
 
 mod clients;
+mod crash;
 pub mod disk;
 mod faults;
+mod inspect;
 mod invariants;
 mod output;
 mod pubsub;
 mod render;
 mod server;
+mod storage;
 
 pub use render::frame_summary;
 
@@ -85,6 +88,12 @@ enum SimEvent {
     Cron { deadline_ns: u64 },
     /// A connection reset (both directions lost at once).
     Reset { slot: u32 },
+    /// A background storage request's time is over.
+    StorageDone { token: u64 },
+    /// A forked child's current step is over.
+    ChildStep { child: u64 },
+    /// The server crashes (and restarts over the same disk).
+    Crash,
 }
 
 /// A readable name for an event tag (as logged by the trace).
@@ -97,6 +106,9 @@ pub fn describe_tag(tag: u64) -> String {
         4 => format!("DownArrive {{ slot: {id} }}"),
         5 => "CpuDone".into(),
         7 => format!("Reset {{ slot: {id} }}"),
+        8 => format!("StorageDone {{ token: {id} }}"),
+        9 => format!("ChildStep {{ child: {id} }}"),
+        10 => "Crash".into(),
         _ => "Cron".into(),
     }
 }
@@ -119,6 +131,9 @@ impl SimEvent {
             SimEvent::CpuDone { cron } => 5 | (cron as u64) << 8,
             SimEvent::Cron { deadline_ns } => 6 | deadline_ns << 8,
             SimEvent::Reset { slot } => 7 | (slot as u64) << 8,
+            SimEvent::StorageDone { token } => 8 | token << 8,
+            SimEvent::ChildStep { child } => 9 | child << 8,
+            SimEvent::Crash => 10,
         }
     }
 }
@@ -203,6 +218,8 @@ pub struct World {
     idle_until_ns: u64,
     /// Scratch for encoding requests.
     scratch: Vec<u8>,
+    /// The disk, children and crash (runs with persistence).
+    persist: Option<Box<storage::PersistHost>>,
 
     pub history: History,
     pub trace: TraceHash,
@@ -227,6 +244,15 @@ impl World {
         // The hashes workload grows its keys past this threshold and back
         // (its fields are bounded well below Redis's default of 512).
         config.limits.hash_max_listpack_entries = SIM_HASH_MAX_LISTPACK_ENTRIES;
+        let persist = knobs.persist.clone().map(|persist_knobs| {
+            persist_knobs.configure(&mut config);
+            Box::new(storage::PersistHost::new(
+                seed,
+                persist_knobs,
+                config.clone(),
+                knobs.ops_count,
+            ))
+        });
         let mut engine = Engine::new(config, Now::from_ns(0, UNIX_ORIGIN_US));
         // SLOWLOG, LATENCY and INFO commandstats then report the virtual CPU
         // time this world charges for each command (see `drain_engine`).
@@ -277,6 +303,7 @@ impl World {
             clock_skew_us: 0,
             idle_until_ns: 0,
             scratch: Vec::new(),
+            persist,
             history: History::default(),
             trace: TraceHash::new(record_event_hashes, print_trace),
             stats: WorldStats::default(),
@@ -285,6 +312,10 @@ impl World {
             // Clients start staggered over the first millisecond.
             let at = world.stagger_draw(1_000_000);
             world.schedule(at, SimEvent::ClientWake { client: i, gen: 0 });
+        }
+        if world.persist.is_some() {
+            // Loading at start: its reads are inline, before any client.
+            world.drain_engine(None);
         }
         world.reschedule_cron();
         world
@@ -360,6 +391,9 @@ impl World {
             self.trace.end_event();
         }
         self.history.end_ns = self.now_ns;
+        if let Some(host) = &self.persist {
+            self.history.persist = Some(Box::new(host.record.clone()));
+        }
         if self.faults_active {
             // Faults never stopped: judge liveness from the end only.
             self.history.faults_end_ns = self.now_ns;
@@ -392,6 +426,9 @@ impl World {
                 }
             }
             SimEvent::Reset { slot } => self.reset(slot, "reset"),
+            SimEvent::StorageDone { token } => self.storage_done_event(token),
+            SimEvent::ChildStep { child } => self.child_step(child),
+            SimEvent::Crash => self.crash(),
         }
     }
 }

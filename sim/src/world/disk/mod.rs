@@ -33,7 +33,7 @@ mod latency;
 #[cfg(test)]
 mod tests;
 
-pub use latency::LatencyKnobs;
+pub use latency::{LatencyKnobs, LATENCY_NS_MAX};
 
 /// Sector size: a crash keeps or tears whole sectors of an unsynced tail.
 pub const SECTOR_BYTES: u64 = 512;
