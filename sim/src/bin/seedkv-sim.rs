@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use seedkv_engine::PlantedBug;
-use seedkv_sim::persistence::PersistMode;
 use seedkv_sim::knobs::Overrides;
+use seedkv_sim::persistence::PersistMode;
 use seedkv_sim::run::{check_determinism, run, RunConfig, RunOptions, RunReport};
 use seedkv_sim::shrink::shrink;
 use seedkv_sim::sweep::{sweep, SweepConfig};
@@ -151,7 +151,9 @@ impl KnobArgs {
         let persistence = match &self.persistence {
             None => None,
             Some(name) => Some(PersistMode::from_name(name).ok_or_else(|| {
-                format!("unknown persistence {name:?}; known: rdb, aof-always, aof-everysec, aof-no")
+                format!(
+                    "unknown persistence {name:?}; known: rdb, aof-always, aof-everysec, aof-no"
+                )
             })?),
         };
         if persistence.is_none() && (self.crash || self.no_disk_faults) {

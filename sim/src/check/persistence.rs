@@ -25,9 +25,9 @@ use crate::history::{History, TimeNs};
 use crate::persistence::record::{CrashRecord, PersistRecord};
 use crate::persistence::PersistMode;
 
-mod timeline;
 #[cfg(test)]
 mod tests;
+mod timeline;
 
 pub use timeline::{intersect, show, Intervals, Timelines};
 
@@ -76,7 +76,11 @@ impl Checker for Recovery {
     }
 }
 
-fn check_crash(history: &History, record: &PersistRecord, crash: &CrashRecord) -> Result<(), String> {
+fn check_crash(
+    history: &History,
+    record: &PersistRecord,
+    crash: &CrashRecord,
+) -> Result<(), String> {
     let timelines = Timelines::build(history, crash.executions_count);
     let mut valid: Intervals = vec![(0, crash.executions_count)];
     let mut keys: std::collections::BTreeSet<&(usize, Vec<u8>)> =

@@ -49,14 +49,19 @@ impl World {
     /// The engine asked to exit ([`Event::Exit`]): the process stops.
     pub(super) fn server_exited(&mut self, status: i32) {
         let now_ns = self.now_ns;
-        let host = self.persist.as_mut().expect("exit needs a host with storage");
+        let host = self
+            .persist
+            .as_mut()
+            .expect("exit needs a host with storage");
         host.dead = true;
         let legit = host.disk.stats.faults_count > 0;
         let why = host.last_warning.clone();
         host.record.exit = Some((now_ns, status, legit, why.clone()));
         host.forget_in_flight();
-        self.trace
-            .line(now_ns, format_args!("  server exits with status {status}: {why}"));
+        self.trace.line(
+            now_ns,
+            format_args!("  server exits with status {status}: {why}"),
+        );
         self.lose_server("server exited");
     }
 
@@ -69,10 +74,14 @@ impl World {
         self.stats.faults_count += 1;
         let now_ns = self.now_ns;
         self.trace.word(0xc4a54);
-        self.trace.line(now_ns, format_args!("  fault: the server crashes"));
+        self.trace
+            .line(now_ns, format_args!("  fault: the server crashes"));
         let executions_count = self.history.executions.len();
         self.lose_server("crash");
-        let host = self.persist.as_mut().expect("crashes need a host with storage");
+        let host = self
+            .persist
+            .as_mut()
+            .expect("crashes need a host with storage");
         host.forget_in_flight();
         let disk_faults_count = host.disk.stats.faults_count;
         host.disk.crash();

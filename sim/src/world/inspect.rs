@@ -48,7 +48,8 @@ impl<'a> Inspector<'a> {
     /// Sends one command and returns its reply (storage requests it makes
     /// are performed at once).
     pub fn call(&mut self, args: &[&[u8]]) -> Result<Frame, String> {
-        self.engine.handle_input(self.now, self.id, &encode_request(args));
+        self.engine
+            .handle_input(self.now, self.id, &encode_request(args));
         let mut events_count = 0u64;
         while let Some(event) = self.engine.poll_event() {
             events_count += 1;
@@ -160,7 +161,10 @@ fn read_key(
         "list" => {
             let items = bulks(inspector.call(&[b"LRANGE", key, b"0", b"-1"])?)?;
             let parts: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
-            (digest(Canon::List(parts)), format!("list of {}", items.len()))
+            (
+                digest(Canon::List(parts)),
+                format!("list of {}", items.len()),
+            )
         }
         "hash" => {
             let items = bulks(inspector.call(&[b"HGETALL", key])?)?;
@@ -168,7 +172,10 @@ fn read_key(
                 .chunks_exact(2)
                 .map(|p| (p[0].as_slice(), p[1].as_slice()))
                 .collect();
-            (digest(Canon::Hash(pairs)), format!("hash of {}", items.len() / 2))
+            (
+                digest(Canon::Hash(pairs)),
+                format!("hash of {}", items.len() / 2),
+            )
         }
         "set" => {
             let items = bulks(inspector.call(&[b"SMEMBERS", key])?)?;
@@ -185,7 +192,10 @@ fn read_key(
                     .ok_or_else(|| format!("score {:?}", show(&p[1])))?;
                 pairs.push((p[0].as_slice(), score));
             }
-            (digest(Canon::ZSet(pairs)), format!("zset of {}", items.len() / 2))
+            (
+                digest(Canon::ZSet(pairs)),
+                format!("zset of {}", items.len() / 2),
+            )
         }
         other => {
             // A type the model has no digest for (a stream...): its name.

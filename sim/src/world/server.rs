@@ -201,7 +201,10 @@ impl World {
                 Event::Storage(request) => cost_ns += self.storage_request(request),
                 Event::Fork(fork) => self.fork(fork),
                 Event::Exit { status } => {
-                    let host = self.persist.as_mut().expect("only a server with storage exits");
+                    let host = self
+                        .persist
+                        .as_mut()
+                        .expect("only a server with storage exits");
                     host.exit_pending.get_or_insert(status);
                 }
             }

@@ -150,11 +150,21 @@ impl World {
             IoMode::Inline => {
                 let result = host.perform(&request.op, executions_count, now_ns);
                 self.trace.word(0x5704 ^ latency_ns);
+                if self.trace.printing() {
+                    let op = describe(&request.op);
+                    self.trace.line(
+                        now_ns,
+                        format_args!("  storage inline {op} ({latency_ns} ns): {result:?}"),
+                    );
+                }
                 self.engine.storage_done(now, request.id, result);
                 latency_ns
             }
             IoMode::Background => {
-                assert!(host.bg_pending.len() < BG_PENDING_MAX, "background requests pile up");
+                assert!(
+                    host.bg_pending.len() < BG_PENDING_MAX,
+                    "background requests pile up"
+                );
                 let token = host.next_token;
                 host.next_token += 1;
                 let at = host.bg_disk_free_ns.max(now_ns) + latency_ns;
@@ -170,11 +180,20 @@ impl World {
     pub(super) fn storage_done_event(&mut self, token: u64) {
         let executions_count = self.history.executions.len();
         let now_ns = self.now_ns;
-        let Some(host) = self.persist.as_mut() else { return };
+        let Some(host) = self.persist.as_mut() else {
+            return;
+        };
         let Some(request) = host.bg_pending.remove(&token) else {
             return; // lost in a crash
         };
         let result = host.perform(&request.op, executions_count, now_ns);
+        if self.trace.printing() {
+            let op = describe(&request.op);
+            self.trace.line(
+                now_ns,
+                format_args!("  storage background {op}: {result:?}"),
+            );
+        }
         self.engine.storage_done(self.now(), request.id, result);
         self.after_background_input();
     }
@@ -205,7 +224,10 @@ impl World {
             },
         );
         self.trace.word(0xf04c ^ id);
-        self.schedule(self.now_ns + serialize_ns.max(1), SimEvent::ChildStep { child: id });
+        self.schedule(
+            self.now_ns + serialize_ns.max(1),
+            SimEvent::ChildStep { child: id },
+        );
     }
 
     /// A child's request is done (or its serialization): report it, then
@@ -213,12 +235,21 @@ impl World {
     pub(super) fn child_step(&mut self, child: u64) {
         let executions_count = self.history.executions.len();
         let now_ns = self.now_ns;
-        let Some(host) = self.persist.as_mut() else { return };
+        let Some(host) = self.persist.as_mut() else {
+            return;
+        };
         let Some(mut c) = host.children.remove(&child) else {
             return; // lost in a crash
         };
         if let Some(request) = c.pending.take() {
             let result = host.perform(&request.op, executions_count, now_ns);
+            if self.trace.printing() {
+                let op = describe(&request.op);
+                self.trace.line(
+                    now_ns,
+                    format_args!("  child {child} storage {op}: {result:?}"),
+                );
+            }
             c.process.storage_done(request.id, result);
         }
         let next = if c.requests_count < CHILD_REQUESTS_MAX {
@@ -264,13 +295,31 @@ impl World {
     pub(super) fn maybe_schedule_crash(&mut self) {
         let ops_sent = self.ops_sent;
         let now_ns = self.now_ns;
-        let Some(host) = self.persist.as_mut() else { return };
-        let Some(after) = host.crash_after_ops else { return };
+        let Some(host) = self.persist.as_mut() else {
+            return;
+        };
+        let Some(after) = host.crash_after_ops else {
+            return;
+        };
         if host.crash_scheduled || ops_sent < after {
             return;
         }
         host.crash_scheduled = true;
         let at = now_ns + host.rng.gen_range(0..=1_000_000);
         self.schedule(at, SimEvent::Crash);
+    }
+}
+
+/// A request in a few words, for the trace.
+fn describe(op: &StorageOp) -> String {
+    match op {
+        StorageOp::Append { file, bytes } => format!("append {} bytes to {file}", bytes.len()),
+        StorageOp::Read {
+            file,
+            offset_bytes,
+            len_bytes,
+        } => format!("read {file} at {offset_bytes} for {len_bytes}"),
+        StorageOp::Rename { from, to } => format!("rename {from} to {to}"),
+        other => format!("{other:?}"),
     }
 }

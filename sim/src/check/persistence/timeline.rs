@@ -29,7 +29,10 @@ pub const EXPIRY_SLACK_MS: u64 = 2;
 pub enum Snap {
     Unknown,
     Absent,
-    Present { digest: u64, expire_unix_ms: Option<u64> },
+    Present {
+        digest: u64,
+        expire_unix_ms: Option<u64>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +53,9 @@ pub fn value_digest(value: &Value) -> u64 {
         Value::Str(s) => digest(Canon::Str(s)),
         Value::List(l) => digest(Canon::List(l.iter().map(Vec::as_slice).collect())),
         Value::Hash(h) => digest(Canon::Hash(
-            h.iter().map(|(f, v)| (f.as_slice(), v.as_slice())).collect(),
+            h.iter()
+                .map(|(f, v)| (f.as_slice(), v.as_slice()))
+                .collect(),
         )),
         Value::Set(s) => digest(Canon::Set(s.iter().map(Vec::as_slice).collect())),
         Value::ZSet(z) => digest(Canon::ZSet(z.iter().collect())),
@@ -226,7 +231,13 @@ pub fn show(intervals: &[(usize, usize)]) -> String {
     let mut parts: Vec<String> = intervals
         .iter()
         .take(8)
-        .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}..={b}") })
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}..={b}")
+            }
+        })
         .collect();
     if intervals.len() > 8 {
         parts.push(format!("... ({} intervals)", intervals.len()));

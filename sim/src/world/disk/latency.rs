@@ -50,10 +50,11 @@ impl LatencyKnobs {
         }
     }
 
-    /// A draw for `op` (uniform ±50% around its base, times the tail).
-    pub fn draw_ns(&self, rng: &mut impl Rng, op: &StorageOp) -> u64 {
+    /// A draw for `op` (uniform ±50% around its base, times the tail); a
+    /// read moves `read_bytes`.
+    pub fn draw_ns(&self, rng: &mut impl Rng, op: &StorageOp, read_bytes: u64) -> u64 {
         let (base_ns, bytes) = match op {
-            StorageOp::Read { len_bytes, .. } => (self.cached_ns, *len_bytes),
+            StorageOp::Read { .. } => (self.cached_ns, read_bytes),
             StorageOp::Append { bytes, .. } => (self.cached_ns, bytes.len() as u64),
             StorageOp::Truncate { .. } | StorageOp::Size { .. } => (self.cached_ns, 0),
             StorageOp::Fsync { .. } => (self.fsync_ns, 0),

@@ -12,7 +12,8 @@
 //! and `durable` (what a crash keeps). Create, rename and remove change
 //! `live`; `SyncDir` of a directory copies that directory's entries to
 //! `durable`. So a crash may lose a create or a rename not followed by a
-//! directory sync. Creating over an existing name binds a new inode (a
+//! directory sync. A directory made with `MakeDir` survives once it or
+//! its parent is synced. Creating over an existing name binds a new inode (a
 //! simplification of `O_TRUNC`: the old bytes stay reachable through the
 //! durable name until the directory is synced).
 //!
@@ -189,7 +190,19 @@ impl Disk {
     /// Virtual time `op` takes, drawn from the latency knobs.
     pub fn latency_ns(&mut self, op: &StorageOp) -> u64 {
         let knobs = self.knobs.latency.clone();
-        knobs.draw_ns(&mut self.rng, op)
+        // A read costs what it returns (nothing for a missing file).
+        let read_bytes = match op {
+            StorageOp::Read {
+                file,
+                offset_bytes,
+                len_bytes,
+            } => {
+                let size = self.contents(file).map_or(0, |d| d.len() as u64);
+                size.saturating_sub(*offset_bytes).min(*len_bytes)
+            }
+            _ => 0,
+        };
+        knobs.draw_ns(&mut self.rng, op, read_bytes)
     }
 
     /// The live file names (for tests and traces).
@@ -358,6 +371,12 @@ impl Disk {
         }
         if dir.is_empty() {
             self.durable_dirs = self.live_dirs.clone();
+        } else if self.live_dirs.contains(dir) {
+            // Syncing a directory persists the directory itself too (its
+            // own inode and, through the journal commit, the entry that
+            // created it on ext4 and xfs): lenient, or `appenddirname`
+            // made once and never synced in its parent would vanish.
+            self.durable_dirs.insert(dir.to_string());
         }
         self.collect_garbage();
     }

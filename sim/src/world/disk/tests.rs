@@ -138,12 +138,20 @@ fn a_file_in_an_unsynced_directory_is_lost() {
     assert_eq!(d.perform(&op_create("dir/a")), Err(StorageError::NotFound));
     ok(&mut d, StorageOp::MakeDir { dir: "dir".into() });
     ok(&mut d, op_create("dir/a"));
-    ok(&mut d, StorageOp::SyncDir { dir: "dir".into() });
     d.crash();
     assert_eq!(
         d.contents("dir/a"),
         None,
-        "dir itself was never synced in its parent"
+        "neither dir nor its entries were synced"
+    );
+    ok(&mut d, StorageOp::MakeDir { dir: "dir".into() });
+    ok(&mut d, op_create("dir/a"));
+    ok(&mut d, StorageOp::SyncDir { dir: "dir".into() });
+    d.crash();
+    assert_eq!(
+        d.contents("dir/a"),
+        Some(&[][..]),
+        "a synced dir keeps itself and its entries"
     );
 }
 
