@@ -178,6 +178,8 @@ pub struct WorldStats {
     pub bg_busy_ns: u64,
     /// The run hit a hard bound (events or virtual time) before finishing.
     pub bound_hit: bool,
+    /// Crashes, snapshots and the disk (runs with persistence).
+    pub persist: crate::persistence::PersistStats,
 }
 
 pub struct World {
@@ -393,6 +395,21 @@ impl World {
         self.history.end_ns = self.now_ns;
         if let Some(host) = &self.persist {
             self.history.persist = Some(Box::new(host.record.clone()));
+            let p = &mut self.stats.persist;
+            let disk = &host.disk.stats;
+            p.runs_count = 1;
+            p.crashes_count = host.record.crash.is_some() as u64;
+            p.recovered_keys_count = host
+                .record
+                .crash
+                .as_ref()
+                .map_or(0, |c| c.observed.len() as u64);
+            p.exits_count = host.record.exit.is_some() as u64;
+            p.snapshots_count = host.record.snapshots.len() as u64;
+            p.fsyncs_count = disk.fsyncs_count;
+            p.bytes_appended = disk.bytes_appended;
+            p.disk_faults_count = disk.faults_count;
+            p.torn_sectors_count = disk.torn_count;
         }
         if self.faults_active {
             // Faults never stopped: judge liveness from the end only.

@@ -84,6 +84,7 @@ impl World {
             .expect("crashes need a host with storage");
         host.forget_in_flight();
         let disk_faults_count = host.disk.stats.faults_count;
+        host.disk.advance(now_ns);
         host.disk.crash();
         let mut record = CrashRecord {
             at_ns: now_ns,
@@ -105,6 +106,18 @@ impl World {
             }
             Err(e) => record.restart_error = Some(e),
         }
+        self.trace.line(
+            now_ns,
+            format_args!(
+                "  restarted: {} keys read back{}",
+                record.observed.len(),
+                record
+                    .restart_error
+                    .as_ref()
+                    .or(record.inspect_error.as_ref())
+                    .map_or(String::new(), |e| format!(", error: {e}"))
+            ),
+        );
         let host = self.persist.as_mut().expect("still there");
         // The restarted server serves no client in this run.
         host.dead = true;

@@ -97,6 +97,7 @@ impl PersistHost {
 
     /// Performs `op` and notes what the checkers need (snapshots).
     fn perform(&mut self, op: &StorageOp, executions_count: usize, now_ns: u64) -> StorageResult {
+        self.disk.advance(now_ns);
         let result = self.disk.perform(op);
         if result.is_ok() {
             match op {

@@ -62,6 +62,10 @@ pub struct DiskKnobs {
     /// At a crash, chance per file that the first lost sector is torn
     /// (part new bytes, the rest garbage or zeros) rather than lost whole.
     pub torn_sector_per_mille: u32,
+    /// The file system's journal commits every directory change at each
+    /// multiple of this (ext4's `commit=5`); `None`: only `SyncDir` does
+    /// (the strict reading of POSIX).
+    pub journal_commit_ns: Option<u64>,
     pub latency: LatencyKnobs,
 }
 
@@ -75,6 +79,7 @@ impl DiskKnobs {
             fsync_error_per_mille: 0,
             fsync_drop_cache_per_mille: 0,
             torn_sector_per_mille: 0,
+            journal_commit_ns: None,
             latency: LatencyKnobs::default(),
         }
     }
@@ -84,6 +89,9 @@ impl DiskKnobs {
     pub fn draw(rng: &mut impl Rng, faults: bool) -> DiskKnobs {
         let mut knobs = DiskKnobs::none();
         knobs.torn_sector_per_mille = rng.gen_range(0..=1000);
+        if rng.gen_bool(0.5) {
+            knobs.journal_commit_ns = Some(rng.gen_range(1..=5) * 1_000_000_000);
+        }
         knobs.latency = LatencyKnobs::draw(rng);
         if faults {
             knobs.short_write_per_mille = rng.gen_range(0..=100);
@@ -99,6 +107,7 @@ impl DiskKnobs {
 
     fn assert_valid(&self) {
         assert!(self.capacity_bytes <= CAPACITY_BYTES_MAX);
+        assert!(self.journal_commit_ns.is_none_or(|ns| ns > 0));
         for per_mille in [
             self.short_write_per_mille,
             self.write_error_per_mille,
@@ -159,6 +168,8 @@ pub struct Disk {
     durable: BTreeMap<String, u64>,
     live_dirs: BTreeSet<String>,
     durable_dirs: BTreeSet<String>,
+    /// Virtual time of the last [`Disk::advance`].
+    now_ns: u64,
     pub stats: DiskStats,
 }
 
@@ -179,8 +190,24 @@ impl Disk {
             durable: BTreeMap::new(),
             live_dirs: BTreeSet::new(),
             durable_dirs: BTreeSet::new(),
+            now_ns: 0,
             stats: DiskStats::default(),
         }
+    }
+
+    /// Virtual time moves to `now_ns`: a journal commit that fell in
+    /// between makes the directories as they are durable (nothing changed
+    /// them since the last call, which came before the last change).
+    pub fn advance(&mut self, now_ns: u64) {
+        assert!(now_ns >= self.now_ns, "disk time went back");
+        if let Some(interval_ns) = self.knobs.journal_commit_ns {
+            if now_ns / interval_ns > self.now_ns / interval_ns {
+                self.durable = self.live.clone();
+                self.durable_dirs = self.live_dirs.clone();
+                self.collect_garbage();
+            }
+        }
+        self.now_ns = now_ns;
     }
 
     pub fn knobs(&self) -> &DiskKnobs {

@@ -227,3 +227,21 @@ fn latency_is_bounded_and_seeded() {
         assert!(x >= 1 && x <= super::latency::LATENCY_NS_MAX);
     }
 }
+
+#[test]
+fn a_journal_commit_makes_directory_changes_durable() {
+    let mut knobs = DiskKnobs::none();
+    knobs.journal_commit_ns = Some(5_000);
+    let mut d = disk(7, knobs);
+    d.advance(1_000);
+    ok(&mut d, op_create("f"));
+    ok(&mut d, op_append("f", b"data"));
+    ok(&mut d, op_fsync("f"));
+    d.advance(4_999);
+    let mut before = d.clone();
+    before.crash();
+    assert_eq!(before.contents("f"), None, "no commit yet");
+    d.advance(5_000);
+    d.crash();
+    assert_eq!(d.contents("f"), Some(&b"data"[..]));
+}
