@@ -93,7 +93,6 @@ impl World {
             restart_unix_ms: self.now().unix_ms(),
             ..CrashRecord::default()
         };
-        self.cpu_busy = false;
         match self.restart() {
             Ok(()) => {
                 let now = self.now();

@@ -116,7 +116,7 @@ impl World {
         }
     }
 
-    fn begin_turn(&mut self, cost_ns: u64, conn: Option<u32>) {
+    pub(super) fn begin_turn(&mut self, cost_ns: u64, conn: Option<u32>) {
         debug_assert!(!self.cpu_busy);
         self.cpu_busy = true;
         self.turn_conn = conn;

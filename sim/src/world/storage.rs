@@ -277,12 +277,19 @@ impl World {
     }
 
     /// After an input outside a CPU turn (a completion, a child's exit):
-    /// drain, and write what it produced if the CPU is not mid-turn.
+    /// drain, and write what it produced if the CPU is not mid-turn. The
+    /// inline requests it made (an everysec append after a background
+    /// fsync) occupy the command thread as a turn of their own when it is
+    /// free; mid-turn, their time is not charged (a known undercount).
     fn after_background_input(&mut self) {
-        self.drain_engine(None);
-        if !self.cpu_busy {
-            self.release();
-            self.cpu_start();
+        let cost_ns = self.drain_engine(None);
+        if !self.cpu_busy && !self.server_dead() {
+            if cost_ns > 0 {
+                self.begin_turn(cost_ns, None);
+            } else {
+                self.release();
+                self.cpu_start();
+            }
         }
     }
 

@@ -41,10 +41,13 @@ enum DbEvent {
     Unknown,
 }
 
+/// A key: its database and name.
+pub type DbKey = (usize, Vec<u8>);
+
 /// Every key's timeline over the first `executions_count` executions.
 pub struct Timelines {
     pub executions_count: usize,
-    keys: BTreeMap<(usize, Vec<u8>), Vec<(usize, Snap)>>,
+    keys: BTreeMap<DbKey, Vec<(usize, Snap)>>,
     dbs: Vec<Vec<(usize, DbEvent)>>,
 }
 

@@ -51,7 +51,7 @@ fn crash_keeps_synced_data_and_a_sector_prefix_of_the_rest() {
         // Cut at the durable end, a sector boundary or the end.
         let len = after.len() as u64;
         assert!(
-            len == 700 || len == 3700 || len % SECTOR_BYTES == 0,
+            len == 700 || len == 3700 || len.is_multiple_of(SECTOR_BYTES),
             "seed {seed}: {len}"
         );
     }
@@ -224,7 +224,7 @@ fn latency_is_bounded_and_seeded() {
     for _ in 0..1000 {
         let x = a.latency_ns(&op_fsync("f"));
         assert_eq!(x, b.latency_ns(&op_fsync("f")));
-        assert!(x >= 1 && x <= super::latency::LATENCY_NS_MAX);
+        assert!((1..=super::latency::LATENCY_NS_MAX).contains(&x));
     }
 }
 
