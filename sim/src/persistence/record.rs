@@ -15,7 +15,8 @@ pub struct Snapshot {
     pub prefix_lo: usize,
     pub prefix_hi: usize,
     pub renamed_ns: TimeNs,
-    /// A sync of the server's directory completed after the rename.
+    /// The rename is durable: a sync of the server's directory completed
+    /// after it, or the file system's journal committed.
     pub dir_synced: bool,
 }
 

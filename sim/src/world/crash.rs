@@ -84,7 +84,7 @@ impl World {
             .expect("crashes need a host with storage");
         host.forget_in_flight();
         let disk_faults_count = host.disk.stats.faults_count;
-        host.disk.advance(now_ns);
+        host.advance_disk(now_ns);
         host.disk.crash();
         let mut record = CrashRecord {
             at_ns: now_ns,

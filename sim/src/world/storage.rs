@@ -97,7 +97,7 @@ impl PersistHost {
 
     /// Performs `op` and notes what the checkers need (snapshots).
     fn perform(&mut self, op: &StorageOp, executions_count: usize, now_ns: u64) -> StorageResult {
-        self.disk.advance(now_ns);
+        self.advance_disk(now_ns);
         let result = self.disk.perform(op);
         if result.is_ok() {
             match op {
@@ -117,15 +117,25 @@ impl PersistHost {
                     }
                     self.temp_prefix.remove(from);
                 }
-                StorageOp::SyncDir { dir } if dir.is_empty() => {
-                    for s in &mut self.record.snapshots {
-                        s.dir_synced = true;
-                    }
-                }
+                StorageOp::SyncDir { dir } if dir.is_empty() => self.snapshots_durable(),
                 _ => {}
             }
         }
         result
+    }
+
+    /// Moves the disk's clock; a journal commit makes every rename so far
+    /// durable.
+    pub fn advance_disk(&mut self, now_ns: u64) {
+        if self.disk.advance(now_ns) {
+            self.snapshots_durable();
+        }
+    }
+
+    fn snapshots_durable(&mut self) {
+        for s in &mut self.record.snapshots {
+            s.dir_synced = true;
+        }
     }
 
     /// Closes the prefix intervals opened during a drain.

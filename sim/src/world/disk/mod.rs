@@ -198,16 +198,20 @@ impl Disk {
     /// Virtual time moves to `now_ns`: a journal commit that fell in
     /// between makes the directories as they are durable (nothing changed
     /// them since the last call, which came before the last change).
-    pub fn advance(&mut self, now_ns: u64) {
+    /// Returns whether a commit happened.
+    pub fn advance(&mut self, now_ns: u64) -> bool {
         assert!(now_ns >= self.now_ns, "disk time went back");
+        let mut committed = false;
         if let Some(interval_ns) = self.knobs.journal_commit_ns {
             if now_ns / interval_ns > self.now_ns / interval_ns {
                 self.durable = self.live.clone();
                 self.durable_dirs = self.live_dirs.clone();
                 self.collect_garbage();
+                committed = true;
             }
         }
         self.now_ns = now_ns;
+        committed
     }
 
     pub fn knobs(&self) -> &DiskKnobs {
