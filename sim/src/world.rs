@@ -49,6 +49,8 @@ mod invariants;
 mod output;
 mod pubsub;
 mod render;
+#[cfg(test)]
+mod restart_tests;
 mod server;
 mod storage;
 
