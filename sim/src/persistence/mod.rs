@@ -77,9 +77,11 @@ impl PersistKnobs {
     pub fn draw(seed: u64, mode: PersistMode, crash: bool, disk_faults: bool) -> PersistKnobs {
         let mut rng = stream_rng(seed, PERSIST_STREAM, 0);
         // Disk faults make Redis refuse writes (MISCONF), which the reply
-        // checkers do not model yet: only RDB mode draws them, with
-        // `stop-writes-on-bgsave-error no` (see `configure`).
-        let faults = disk_faults && rng.gen_bool(0.5) && mode == PersistMode::Rdb;
+        // checkers do not model yet: only RDB mode (with
+        // `stop-writes-on-bgsave-error no`, see `configure`) and `always`
+        // (where a write or fsync error ends the server) draw them.
+        let faults_fit = matches!(mode, PersistMode::Rdb | PersistMode::AofAlways);
+        let faults = disk_faults && rng.gen_bool(0.5) && faults_fit;
         let disk = DiskKnobs::draw(&mut rng, faults);
         let crash_after = rng.gen_range(CRASH_AFTER_PER_MILLE_MIN..=CRASH_AFTER_PER_MILLE_MAX);
         PersistKnobs {

@@ -118,6 +118,12 @@ impl PersistHost {
                     self.temp_prefix.remove(from);
                 }
                 StorageOp::SyncDir { dir } if dir.is_empty() => self.snapshots_durable(),
+                StorageOp::Rename { from, .. } => {
+                    self.temp_prefix.remove(from);
+                }
+                StorageOp::Remove { file } => {
+                    self.temp_prefix.remove(file);
+                }
                 _ => {}
             }
         }
