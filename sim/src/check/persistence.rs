@@ -67,6 +67,9 @@ impl Checker for Recovery {
             return Ok(());
         };
         if let Some(e) = &crash.restart_error {
+            if crash.restart_fault_injected {
+                return Ok(()); // the disk failed the restart itself
+            }
             return Err(fail(format!("restart after the crash failed: {e}")));
         }
         if let Some(e) = &crash.inspect_error {

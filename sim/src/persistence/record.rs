@@ -43,6 +43,9 @@ pub struct CrashRecord {
     pub restart_unix_ms: u64,
     /// The restarted server exited or failed to load: why.
     pub restart_error: Option<String>,
+    /// The disk injected a fault while the server restarted (an exit then
+    /// is legitimate).
+    pub restart_fault_injected: bool,
     /// Keys by (database, name); empty if `restart_error`.
     pub observed: BTreeMap<(usize, Vec<u8>), ObservedKey>,
     /// Reading the dataset went wrong (an unexpected reply).

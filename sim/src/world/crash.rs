@@ -93,7 +93,17 @@ impl World {
             restart_unix_ms: self.now().unix_ms(),
             ..CrashRecord::default()
         };
-        match self.restart() {
+        let faults_before = self
+            .persist
+            .as_ref()
+            .map_or(0, |h| h.disk.stats.faults_count);
+        let restarted = self.restart();
+        let faults_after = self
+            .persist
+            .as_ref()
+            .map_or(0, |h| h.disk.stats.faults_count);
+        record.restart_fault_injected = faults_after > faults_before;
+        match restarted {
             Ok(()) => {
                 let now = self.now();
                 let host = self.persist.as_mut().expect("still there");

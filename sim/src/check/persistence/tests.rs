@@ -198,4 +198,8 @@ fn an_exit_without_a_disk_fault_and_a_failed_restart_are_findings() {
     let crash = b.history.persist.as_mut().unwrap().crash.as_mut().unwrap();
     crash.restart_error = Some("Bad file format reading the append only file".into());
     assert!(Recovery.check(&b.history, &RunFacts::default()).is_err());
+    // Unless the disk failed the restart itself.
+    let crash = b.history.persist.as_mut().unwrap().crash.as_mut().unwrap();
+    crash.restart_fault_injected = true;
+    assert!(Recovery.check(&b.history, &RunFacts::default()).is_ok());
 }
