@@ -43,8 +43,9 @@ pub struct CrashRecord {
     pub restart_unix_ms: u64,
     /// The restarted server exited or failed to load: why.
     pub restart_error: Option<String>,
-    /// The disk injected a fault while the server restarted (an exit then
-    /// is legitimate).
+    /// The disk injected a fault while the server restarted, or the crash
+    /// tore a sector (an exit then is legitimate: Redis 7.0 also refuses a
+    /// torn AOF tail of garbage or zeros).
     pub restart_fault_injected: bool,
     /// Keys by (database, name); empty if `restart_error`.
     pub observed: BTreeMap<(usize, Vec<u8>), ObservedKey>,

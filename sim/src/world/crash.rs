@@ -84,8 +84,12 @@ impl World {
             .expect("crashes need a host with storage");
         host.forget_in_flight();
         let disk_faults_count = host.disk.stats.faults_count;
+        let torn_before = host.disk.stats.torn_count;
         host.advance_disk(now_ns);
         host.disk.crash();
+        // Redis 7.0 too refuses an AOF whose tail holds a torn sector's
+        // garbage or zeros (aof-load-truncated covers a short tail only).
+        let torn = host.disk.stats.torn_count > torn_before;
         let mut record = CrashRecord {
             at_ns: now_ns,
             executions_count,
@@ -102,7 +106,7 @@ impl World {
             .persist
             .as_ref()
             .map_or(0, |h| h.disk.stats.faults_count);
-        record.restart_fault_injected = faults_after > faults_before;
+        record.restart_fault_injected = faults_after > faults_before || torn;
         match restarted {
             Ok(()) => {
                 let now = self.now();
