@@ -50,7 +50,13 @@ fn crashes_recover(mode: PersistMode) {
         let history = run(&config, options).history.expect("kept");
         let record = history.persist.expect("a persistence run records");
         if let Some(crash) = &record.crash {
-            assert!(crash.restart_error.is_none() && crash.inspect_error.is_none());
+            // A restart may refuse a torn AOF tail (as Redis does); the
+            // recovery checker judged that above.
+            let clean = crash.restart_error.is_none() && crash.inspect_error.is_none();
+            assert!(
+                clean || crash.restart_fault_injected,
+                "seed {seed}: {crash:?}"
+            );
             crashes_count += 1;
         }
     }
@@ -69,17 +75,20 @@ fn aof_no_crashes_recover_a_prefix() {
     crashes_recover(PersistMode::AofNo);
 }
 
-/// Fails on main as of this writing: the engine's AOF receives no
-/// propagated commands yet (`take_propagated` in engine/src/engine/aof.rs
-/// returns nothing), so acknowledged writes are lost.
+/// Ignored: the recovery checker passes these seeds, but the blocking
+/// checker's timeout bound does not yet include the inline fsync's time
+/// on the command thread.
 #[test]
-#[ignore = "the engine does not yet propagate commands to the AOF"]
+#[ignore = "the blocking checker's bound lacks inline disk latency"]
 fn aof_always_crashes_keep_every_acknowledged_write() {
     crashes_recover(PersistMode::AofAlways);
 }
 
+/// Ignored: the engine does not fsync an incr file before switching to a
+/// new one (Redis 7.0.15 does), so a crash can tear a file that is not
+/// the last and the restart refuses it; and the blocking bound as above.
 #[test]
-#[ignore = "the engine does not yet propagate commands to the AOF"]
+#[ignore = "engine: old incr file not fsynced at a rewrite; blocking bound"]
 fn aof_everysec_crashes_lose_at_most_the_window() {
     crashes_recover(PersistMode::AofEverysec);
 }
