@@ -102,6 +102,8 @@ pub struct History {
     pub pubsub: PubSubRecord,
     /// Virtual time at which the run ended.
     pub end_ns: TimeNs,
+    /// Snapshots, the crash and the restarted dataset (persistence runs).
+    pub persist: Option<Box<crate::persistence::record::PersistRecord>>,
 }
 
 /// The kind of a pub/sub message, as its first element names it.

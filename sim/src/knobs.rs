@@ -6,6 +6,7 @@
 use rand::Rng;
 
 use crate::net::NetKnobs;
+use crate::persistence::{PersistKnobs, PersistMode};
 use crate::rng::{choice_rng, stream, stream_rng};
 use crate::workload::WorkloadKind;
 
@@ -90,6 +91,12 @@ pub struct Overrides {
     pub no_faults: bool,
     /// Run only these workloads (clients dealt round-robin over them).
     pub workloads: Option<Vec<WorkloadKind>>,
+    /// Persist in this mode (`--persistence`); None: no storage.
+    pub persistence: Option<PersistMode>,
+    /// With persistence: crash and restart the server once (`--crash`).
+    pub crash: bool,
+    /// With persistence: inject no disk faults (`--no-disk-faults`).
+    pub no_disk_faults: bool,
 }
 
 impl Overrides {
@@ -109,6 +116,15 @@ impl Overrides {
             let names: Vec<&str> = w.iter().map(|k| k.name()).collect();
             s.push_str(&format!(" --workloads {}", names.join(",")));
         }
+        if let Some(mode) = self.persistence {
+            s.push_str(&format!(" --persistence {}", mode.name()));
+        }
+        if self.crash {
+            s.push_str(" --crash");
+        }
+        if self.no_disk_faults {
+            s.push_str(" --no-disk-faults");
+        }
         s
     }
 }
@@ -123,6 +139,8 @@ pub struct Knobs {
     pub workloads: Vec<WorkloadKind>,
     pub net: NetKnobs,
     pub faults: FaultKnobs,
+    /// Persistence and the disk (None: the server has no storage).
+    pub persist: Option<PersistKnobs>,
 }
 
 impl Knobs {
@@ -182,6 +200,9 @@ impl Knobs {
             } else {
                 FaultKnobs::none()
             },
+            persist: overrides.persistence.map(|mode| {
+                PersistKnobs::draw(seed, mode, overrides.crash, !overrides.no_disk_faults)
+            }),
         };
         if let Some(c) = overrides.clients {
             knobs.clients_count = c.clamp(1, CLIENTS_MAX);

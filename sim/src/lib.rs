@@ -18,6 +18,7 @@ pub mod history;
 pub mod knobs;
 pub mod net;
 pub mod panic;
+pub mod persistence;
 /// The one real-time path (sockets, threads, `Instant`): see its docs.
 pub mod probe;
 pub mod queue;

@@ -59,6 +59,8 @@ pub struct SweepSummary {
     pub coverage: crate::coverage::Coverage,
     /// The argument classes every seed's requests reached together.
     pub arg_classes: crate::argclass::ArgClasses,
+    /// Persistence runs: crashes, recovered keys, the disk.
+    pub persist: crate::persistence::PersistStats,
 }
 
 impl SweepSummary {
@@ -74,6 +76,25 @@ impl SweepSummary {
         row("engine work units", self.work_units.to_string());
         row("faults injected", self.faults_count.to_string());
         row("events", self.events_count.to_string());
+        let p = &self.persist;
+        if p.runs_count > 0 {
+            row(
+                "persistence: crashes / keys back",
+                format!("{} / {}", p.crashes_count, p.recovered_keys_count),
+            );
+            row(
+                "persistence: snapshots / exits",
+                format!("{} / {}", p.snapshots_count, p.exits_count),
+            );
+            row(
+                "disk: fsyncs / MB appended",
+                format!("{} / {:.1}", p.fsyncs_count, p.bytes_appended as f64 / 1e6),
+            );
+            row(
+                "disk: faults / torn sectors",
+                format!("{} / {}", p.disk_faults_count, p.torn_sectors_count),
+            );
+        }
         row("simulated time", format!("{sim_s:.1} s"));
         row("wall time", format!("{wall_s:.2} s ({jobs} jobs)"));
         row(
@@ -179,6 +200,7 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.run_wall += report.wall;
                 sum.sim_wall += report.run_wall;
                 sum.arg_classes.merge(&report.arg_classes);
+                sum.persist.add(&report.stats.persist);
                 sum.model_counts.add(report.model_counts);
                 sum.coverage.merge(&report.coverage);
                 for (i, &(name, wall)) in report.check_walls.iter().enumerate() {

@@ -41,12 +41,18 @@ use crate::rng::{choice_rng, stream, stream_rng, stream_seed, ChoiceRng};
 use crate::trace::TraceHash;
 
 mod clients;
+mod crash;
+pub mod disk;
 mod faults;
+mod inspect;
 mod invariants;
 mod output;
 mod pubsub;
 mod render;
+#[cfg(test)]
+mod restart_tests;
 mod server;
+mod storage;
 
 pub use render::frame_summary;
 
@@ -84,6 +90,12 @@ enum SimEvent {
     Cron { deadline_ns: u64 },
     /// A connection reset (both directions lost at once).
     Reset { slot: u32 },
+    /// A background storage request's time is over.
+    StorageDone { token: u64 },
+    /// A forked child's current step is over.
+    ChildStep { child: u64 },
+    /// The server crashes (and restarts over the same disk).
+    Crash,
 }
 
 /// A readable name for an event tag (as logged by the trace).
@@ -96,6 +108,9 @@ pub fn describe_tag(tag: u64) -> String {
         4 => format!("DownArrive {{ slot: {id} }}"),
         5 => "CpuDone".into(),
         7 => format!("Reset {{ slot: {id} }}"),
+        8 => format!("StorageDone {{ token: {id} }}"),
+        9 => format!("ChildStep {{ child: {id} }}"),
+        10 => "Crash".into(),
         _ => "Cron".into(),
     }
 }
@@ -118,6 +133,9 @@ impl SimEvent {
             SimEvent::CpuDone { cron } => 5 | (cron as u64) << 8,
             SimEvent::Cron { deadline_ns } => 6 | deadline_ns << 8,
             SimEvent::Reset { slot } => 7 | (slot as u64) << 8,
+            SimEvent::StorageDone { token } => 8 | token << 8,
+            SimEvent::ChildStep { child } => 9 | child << 8,
+            SimEvent::Crash => 10,
         }
     }
 }
@@ -162,6 +180,8 @@ pub struct WorldStats {
     pub bg_busy_ns: u64,
     /// The run hit a hard bound (events or virtual time) before finishing.
     pub bound_hit: bool,
+    /// Crashes, snapshots and the disk (runs with persistence).
+    pub persist: crate::persistence::PersistStats,
 }
 
 pub struct World {
@@ -202,6 +222,8 @@ pub struct World {
     idle_until_ns: u64,
     /// Scratch for encoding requests.
     scratch: Vec<u8>,
+    /// The disk, children and crash (runs with persistence).
+    persist: Option<Box<storage::PersistHost>>,
 
     pub history: History,
     pub trace: TraceHash,
@@ -226,6 +248,15 @@ impl World {
         // The hashes workload grows its keys past this threshold and back
         // (its fields are bounded well below Redis's default of 512).
         config.limits.hash_max_listpack_entries = SIM_HASH_MAX_LISTPACK_ENTRIES;
+        let persist = knobs.persist.clone().map(|persist_knobs| {
+            persist_knobs.configure(&mut config);
+            Box::new(storage::PersistHost::new(
+                seed,
+                persist_knobs,
+                config.clone(),
+                knobs.ops_count,
+            ))
+        });
         let mut engine = Engine::new(config, Now::from_ns(0, UNIX_ORIGIN_US));
         // SLOWLOG, LATENCY and INFO commandstats then report the virtual CPU
         // time this world charges for each command (see `drain_engine`).
@@ -276,6 +307,7 @@ impl World {
             clock_skew_us: 0,
             idle_until_ns: 0,
             scratch: Vec::new(),
+            persist,
             history: History::default(),
             trace: TraceHash::new(record_event_hashes, print_trace),
             stats: WorldStats::default(),
@@ -284,6 +316,10 @@ impl World {
             // Clients start staggered over the first millisecond.
             let at = world.stagger_draw(1_000_000);
             world.schedule(at, SimEvent::ClientWake { client: i, gen: 0 });
+        }
+        if world.persist.is_some() {
+            // Loading at start: its reads are inline, before any client.
+            world.drain_engine(None);
         }
         world.reschedule_cron();
         world
@@ -359,6 +395,24 @@ impl World {
             self.trace.end_event();
         }
         self.history.end_ns = self.now_ns;
+        if let Some(host) = &self.persist {
+            self.history.persist = Some(Box::new(host.record.clone()));
+            let p = &mut self.stats.persist;
+            let disk = &host.disk.stats;
+            p.runs_count = 1;
+            p.crashes_count = host.record.crash.is_some() as u64;
+            p.recovered_keys_count = host
+                .record
+                .crash
+                .as_ref()
+                .map_or(0, |c| c.observed.len() as u64);
+            p.exits_count = host.record.exit.is_some() as u64;
+            p.snapshots_count = host.record.snapshots.len() as u64;
+            p.fsyncs_count = disk.fsyncs_count;
+            p.bytes_appended = disk.bytes_appended;
+            p.disk_faults_count = disk.faults_count;
+            p.torn_sectors_count = disk.torn_count;
+        }
         if self.faults_active {
             // Faults never stopped: judge liveness from the end only.
             self.history.faults_end_ns = self.now_ns;
@@ -391,6 +445,9 @@ impl World {
                 }
             }
             SimEvent::Reset { slot } => self.reset(slot, "reset"),
+            SimEvent::StorageDone { token } => self.storage_done_event(token),
+            SimEvent::ChildStep { child } => self.child_step(child),
+            SimEvent::Crash => self.crash(),
         }
     }
 }

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use seedkv_engine::PlantedBug;
 use seedkv_sim::knobs::Overrides;
+use seedkv_sim::persistence::PersistMode;
 use seedkv_sim::run::{check_determinism, run, RunConfig, RunOptions, RunReport};
 use seedkv_sim::shrink::shrink;
 use seedkv_sim::sweep::{sweep, SweepConfig};
@@ -107,6 +108,18 @@ struct KnobArgs {
     /// scan, ttl, big, ping).
     #[arg(long, value_delimiter = ',')]
     workloads: Option<Vec<String>>,
+    /// Give the server a modelled disk and persist: rdb, aof-always,
+    /// aof-everysec or aof-no.
+    #[arg(long)]
+    persistence: Option<String>,
+    /// With --persistence: crash the server once at a seeded time, restart
+    /// it over the same disk and check what it recovered.
+    #[arg(long)]
+    crash: bool,
+    /// With --persistence: inject no disk faults (errors, short writes,
+    /// a full disk); crash semantics stay.
+    #[arg(long)]
+    no_disk_faults: bool,
 }
 
 impl KnobArgs {
@@ -135,11 +148,25 @@ impl KnobArgs {
         if workloads.as_ref().is_some_and(|w| w.is_empty()) {
             return Err("--workloads needs at least one".into());
         }
+        let persistence = match &self.persistence {
+            None => None,
+            Some(name) => Some(PersistMode::from_name(name).ok_or_else(|| {
+                format!(
+                    "unknown persistence {name:?}; known: rdb, aof-always, aof-everysec, aof-no"
+                )
+            })?),
+        };
+        if persistence.is_none() && (self.crash || self.no_disk_faults) {
+            return Err("--crash and --no-disk-faults need --persistence".into());
+        }
         Ok(Overrides {
             clients: self.clients,
             ops: self.ops,
             no_faults: self.no_faults,
             workloads,
+            persistence,
+            crash: self.crash,
+            no_disk_faults: self.no_disk_faults,
         })
     }
 

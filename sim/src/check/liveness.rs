@@ -133,6 +133,7 @@ mod tests {
             faults_end_ns: 50,
             pubsub: Default::default(),
             end_ns: 10_000,
+            persist: None,
         }
     }
 

@@ -19,6 +19,7 @@ pub mod latency;
 pub mod linearizability;
 pub mod model;
 pub mod no_freeze;
+pub mod persistence;
 pub mod pop_model;
 pub mod scan;
 pub mod transfer;
@@ -105,5 +106,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(rare::RareReplies),
         Box::new(no_freeze::NoFreeze),
         Box::new(adversarial::AdversarialScripts),
+        Box::new(persistence::Recovery),
     ]
 }

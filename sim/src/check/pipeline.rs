@@ -360,6 +360,7 @@ mod tests {
             faults_end_ns: 0,
             pubsub: Default::default(),
             end_ns: 1000,
+            persist: None,
         }
     }
 

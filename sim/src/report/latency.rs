@@ -112,6 +112,7 @@ pub fn run_latency(config: &LatencyConfig) -> Result<LatencyReport, String> {
         ops: Some(OPS_MAX),
         no_faults: true,
         workloads: Some(vec![WorkloadKind::Ping, WorkloadKind::Big]),
+        ..Default::default()
     };
     let mut knobs = Knobs::draw(config.seed, &overrides);
     knobs.net = loopback_net();

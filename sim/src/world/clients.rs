@@ -87,6 +87,7 @@ impl World {
         let sent = self.clients[ci].outstanding.len() as u64;
         self.clients[ci].ops_left = self.clients[ci].ops_left.saturating_sub(sent);
         self.ops_sent += sent;
+        self.maybe_schedule_crash();
         self.trace.bytes(&self.scratch);
         self.stats.bytes_up += self.scratch.len() as u64;
         let now = self.now_ns;
@@ -268,7 +269,7 @@ impl World {
         }
     }
 
-    fn mark_done(&mut self, client: u32) {
+    pub(super) fn mark_done(&mut self, client: u32) {
         let c = &mut self.clients[client as usize];
         if !c.done {
             c.done = true;

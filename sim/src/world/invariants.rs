@@ -80,6 +80,7 @@ mod tests {
                 WorkloadKind::Blocking,
                 WorkloadKind::Transfer,
             ]),
+            ..Default::default()
         };
         let mut world = World::new(3, Knobs::draw(3, &overrides), None, false, false);
         world.run();

@@ -2,7 +2,7 @@
 //! bytes to the engine, and the drain of the engine's events that charges
 //! their virtual cost.
 
-use seedkv_engine::{ClientId, Event};
+use seedkv_engine::{ClientId, Event, LogLevel};
 
 use super::{conn_slot, SimEvent, World};
 use crate::history::{Execution, Received};
@@ -47,7 +47,7 @@ impl World {
 
     /// Starts a CPU turn if the CPU is free and has work.
     pub(super) fn cpu_start(&mut self) {
-        if self.cpu_busy {
+        if self.cpu_busy || self.server_dead() {
             return;
         }
         let now = self.now();
@@ -116,7 +116,7 @@ impl World {
         }
     }
 
-    fn begin_turn(&mut self, cost_ns: u64, conn: Option<u32>) {
+    pub(super) fn begin_turn(&mut self, cost_ns: u64, conn: Option<u32>) {
         debug_assert!(!self.cpu_busy);
         self.cpu_busy = true;
         self.turn_conn = conn;
@@ -193,10 +193,27 @@ impl World {
                 Event::Shutdown(_) => {
                     unreachable!("the simulated server's table has no SHUTDOWN")
                 }
-                Event::Log { .. } => {}
-                Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
-                    unreachable!("the simulated server has no storage (Config::storage is off)")
+                Event::Log { level, text } => {
+                    if let (LogLevel::Warning, Some(host)) = (level, self.persist.as_mut()) {
+                        host.last_warning = text;
+                    }
                 }
+                Event::Storage(request) => cost_ns += self.storage_request(request),
+                Event::Fork(fork) => self.fork(fork),
+                Event::Exit { status } => {
+                    let host = self
+                        .persist
+                        .as_mut()
+                        .expect("only a server with storage exits");
+                    host.exit_pending.get_or_insert(status);
+                }
+            }
+        }
+        if let Some(host) = self.persist.as_mut() {
+            host.close_prefixes(self.history.executions.len());
+            if let Some(status) = host.exit_pending.take() {
+                self.server_exited(status);
+                return cost_ns;
             }
         }
         while let Some(id) = self.engine.poll_transmit() {

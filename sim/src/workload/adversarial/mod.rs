@@ -183,6 +183,7 @@ mod tests {
                     ops: Some(600),
                     no_faults,
                     workloads: Some(vec![WorkloadKind::Adversarial]),
+                    ..Default::default()
                 },
             };
             let report = run(&config, RunOptions::default());
