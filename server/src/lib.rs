@@ -15,11 +15,13 @@ pub mod access;
 pub mod alloc;
 pub mod clock;
 pub mod event_loop;
+pub mod fork;
 pub mod logging;
 pub mod net;
 pub mod options;
 pub mod shutdown;
 pub mod stopwatch;
+pub mod storage;
 
 pub use clock::{Clock, OsClock, VirtualClock};
 pub use event_loop::{serve, Host};
@@ -82,7 +84,9 @@ pub fn run(options: Options) -> io::Result<()> {
             config.seed
         ));
         logging::notice("Server initialized");
-        let host = Host::new(config, OsClock::new());
+        let dir = storage_dir(&mut config)?;
+        config.storage = true;
+        let host = Host::with_dir(config, OsClock::new(), dir);
         watch_signals(&host)?;
         logging::notice(&format!("Ready to accept connections tcp port={port}"));
         let cause = serve(host.clone(), listeners).await;
@@ -90,9 +94,32 @@ pub fn run(options: Options) -> io::Result<()> {
             "Closed every connection after {cause:?}; {} left.",
             host.connections_count()
         ));
+        host.kill_children();
         logging::warn("seedkv is now ready to exit, bye bye...");
         Ok(())
     })
+}
+
+/// The configured `dir` as an absolute path, also written back into the
+/// configuration (CONFIG GET dir reports it absolute, as Redis's getcwd
+/// does). A missing directory stops the start, as Redis's failed chdir.
+fn storage_dir(config: &mut seedkv_engine::Config) -> io::Result<std::path::PathBuf> {
+    let named = seedkv_engine::commands::config::config_get(config, "dir")
+        .unwrap_or_else(|| ".".to_string());
+    let dir = std::fs::canonicalize(&named).map_err(|e| {
+        logging::warn(&format!("Can't chdir to '{named}': {e}"));
+        e
+    })?;
+    if !dir.is_dir() {
+        logging::warn(&format!("Can't chdir to '{named}': Not a directory"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "dir is not a directory",
+        ));
+    }
+    let _ =
+        seedkv_engine::commands::config::apply_config_line(config, "dir", &dir.to_string_lossy());
+    Ok(dir)
 }
 
 /// Turns SIGTERM and SIGINT into a shutdown request, logged as Redis logs

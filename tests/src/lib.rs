@@ -152,14 +152,26 @@ pub struct ServerProcess {
     pub port: u16,
     /// Everything the process wrote to stderr so far (seedkv's log).
     log: std::sync::Arc<Mutex<String>>,
+    /// The server's own `--dir`, when the caller gave none.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl ServerProcess {
     /// Starts `seedkv-server` with `--port 0 --seed 1` plus `extra` flags,
-    /// and waits until it accepts connections.
+    /// and waits until it accepts connections. Unless `extra` names a
+    /// `--dir`, the server gets a fresh temporary one (removed on drop), so
+    /// that no test loads another's files.
     pub fn seedkv(extra: &[&str]) -> ServerProcess {
-        let mut child = Command::new(server_binary())
-            .args(["--port", "0", "--seed", "1"])
+        let own_dir = match extra.contains(&"--dir") {
+            true => None,
+            false => Some(tempfile::tempdir().expect("a temporary --dir")),
+        };
+        let mut command = Command::new(server_binary());
+        command.args(["--port", "0", "--seed", "1"]);
+        if let Some(dir) = &own_dir {
+            command.arg("--dir").arg(dir.path());
+        }
+        let mut child = command
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -201,7 +213,12 @@ impl ServerProcess {
             }
         };
         wait_for_port(port, &mut child, "seedkv-server");
-        ServerProcess { child, port, log }
+        ServerProcess {
+            child,
+            port,
+            log,
+            _dir: own_dir,
+        }
     }
 
     /// Starts a real `redis-server` (no persistence) on a free port, or
@@ -215,6 +232,13 @@ impl ServerProcess {
     /// "Ready to accept connections" line, never a connect, and a lost
     /// race retries on a new port.
     pub fn redis() -> Option<ServerProcess> {
+        ServerProcess::redis_with(&[])
+    }
+
+    /// [`ServerProcess::redis`] with `extra` arguments after the defaults
+    /// (a later `--appendonly yes` overrides the default `no`; `--dir`
+    /// chooses where its files go, else the current directory).
+    pub fn redis_with(extra: &[&str]) -> Option<ServerProcess> {
         let bin = find_in_path("redis-server")?;
         const ATTEMPTS: usize = 10;
         let mut last_log = String::new();
@@ -224,6 +248,7 @@ impl ServerProcess {
                 .args(["--port", &port.to_string()])
                 .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
                 .args(["--daemonize", "no", "--logfile", ""])
+                .args(extra)
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
@@ -250,7 +275,12 @@ impl ServerProcess {
             });
             match ready_rx.recv_timeout(STARTUP_TIMEOUT) {
                 Ok(()) => {
-                    return Some(ServerProcess { child, port, log });
+                    return Some(ServerProcess {
+                        child,
+                        port,
+                        log,
+                        _dir: None,
+                    });
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     let _ = child.wait();
@@ -302,6 +332,11 @@ impl ServerProcess {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// The process id (for signals a test sends itself, e.g. SIGKILL).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// `redis://127.0.0.1:PORT/`
