@@ -16,6 +16,7 @@ pub mod latency_graph;
 pub mod lists;
 pub mod memory;
 pub mod monitor;
+pub mod persistence;
 pub mod object;
 pub mod pubsub;
 pub mod scan;
@@ -60,6 +61,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     pubsub::COMMANDS,
     scripting::COMMANDS,
     debug::COMMANDS,
+    persistence::COMMANDS,
 ];
 
 #[cfg(test)]

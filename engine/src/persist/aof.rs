@@ -24,3 +24,8 @@ pub(crate) fn rewrite_exited(
     _ok: bool,
 ) {
 }
+
+/// BGREWRITEAOF.
+pub(crate) fn bgrewriteaof_command(ctx: &mut crate::cmd::Ctx) {
+    ctx.error("ERR");
+}

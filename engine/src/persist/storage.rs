@@ -62,6 +62,9 @@ pub enum StorageOp {
     /// Atomically replace `to` with `from` (`rename(2)`). Durable only once
     /// the directory is synced ([`StorageOp::SyncDir`]).
     Rename { from: String, to: String },
+    /// Cut `file` to `len_bytes` (`truncate(2)`): loading cuts a torn AOF
+    /// tail this way when `aof-load-truncated` allows it.
+    Truncate { file: String, len_bytes: u64 },
     /// Delete `file`; a missing file is not an error.
     Remove { file: String },
     /// Create directory `dir` (`appenddirname`); an existing one is fine.
@@ -81,6 +84,7 @@ impl StorageOp {
             | StorageOp::Create { file }
             | StorageOp::Append { file, .. }
             | StorageOp::Fsync { file }
+            | StorageOp::Truncate { file, .. }
             | StorageOp::Remove { file }
             | StorageOp::Size { file } => file,
             StorageOp::Rename { to, .. } => to,

@@ -53,6 +53,11 @@ impl MemDisk {
                 self.files.insert(to.clone(), data);
                 Ok(StorageDone::Ok)
             }
+            StorageOp::Truncate { file, len_bytes } => {
+                let data = self.files.get_mut(file).ok_or(StorageError::NotFound)?;
+                data.truncate(*len_bytes as usize);
+                Ok(StorageDone::Ok)
+            }
             StorageOp::Remove { file } => {
                 self.files.remove(file);
                 Ok(StorageDone::Ok)
