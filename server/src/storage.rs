@@ -108,6 +108,18 @@ impl Disk {
                 };
                 Ok(StorageDone::Ok)
             }
+            StorageOp::Truncate { file, len_bytes } => {
+                // set_len on the open append handle, or a fresh one; an
+                // O_APPEND handle keeps appending at the new end.
+                match self.appends.get(file) {
+                    Some(handle) => handle.set_len(*len_bytes)?,
+                    None => OpenOptions::new()
+                        .write(true)
+                        .open(self.path(file)?)?
+                        .set_len(*len_bytes)?,
+                }
+                Ok(StorageDone::Ok)
+            }
             StorageOp::Remove { file } => {
                 let path = self.path(file)?;
                 self.appends.remove(file);
