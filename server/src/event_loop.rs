@@ -269,7 +269,7 @@ impl Host {
         let dir = self.disk.borrow().base().to_path_buf();
         let spawned = self.children.borrow_mut().spawn(engine, now, fork, dir);
         match spawned {
-            Ok(pid) => crate::logging::notice(&format!("Background child started by pid {pid}")),
+            Ok(_) => {}
             Err(e) => {
                 crate::logging::warn(&format!("Can't fork a background child: {e}"));
                 engine.child_exited(now, fork.id, false);
