@@ -66,6 +66,7 @@ use crate::time::Now;
 
 mod cron;
 mod pause;
+mod aof;
 mod persist;
 mod planted_seams;
 mod unblock;
@@ -294,6 +295,7 @@ impl Engine {
             self.args = args;
         }
         self.run_held(now, held);
+        self.after_input_persist(now);
     }
 
     /// Executes the complete requests in `client`'s query buffer, in order,
@@ -373,6 +375,7 @@ impl Engine {
         }
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
         self.cron(now);
+        self.after_input_persist(now);
     }
 
     /// The next time `handle_timeout` wants to run (monotonic nanoseconds):

@@ -368,6 +368,9 @@ impl Pipeline<'_> {
             resolved,
             reply,
         );
+        if in_exec.is_none() {
+            crate::persist::admit(self.server, resolved, reply);
+        }
         let c = self.clients.get_mut(&client).expect("client");
         if c.protocol == Protocol::Resp2 && !c.subscriptions.is_empty() {
             *resolved = resolve::reject_while_subscribed(*resolved, reply);

@@ -41,6 +41,7 @@ impl Engine {
         crate::planted::run_held_writes(&mut self.server, &mut held);
         if self.server.config.storage {
             crate::persist::rdb::cron(&mut self.server, &mut self.events, now);
+            crate::persist::aof::cron(&mut self.server, &mut self.events, now);
         }
     }
 }

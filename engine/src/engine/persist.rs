@@ -12,17 +12,22 @@ impl Engine {
     /// Loading at start: with a host that has storage, the AOF when
     /// `appendonly yes`, else `dbfilename`. The host drains the requests
     /// (inline) before it accepts a connection.
-    pub(super) fn start_persistence(&mut self, _now: Now) {
+    pub(super) fn start_persistence(&mut self, now: Now) {
+        self.server.persist.rdb.lastsave_unix_s = now.unix_us / 1_000_000;
         if !self.server.config.storage {
             return;
         }
-        crate::persist::rdb::start_load(&mut self.server, &mut self.events);
+        if crate::persist::PersistConfig::of(&self.server.config).appendonly {
+            self.start_aof_load();
+        } else {
+            crate::persist::rdb::start_load(&mut self.server, &mut self.events);
+        }
     }
 
     /// Whether loading at start is still going on (the host has not yet
     /// completed its reads).
     pub fn is_loading(&self) -> bool {
-        self.server.persist.load.is_some()
+        self.server.persist.load.is_some() || self.server.persist.aof_load.is_some()
     }
 
     /// The outcome of the storage request `id` (see
@@ -54,12 +59,20 @@ impl Engine {
                     self.fatal(line);
                 }
             }
+            Purpose::Aof(op) => {
+                let r = crate::persist::aof::done(&mut self.server, &mut self.events, now, op, result);
+                if let Err(line) = r {
+                    self.fatal(line);
+                }
+            }
+            Purpose::AofLoad => self.aof_load_done(now, result),
             Purpose::Cleanup => {}
         }
+        self.after_input_persist(now);
     }
 
     /// Redis logs and exits: the host stops with status 1.
-    fn fatal(&mut self, line: String) {
+    pub(super) fn fatal(&mut self, line: String) {
         self.events.push_back(Event::Log {
             level: LogLevel::Warning,
             text: line,
@@ -131,5 +144,6 @@ impl Engine {
             return;
         }
         crate::persist::aof::rewrite_exited(&mut self.server, &mut self.events, now, id, ok);
+        self.after_input_persist(now);
     }
 }

@@ -14,11 +14,44 @@
 
 pub(crate) mod aof;
 pub mod child;
+pub(crate) mod info;
 pub(crate) mod rdb;
 pub(crate) mod state;
 pub mod storage;
+#[cfg(test)]
+mod tests;
 
 pub use child::ChildProcess;
+
+use crate::cmd::{flags, CommandSpec};
+use crate::resp::{Protocol, ReplyWriter};
+use crate::server::Server;
+use crate::stats::CommandName;
+
+/// Refuses writes (and PING, as Redis does) with MISCONF while the disk
+/// fails: the last background save (with `stop-writes-on-bgsave-error`
+/// and save points) or the AOF (Redis's `writeCommandsDeniedByDiskError`).
+pub(crate) fn admit(
+    server: &Server,
+    resolved: &mut Result<(Option<&'static CommandSpec>, &'static CommandSpec), Option<CommandName>>,
+    reply: &mut Vec<u8>,
+) {
+    let Ok((parent, spec)) = *resolved else {
+        return;
+    };
+    if !spec.has(flags::WRITE) && spec.name != "ping" {
+        return;
+    }
+    let message = if rdb::writes_denied(server) {
+        rdb::MISCONF_BGSAVE.to_string()
+    } else if let Some(e) = aof::writes_denied(server) {
+        format!("MISCONF Errors writing to the AOF file: {}", e.text())
+    } else {
+        return;
+    };
+    ReplyWriter::new(reply, Protocol::Resp2).error(&message);
+    *resolved = Err(Some(CommandName::of(parent, spec)));
+}
 pub use state::PersistConfig;
 pub use storage::{
     ChildId, ChildJob, ForkRequest, IoMode, StorageDone, StorageError, StorageId, StorageOp,

@@ -71,6 +71,10 @@ pub(crate) enum Purpose {
     Save,
     /// Reading `dbfilename` or an AOF file at start.
     Load,
+    /// The AOF (see `aof`).
+    Aof(super::aof::AofOp),
+    /// Loading the AOF at start.
+    AofLoad,
     /// Tidying up (removing a failed child's temp file): the outcome only
     /// matters to the log.
     Cleanup,
@@ -112,4 +116,6 @@ pub struct Persist {
     pub(crate) requests: Requests,
     pub(crate) rdb: super::rdb::RdbState,
     pub(crate) load: Option<super::rdb::Load>,
+    pub(crate) aof: super::aof::Aof,
+    pub(crate) aof_load: Option<super::aof::load::AofLoad>,
 }

@@ -232,31 +232,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 ctx.server.stats.lazyfreed_objects,
             )
         }
-        "persistence" => {
-            let aof = config_get(cfg, "appendonly").is_some_and(|v| v == "yes");
-            write!(
-                out,
-                "# Persistence\r\n\
-                 loading:0\r\n\
-                 async_loading:0\r\n\
-                 rdb_changes_since_last_save:{}\r\n\
-                 rdb_bgsave_in_progress:0\r\n\
-                 rdb_last_save_time:{}\r\n\
-                 rdb_last_bgsave_status:ok\r\n\
-                 rdb_last_bgsave_time_sec:-1\r\n\
-                 rdb_current_bgsave_time_sec:-1\r\n\
-                 aof_enabled:{}\r\n\
-                 aof_rewrite_in_progress:0\r\n\
-                 aof_rewrite_scheduled:0\r\n\
-                 aof_last_rewrite_time_sec:-1\r\n\
-                 aof_current_rewrite_time_sec:-1\r\n\
-                 aof_last_bgrewrite_status:ok\r\n\
-                 aof_last_write_status:ok\r\n",
-                ctx.server.dirty,
-                ctx.server.started.unix_us / 1_000_000,
-                aof as u8,
-            )
-        }
+        "persistence" => crate::persist::info::write(ctx.server, ctx.now, out),
         "stats" => {
             let s = &ctx.server.stats;
             write!(

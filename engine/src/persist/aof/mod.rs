@@ -1,0 +1,339 @@
+//! The append-only file as Redis 7.0 keeps it: multi-part (a base file,
+//! incremental files, a manifest, all under `appenddirname`), written after
+//! every input from the propagated commands, fsynced per `appendfsync`.
+//!
+//! - **always**: the buffer is appended and fsynced *inline* after each
+//!   input that wrote, so the replies of that input leave only after the
+//!   fsync (the host performs inline requests before transmitting). An
+//!   append or fsync error is fatal, as in Redis ("Can't recover from AOF
+//!   write error when the AOF fsync policy is 'always'. Exiting...").
+//! - **everysec**: appended inline (the page cache), fsynced in the
+//!   background at most once a second; while a background fsync is still
+//!   running, the append is postponed, up to 2 seconds, then done anyway
+//!   (INFO `aof_delayed_fsync`).
+//! - **no**: appended inline, never fsynced by the server.
+//!
+//! After an append error (everysec/no) writes are refused with
+//! `MISCONF Errors writing to the AOF file: ...` until an append succeeds;
+//! the cron retries. A background fsync error does the same until a later
+//! fsync succeeds.
+
+pub(crate) mod commands;
+pub(crate) mod load;
+pub(crate) mod manifest;
+pub(crate) mod rewrite;
+
+use std::collections::VecDeque;
+
+use super::state::{Fsync, PersistConfig, Purpose};
+use super::storage::{IoMode, StorageDone, StorageError, StorageOp, StorageResult};
+use crate::event::{Event, LogLevel};
+use crate::server::Server;
+use crate::time::Now;
+use manifest::Manifest;
+
+pub(crate) use rewrite::{bgrewriteaof_command, rewrite_active, rewrite_bytes, rewrite_exited};
+
+/// Redis's postponement limit for everysec appends while a background
+/// fsync runs.
+pub const POSTPONE_LIMIT_NS: u64 = 2_000_000_000;
+/// everysec: a background fsync at most this often.
+pub const EVERYSEC_NS: u64 = 1_000_000_000;
+
+/// What an AOF request is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AofOp {
+    /// An append of `len` buffered bytes.
+    Append { len: usize },
+    /// The fsync that follows an append under `always`.
+    FsyncAlways,
+    /// A background fsync under everysec.
+    FsyncBackground,
+    /// A step of writing the manifest or opening files.
+    Files,
+}
+
+/// The AOF state (INFO persistence's `aof_*` fields).
+#[derive(Debug, Default)]
+pub(crate) struct Aof {
+    /// Commands are appended (Redis's `aof_state == AOF_ON`).
+    pub(crate) on: bool,
+    pub(crate) manifest: Manifest,
+    /// The incr file being appended to, with its directory.
+    pub(crate) incr_path: String,
+    /// Propagated bytes not yet appended (`aof_buf`).
+    pub(crate) buf: Vec<u8>,
+    /// An append in flight (inline: completes before the next input).
+    pub(crate) append_in_flight: bool,
+    pub(crate) fsync_in_flight: bool,
+    /// Bytes were appended since the last fsync.
+    pub(crate) unsynced: bool,
+    pub(crate) last_fsync_mono_ns: u64,
+    pub(crate) postponed_since_ns: Option<u64>,
+    pub(crate) delayed_fsync: u64,
+    /// The last append failed (`aof_last_write_status`).
+    pub(crate) write_error: Option<StorageError>,
+    /// The last background fsync failed (`aof_bio_fsync_status`).
+    pub(crate) fsync_error: Option<StorageError>,
+    /// Bytes in the current incr file, and in the base.
+    pub(crate) incr_size_bytes: u64,
+    pub(crate) base_size_bytes: u64,
+    pub(crate) rewrite: rewrite::RewriteState,
+}
+
+/// The directory-qualified name of `file` in `appenddirname`.
+pub(crate) fn path(pc: &PersistConfig, file: &str) -> String {
+    format!("{}/{}", pc.appenddirname, file)
+}
+
+/// Whether writes are refused because the AOF cannot be written.
+pub(crate) fn writes_denied(server: &Server) -> Option<StorageError> {
+    let aof = &server.persist.aof;
+    if !aof.on {
+        return None;
+    }
+    aof.write_error.or(aof.fsync_error)
+}
+
+/// Bytes propagated by the commands of the last input, for the AOF.
+pub(crate) fn feed(server: &mut Server, bytes: &[u8]) {
+    if server.persist.aof.on || server.persist.aof.rewrite.waiting_to_turn_on() {
+        server.persist.aof.buf.extend_from_slice(bytes);
+    }
+}
+
+/// After every input (Redis's `beforeSleep` → `flushAppendOnlyFile(0)`):
+/// appends the buffer and fsyncs as the policy says.
+pub(crate) fn flush(server: &mut Server, events: &mut VecDeque<Event>, now: Now, force: bool) {
+    let pc = PersistConfig::of(&server.config);
+    let aof = &mut server.persist.aof;
+    if !aof.on || aof.append_in_flight {
+        return;
+    }
+    if aof.buf.is_empty() {
+        maybe_background_fsync(server, events, now, &pc);
+        return;
+    }
+    if pc.appendfsync == Fsync::EverySec && !force && aof.fsync_in_flight {
+        match aof.postponed_since_ns {
+            None => {
+                aof.postponed_since_ns = Some(now.mono_ns);
+                return;
+            }
+            Some(since) if now.mono_ns.saturating_sub(since) < POSTPONE_LIMIT_NS => return,
+            Some(_) => {
+                aof.delayed_fsync += 1;
+                events.push_back(Event::Log {
+                    level: LogLevel::Notice,
+                    text: "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the \
+                           AOF buffer without waiting for fsync to complete, this may slow down \
+                           Redis."
+                        .to_string(),
+                });
+            }
+        }
+    }
+    aof.postponed_since_ns = None;
+    aof.append_in_flight = true;
+    let bytes = aof.buf.clone();
+    let len = bytes.len();
+    let file = aof.incr_path.clone();
+    server.persist.requests.issue(
+        events,
+        IoMode::Inline,
+        StorageOp::Append { file, bytes },
+        Purpose::Aof(AofOp::Append { len }),
+    );
+}
+
+/// everysec: a background fsync once a second when there is something
+/// unsynced and none is running.
+fn maybe_background_fsync(
+    server: &mut Server,
+    events: &mut VecDeque<Event>,
+    now: Now,
+    pc: &PersistConfig,
+) {
+    let aof = &mut server.persist.aof;
+    let due = now.mono_ns.saturating_sub(aof.last_fsync_mono_ns) >= EVERYSEC_NS;
+    if pc.appendfsync != Fsync::EverySec || aof.fsync_in_flight || !due {
+        return;
+    }
+    if aof.write_error.is_some() || !aof.unsynced {
+        return;
+    }
+    if pc.no_appendfsync_on_rewrite && rewrite_active(server) {
+        return;
+    }
+    let aof = &mut server.persist.aof;
+    aof.fsync_in_flight = true;
+    aof.unsynced = false;
+    aof.last_fsync_mono_ns = now.mono_ns;
+    let file = aof.incr_path.clone();
+    server.persist.requests.issue(
+        events,
+        IoMode::Background,
+        StorageOp::Fsync { file },
+        Purpose::Aof(AofOp::FsyncBackground),
+    );
+}
+
+/// The outcome of an AOF request. Returns `Err(line)` when Redis would
+/// exit.
+pub(crate) fn done(
+    server: &mut Server,
+    events: &mut VecDeque<Event>,
+    now: Now,
+    op: AofOp,
+    result: StorageResult,
+) -> Result<(), String> {
+    let pc = PersistConfig::of(&server.config);
+    match op {
+        AofOp::Append { len } => appended(server, events, now, &pc, len, result),
+        AofOp::FsyncAlways => match result {
+            Ok(_) => {
+                server.persist.aof.last_fsync_mono_ns = now.mono_ns;
+                Ok(())
+            }
+            Err(e) => Err(format!(
+                "Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. \
+                 Exiting...",
+                e.text()
+            )),
+        },
+        AofOp::FsyncBackground => {
+            let aof = &mut server.persist.aof;
+            aof.fsync_in_flight = false;
+            match result {
+                Ok(_) => aof.fsync_error = None,
+                Err(e) => {
+                    // The data is not durable and a retry would not make
+                    // it so: the next append marks it unsynced again.
+                    aof.fsync_error = Some(e);
+                    aof.unsynced = true;
+                    events.push_back(Event::Log {
+                        level: LogLevel::Warning,
+                        text: format!("Fail to fsync the AOF file: {}", e.text()),
+                    });
+                }
+            }
+            Ok(())
+        }
+        AofOp::Files => match result {
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("Can't open the append-only file: {}", e.text())),
+        },
+    }
+}
+
+fn appended(
+    server: &mut Server,
+    events: &mut VecDeque<Event>,
+    now: Now,
+    pc: &PersistConfig,
+    len: usize,
+    result: StorageResult,
+) -> Result<(), String> {
+    let aof = &mut server.persist.aof;
+    aof.append_in_flight = false;
+    let written = match result {
+        Ok(StorageDone::Written(n)) => (n as usize).min(len),
+        Ok(_) => len,
+        Err(e) => {
+            if pc.appendfsync == Fsync::Always {
+                return Err("Can't recover from AOF write error when the AOF fsync policy is \
+                            'always'. Exiting..."
+                    .to_string());
+            }
+            if aof.write_error.is_none() {
+                events.push_back(Event::Log {
+                    level: LogLevel::Warning,
+                    text: format!("Error writing to the AOF file: {}", e.text()),
+                });
+            }
+            aof.write_error = Some(e);
+            return Ok(());
+        }
+    };
+    // What reached the file leaves the buffer; a short write keeps the
+    // rest to append after it (the file holds a prefix of the buffer, so
+    // appending the rest completes the same bytes).
+    aof.buf.drain(..written);
+    aof.incr_size_bytes += written as u64;
+    aof.unsynced = true;
+    if written < len {
+        if pc.appendfsync == Fsync::Always {
+            return Err("Can't recover from AOF write error when the AOF fsync policy is \
+                        'always'. Exiting..."
+                .to_string());
+        }
+        aof.write_error = Some(StorageError::NoSpace);
+        events.push_back(Event::Log {
+            level: LogLevel::Warning,
+            text: format!(
+                "Short write while writing to the AOF file: (nwritten={written}, expected={len})"
+            ),
+        });
+        return Ok(());
+    }
+    if aof.write_error.take().is_some() {
+        events.push_back(Event::Log {
+            level: LogLevel::Warning,
+            text: "AOF write error looks solved, Redis can write again.".to_string(),
+        });
+    }
+    if pc.appendfsync == Fsync::Always {
+        aof.unsynced = false;
+        let file = aof.incr_path.clone();
+        server.persist.requests.issue(
+            events,
+            IoMode::Inline,
+            StorageOp::Fsync { file },
+            Purpose::Aof(AofOp::FsyncAlways),
+        );
+        return Ok(());
+    }
+    maybe_background_fsync(server, events, now, pc);
+    Ok(())
+}
+
+/// The cron's part (Redis's `serverCron`): a postponed append, a retry
+/// after an append error, and the everysec fsync.
+pub(crate) fn cron(server: &mut Server, events: &mut VecDeque<Event>, now: Now) {
+    if !server.persist.aof.on {
+        return;
+    }
+    flush(server, events, now, false);
+    rewrite::cron(server, events, now);
+}
+
+/// Issues the requests that write `manifest` durably: a temp file,
+/// fsynced, renamed over the manifest, and the directory synced
+/// (`persistAofManifest`).
+pub(crate) fn persist_manifest(
+    server: &mut Server,
+    events: &mut VecDeque<Event>,
+    pc: &PersistConfig,
+) {
+    let name = Manifest::file_name(&pc.appendfilename);
+    let temp = path(pc, &format!("temp-{name}"));
+    let text = server.persist.aof.manifest.render().into_bytes();
+    let requests = &mut server.persist.requests;
+    for op in [
+        StorageOp::Create { file: temp.clone() },
+        StorageOp::Append {
+            file: temp.clone(),
+            bytes: text,
+        },
+        StorageOp::Fsync { file: temp.clone() },
+        StorageOp::Rename {
+            from: temp,
+            to: path(pc, &name),
+        },
+        StorageOp::SyncDir {
+            dir: pc.appenddirname.clone(),
+        },
+    ] {
+        requests.issue(events, IoMode::Inline, op, Purpose::Aof(AofOp::Files));
+    }
+}

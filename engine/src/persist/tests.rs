@@ -1,0 +1,244 @@
+//! Persistence through the engine's boundary, on the instant in-memory
+//! disk of the test host: what is asked of the disk, in which order, what
+//! the clients see, and what a new engine over the same disk loads.
+
+use crate::config::Config;
+use crate::persist::StorageError;
+use crate::resp::Frame;
+use crate::testing::{MemDisk, TestHost};
+
+fn config() -> Config {
+    let mut c = Config {
+        storage: true,
+        ..Config::default()
+    };
+    c.extra.insert("save".into(), String::new());
+    c
+}
+
+fn aof_config() -> Config {
+    let mut c = config();
+    c.extra.insert("appendonly".into(), "yes".into());
+    c.extra.insert("appendfsync".into(), "always".into());
+    c
+}
+
+fn ok() -> Frame {
+    Frame::Simple(b"OK".to_vec())
+}
+
+fn bulk(s: &str) -> Frame {
+    Frame::Bulk(s.as_bytes().to_vec())
+}
+
+/// A new engine over `host`'s disk: a restart.
+fn restart(host: TestHost, config: Config) -> TestHost {
+    TestHost::with_disk(config, host.disk)
+}
+
+#[test]
+fn save_writes_the_snapshot_and_a_restart_loads_it() {
+    let mut h = TestHost::new(config());
+    let c = h.connect();
+    h.cmd(c, &["SET", "k", "v"]);
+    h.cmd(c, &["RPUSH", "l", "a", "b"]);
+    h.cmd(c, &["SET", "t", "x", "EX", "1000"]);
+    // RPUSH counts one change per element, as in Redis.
+    assert_eq!(h.info_field(c, "persistence", "rdb_changes_since_last_save"), 4);
+    assert_eq!(h.cmd(c, &["SAVE"]), ok());
+    assert!(h.disk.files.contains_key("dump.rdb"));
+    assert!(h.disk.files.keys().all(|f| !f.starts_with("temp-")));
+    assert_eq!(h.info_field(c, "persistence", "rdb_changes_since_last_save"), 0);
+    assert_eq!(h.info_field(c, "persistence", "rdb_saves"), 1);
+    let mut h = restart(h, config());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "k"]), bulk("v"));
+    assert_eq!(h.cmd(c, &["LLEN", "l"]), Frame::Integer(2));
+    let Frame::Integer(ttl) = h.cmd(c, &["TTL", "t"]) else {
+        panic!()
+    };
+    assert!((999..=1000).contains(&ttl));
+    assert_eq!(h.info_field(c, "persistence", "rdb_last_load_keys_loaded"), 3);
+}
+
+#[test]
+fn save_orders_the_pipeline_after_its_reply() {
+    let mut h = TestHost::new(config());
+    let c = h.connect();
+    h.pipeline(c, &[&["SET", "a", "1"], &["SAVE"], &["GET", "a"]]);
+    assert_eq!(h.frames(c), [ok(), ok(), bulk("1")]);
+}
+
+#[test]
+fn a_failing_disk_fails_save_and_bgsave_then_misconf_refuses_writes() {
+    let mut c = config();
+    c.extra.insert("save".into(), "3600 1".into());
+    let mut h = TestHost::new(c);
+    let id = h.connect();
+    h.disk.fail_with = Some(StorageError::NoSpace);
+    assert_eq!(h.cmd(id, &["SAVE"]), Frame::Error(b"ERR".to_vec()));
+    assert_eq!(
+        h.cmd(id, &["BGSAVE"]),
+        Frame::Simple(b"Background saving started".to_vec())
+    );
+    let Frame::Error(e) = h.cmd(id, &["SET", "k", "v"]) else {
+        panic!("a write after a failed BGSAVE is refused")
+    };
+    assert!(e.starts_with(b"MISCONF Redis is configured to save RDB snapshots"));
+    assert!(matches!(h.cmd(id, &["PING"]), Frame::Error(_)));
+    assert_eq!(h.cmd(id, &["GET", "k"]), Frame::Null);
+    assert!(h.info_text(id, "persistence").contains("rdb_last_bgsave_status:err"));
+    h.disk.fail_with = None;
+    assert_eq!(h.cmd(id, &["SAVE"]), ok());
+    assert_eq!(h.cmd(id, &["SET", "k", "v"]), ok());
+}
+
+#[test]
+fn bgsave_snapshots_and_resets_dirty() {
+    let mut h = TestHost::new(config());
+    let c = h.connect();
+    h.cmd(c, &["SET", "k", "v"]);
+    let before = h.cmd(c, &["LASTSAVE"]);
+    h.advance_ms(2000);
+    assert_eq!(
+        h.cmd(c, &["BGSAVE"]),
+        Frame::Simple(b"Background saving started".to_vec())
+    );
+    assert_ne!(h.cmd(c, &["LASTSAVE"]), before);
+    assert!(h.disk.files.contains_key("dump.rdb"));
+    assert_eq!(h.info_field(c, "persistence", "rdb_changes_since_last_save"), 0);
+    assert_eq!(h.cmd(c, &["BGSAVE", "x"]), Frame::Error(b"ERR syntax error".to_vec()));
+}
+
+#[test]
+fn save_rules_start_a_bgsave_from_the_cron() {
+    let mut c = config();
+    c.extra.insert("save".into(), "1 2".into());
+    let mut h = TestHost::new(c);
+    let id = h.connect();
+    h.cmd(id, &["SET", "a", "1"]);
+    h.cmd(id, &["SET", "b", "1"]);
+    assert!(!h.disk.files.contains_key("dump.rdb"));
+    h.advance_ms(2100);
+    assert!(h.disk.files.contains_key("dump.rdb"));
+    assert_eq!(h.info_field(id, "persistence", "rdb_saves"), 1);
+}
+
+#[test]
+fn without_storage_save_fails_and_nothing_is_asked() {
+    let mut h = TestHost::new(Config::default());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["SAVE"]), Frame::Error(b"ERR".to_vec()));
+    assert_eq!(h.cmd(c, &["BGSAVE"]), Frame::Error(b"ERR".to_vec()));
+    assert!(h.disk.log.is_empty());
+}
+
+#[test]
+fn a_corrupt_snapshot_stops_the_server_at_load() {
+    let mut disk = MemDisk::default();
+    disk.files.insert("dump.rdb".into(), b"REDIS0010garbage".to_vec());
+    let h = TestHost::with_disk(config(), disk);
+    assert_eq!(h.exits, [1]);
+}
+
+#[test]
+fn appendonly_at_start_creates_base_incr_and_manifest_as_redis() {
+    let h = TestHost::new(aof_config());
+    let files: Vec<&str> = h.disk.files.keys().map(|s| s.as_str()).collect();
+    assert_eq!(
+        files,
+        [
+            "appendonlydir/appendonly.aof.1.base.rdb",
+            "appendonlydir/appendonly.aof.1.incr.aof",
+            "appendonlydir/appendonly.aof.manifest"
+        ]
+    );
+    assert_eq!(
+        h.disk.files["appendonlydir/appendonly.aof.manifest"],
+        b"file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+    );
+    assert!(h.exits.is_empty());
+}
+
+fn disk_with_incr(incr: &[u8]) -> MemDisk {
+    let mut disk = TestHost::new(aof_config()).disk;
+    disk.files
+        .insert("appendonlydir/appendonly.aof.1.incr.aof".into(), incr.to_vec());
+    disk
+}
+
+#[test]
+fn the_incr_file_is_replayed_at_start() {
+    let incr = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n\
+*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n";
+    let mut h = TestHost::with_disk(aof_config(), disk_with_incr(incr));
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "k"]), bulk("v"));
+    assert_eq!(h.cmd(c, &["GET", "n"]), bulk("2"));
+    assert_eq!(h.info_field(c, "stats", "total_commands_processed"), 2);
+}
+
+#[test]
+fn a_torn_tail_is_cut_and_the_rest_loads() {
+    let good = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
+    let mut incr = good.to_vec();
+    incr.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$1\r\nj\r\n$2\r\nv");
+    let mut h = TestHost::with_disk(aof_config(), disk_with_incr(&incr));
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "k"]), bulk("v"));
+    assert_eq!(h.cmd(c, &["EXISTS", "j"]), Frame::Integer(0));
+    assert_eq!(
+        h.disk.files["appendonlydir/appendonly.aof.1.incr.aof"],
+        good.to_vec()
+    );
+}
+
+#[test]
+fn a_torn_tail_without_aof_load_truncated_stops_the_server() {
+    let mut c = aof_config();
+    c.extra.insert("aof-load-truncated".into(), "no".into());
+    let h = TestHost::with_disk(c, disk_with_incr(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1"));
+    assert_eq!(h.exits, [1]);
+}
+
+#[test]
+fn an_unfinished_multi_is_reverted() {
+    let incr = b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*1\r\n$5\r\nMULTI\r\n\
+*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n1\r\n";
+    let mut h = TestHost::with_disk(aof_config(), disk_with_incr(incr));
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["EXISTS", "a", "b"]), Frame::Integer(1));
+    assert_eq!(
+        h.disk.files["appendonlydir/appendonly.aof.1.incr.aof"],
+        b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n"
+    );
+}
+
+#[test]
+fn garbage_in_the_aof_stops_the_server() {
+    let h = TestHost::with_disk(aof_config(), disk_with_incr(b"hello world\r\n"));
+    assert_eq!(h.exits, [1]);
+}
+
+#[test]
+fn bgrewriteaof_makes_a_new_base_and_drops_the_old_files() {
+    let incr = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
+    let mut h = TestHost::with_disk(aof_config(), disk_with_incr(incr));
+    let c = h.connect();
+    assert_eq!(
+        h.cmd(c, &["BGREWRITEAOF"]),
+        Frame::Simple(b"Background append only file rewriting started".to_vec())
+    );
+    let files: Vec<&str> = h.disk.files.keys().map(|s| s.as_str()).collect();
+    assert_eq!(
+        files,
+        [
+            "appendonlydir/appendonly.aof.2.base.rdb",
+            "appendonlydir/appendonly.aof.2.incr.aof",
+            "appendonlydir/appendonly.aof.manifest"
+        ]
+    );
+    let mut h = restart(h, aof_config());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "k"]), bulk("v"));
+}
