@@ -426,3 +426,18 @@ fn sigkill_loses_no_write_acknowledged_under_appendfsync_always() {
     );
     assert!(totals.sets > 0, "the writers wrote something");
 }
+
+#[test]
+fn a_dump_it_cannot_load_stops_the_start_with_status_1() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("dump.rdb"), b"REDIS0010 not really").unwrap();
+    let out = std::process::Command::new(seedkv_tests::server_binary())
+        .args(["--port", "0", "--seed", "1", "--save", ""])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .expect("run seedkv-server");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    assert!(!log.contains("Ready to accept connections"), "{log}");
+}
