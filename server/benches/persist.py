@@ -255,7 +255,10 @@ def main():
                              (["--appendonly", "yes", "--appendfsync", "always"], "always")]:
             for kind, binary in servers:
                 rps, written = benchmark(kind, binary, extra)
-                print("%-7s %-14s %s; AOF bytes written %d" % (kind, label, rps, written))
+                note = ""
+                if extra and written == 0:
+                    note = "  <- NOT MEANINGFUL: no byte reached the AOF"
+                print("%-7s %-14s %s; AOF bytes written %d%s" % (kind, label, rps, written, note))
                 sys.stdout.flush()
 
 
