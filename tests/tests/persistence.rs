@@ -441,3 +441,145 @@ fn a_dump_it_cannot_load_stops_the_start_with_status_1() {
     assert_eq!(out.status.code(), Some(1), "{log}");
     assert!(!log.contains("Ready to accept connections"), "{log}");
 }
+
+// ---------------------------------------------------------------------------
+// The probe's crash-restart fault.
+
+/// A server started (and restarted) by `sim/scripts/restart-server.sh`,
+/// killed when dropped.
+struct Restartable {
+    dir: tempfile::TempDir,
+    port: u16,
+    command: String,
+}
+
+impl Restartable {
+    /// `server` is the server's command line without port and dir.
+    fn start(server: &[&str], dir_flag: &[&str]) -> Restartable {
+        let dir = tempfile::tempdir().unwrap();
+        let port = seedkv_tests::free_port();
+        let d = dir_arg(dir.path());
+        let script = seedkv_tests::workspace_root().join("sim/scripts/restart-server.sh");
+        let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+        let mut words = vec![
+            quote(&script.to_string_lossy()),
+            quote(&format!("{d}/pid")),
+            quote(&format!("{d}/server.log")),
+        ];
+        words.extend(server.iter().map(|w| quote(w)));
+        words.extend(["--port".to_string(), port.to_string()]);
+        words.extend(dir_flag.iter().map(|w| quote(w)));
+        words.push(quote(&d));
+        let r = Restartable {
+            dir,
+            port,
+            command: words.join(" "),
+        };
+        r.run_command();
+        r
+    }
+
+    fn run_command(&self) {
+        let ok = std::process::Command::new("sh")
+            .args(["-c", &self.command])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "{}", self.command);
+        let deadline = Instant::now() + SAVE_TIMEOUT;
+        loop {
+            let pong = Writer::try_connect(self.port).and_then(|mut w| w.command(&["PING"]));
+            if pong == Some(Frame::Simple(b"PONG".to_vec())) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not start: {}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Restartable {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.dir.path().join("pid")) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", pid.trim()])
+                .status();
+        }
+    }
+}
+
+impl Writer {
+    fn try_connect(port: u16) -> Option<Writer> {
+        let stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        Some(Writer {
+            stream,
+            decoder: FrameDecoder::new(),
+        })
+    }
+}
+
+/// A probe of every workload with the server crashed and restarted every
+/// ~200 ms while faults are on.
+fn restart_probe(server: &Restartable) -> seedkv_sim::probe::report::ProbeReport {
+    use seedkv_sim::probe::restart::RestartFault;
+    use seedkv_sim::probe::{probe, ProbeConfig};
+    let config = ProbeConfig {
+        ops: 60_000,
+        duration: Duration::from_secs(60),
+        seed: 5,
+        restart: Some(RestartFault {
+            command: server.command.clone(),
+            every_ms: 200,
+        }),
+        ..ProbeConfig::new(&format!("127.0.0.1:{}", server.port))
+    };
+    probe(&config).expect("the probe runs")
+}
+
+const APPENDFSYNC_ALWAYS: &[&str] = &[
+    "--save",
+    "",
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "always",
+];
+
+#[test]
+fn the_probe_restarts_redis_under_appendfsync_always_and_every_checker_passes() {
+    if redis_server().is_none() {
+        return;
+    }
+    let mut args = vec!["redis-server", "--bind", "127.0.0.1", "--daemonize", "no"];
+    args.extend_from_slice(APPENDFSYNC_ALWAYS);
+    let server = Restartable::start(&args, &["--dir"]);
+    let report = restart_probe(&server);
+    let text = report.render();
+    println!("{text}");
+    assert!(report.restarts > 0, "{text}");
+    assert!(report.passed(), "{text}\n{}", server.log());
+}
+
+#[test]
+#[ignore = "the AOF on main logs no command yet (Engine::take_propagated is a stub): \
+            the checkers see acknowledged writes vanish; run with --ignored once it lands"]
+fn the_probe_restarts_seedkv_under_appendfsync_always_and_every_checker_passes() {
+    let bin = seedkv_tests::server_binary();
+    let mut args = vec![bin.to_str().unwrap()];
+    args.extend_from_slice(APPENDFSYNC_ALWAYS);
+    let server = Restartable::start(&args, &["--dir"]);
+    let report = restart_probe(&server);
+    let text = report.render();
+    println!("{text}");
+    assert!(report.restarts > 0, "{text}");
+    assert!(report.passed(), "{text}\n{}", server.log());
+}
