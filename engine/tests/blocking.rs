@@ -103,6 +103,9 @@ impl World {
                 Event::Executed(x) => self.executed.push(x),
                 Event::Close { client, .. } => self.closed.push(client),
                 Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
+                Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
+                    unreachable!("storage is off")
+                }
                 Event::Shutdown(_) => unreachable!("SHUTDOWN is off"),
             }
         }

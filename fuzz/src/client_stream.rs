@@ -187,6 +187,9 @@ impl Run {
                 }
                 Event::Executed(executed) => self.bound.check(&executed),
                 Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
+                Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
+                    unreachable!("storage is off")
+                }
                 Event::Shutdown(_) => unreachable!("the fuzzed engine has no SHUTDOWN"),
             }
         }

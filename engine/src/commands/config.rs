@@ -186,6 +186,7 @@ fn config_set_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     for (p, v) in chosen.iter().zip(&parsed) {
         store_value(&mut ctx.server.config, p, v);
     }
+    crate::persist::config_changed(ctx.server, ctx.events, ctx.now);
     ctx.ok();
 }
 

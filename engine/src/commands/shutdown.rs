@@ -8,11 +8,14 @@
 //! (the real server); the simulator's table has no SHUTDOWN, so this family
 //! is not in [`super::FAMILIES`].
 //!
-//! seedkv keeps nothing on disk, so a shutdown never saves. Redis 7.0.15's
-//! replies for a server whose save cannot happen are kept: `SHUTDOWN SAVE`
-//! fails with "Errors trying to SHUTDOWN. Check logs." unless FORCE is
-//! given, `ABORT` finds no shutdown in progress (a shutdown here never
-//! waits: there are no replicas to wait for), and bad or conflicting
+//! Saving comes first, as in Redis's `prepareForShutdown` (see
+//! [`crate::persist::shutdown`]): the AOF is flushed and fsynced, and the
+//! final RDB save runs when save points are configured or SAVE is given
+//! (not with NOSAVE). The client waits unserved while it runs; if it
+//! fails without FORCE the server stays up and the client gets "Errors
+//! trying to SHUTDOWN. Check logs.", as it does when a host without
+//! storage is asked to SAVE. `ABORT` finds no shutdown in progress (a
+//! shutdown here never waits for replicas), and bad or conflicting
 //! arguments are a syntax error.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
@@ -54,19 +57,30 @@ fn shutdown(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return ctx.error("ERR No shutdown in progress.");
     }
     warn(ctx, "User requested shutdown...");
-    if save && !force {
-        // Redis's answer when the final save fails; seedkv has no disk to
-        // save to, so an explicit SAVE always fails this way.
-        warn(ctx, "Error trying to save the DB, can't exit.");
-        return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
-    }
     let save = match (save, nosave) {
         (true, _) => ShutdownSave::Save,
         (_, true) => ShutdownSave::NoSave,
         _ => ShutdownSave::Configured,
     };
-    ctx.events
-        .push_back(Event::Shutdown(Shutdown { save, force }));
+    let shutdown = Shutdown { save, force };
+    let client = ctx.client_id;
+    match crate::persist::shutdown(ctx.server, ctx.events, ctx.now, Some(client), shutdown) {
+        Ok(Some(work_units)) => {
+            // Saving: the client waits; the shutdown (or its error) comes
+            // when the save ends.
+            ctx.work(work_units);
+            if let Some(c) = ctx.clients.get_mut(&client) {
+                c.waiting_save = true;
+            }
+        }
+        Ok(None) => {}
+        Err(()) => {
+            // Redis's answer when the final save fails; a host without
+            // storage cannot save, so an explicit SAVE fails this way.
+            warn(ctx, "Error trying to save the DB, can't exit.");
+            ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+        }
+    }
 }
 
 /// Redis's `serverLog(LL_WARNING, ...)`, through the host.

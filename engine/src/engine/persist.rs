@@ -147,3 +147,28 @@ impl Engine {
         self.after_input_persist(now);
     }
 }
+
+impl Engine {
+    /// A shutdown the host was asked for (SIGTERM, SIGINT), as Redis's
+    /// `prepareForShutdown`: the AOF flushed and fsynced, and the final
+    /// save when save points are configured. The host keeps draining: an
+    /// [`Event::Shutdown`] comes when it may stop. Returns false when the
+    /// final save cannot be done (Redis then refuses to exit: "SIGTERM
+    /// received but errors trying to shut down the server").
+    pub fn prepare_shutdown(&mut self, now: Now) -> bool {
+        let shutdown = crate::event::Shutdown {
+            save: crate::event::ShutdownSave::Configured,
+            force: false,
+        };
+        match crate::persist::shutdown(&mut self.server, &mut self.events, now, None, shutdown) {
+            Ok(_) => true,
+            Err(()) => {
+                self.events.push_back(Event::Log {
+                    level: LogLevel::Warning,
+                    text: "Error trying to save the DB, can't exit.".to_string(),
+                });
+                false
+            }
+        }
+    }
+}

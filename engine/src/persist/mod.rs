@@ -28,6 +28,113 @@ use crate::resp::{Protocol, ReplyWriter};
 use crate::server::Server;
 use crate::stats::CommandName;
 
+/// Starts a shutdown (SHUTDOWN, or a signal through
+/// [`crate::Engine::prepare_shutdown`]) as Redis's `prepareForShutdown`:
+/// the AOF flushed and fsynced inline, then the final RDB save when save
+/// points are configured (or SAVE was asked, and not NOSAVE). Returns
+/// `Ok(Some(work))` while the save runs (its end emits the shutdown, or
+/// answers the client with the error), `Ok(None)` when the shutdown was
+/// emitted at once, `Err(())` when saving is impossible and not forced.
+pub(crate) fn shutdown(
+    server: &mut Server,
+    events: &mut std::collections::VecDeque<crate::Event>,
+    now: crate::Now,
+    client: Option<crate::ClientId>,
+    shutdown: crate::Shutdown,
+) -> Result<Option<u64>, ()> {
+    use crate::event::ShutdownSave;
+    if server.config.storage && server.persist.aof.on {
+        aof::flush(server, events, now, true);
+        let file = server.persist.aof.incr_path.clone();
+        server.persist.requests.issue(
+            events,
+            IoMode::Inline,
+            StorageOp::Fsync { file },
+            state::Purpose::Cleanup,
+        );
+    }
+    let pc = PersistConfig::of(&server.config);
+    let wants_save = match shutdown.save {
+        ShutdownSave::Save => true,
+        ShutdownSave::NoSave => false,
+        // A host without storage has nowhere to save to: only an explicit
+        // SAVE insists (and fails).
+        ShutdownSave::Configured => server.config.storage && !pc.save_points.is_empty(),
+    };
+    if !wants_save {
+        events.push_back(crate::Event::Shutdown(shutdown));
+        return Ok(None);
+    }
+    if !server.config.storage || server.persist.rdb.save.is_some() {
+        if shutdown.force {
+            events.push_back(crate::Event::Shutdown(shutdown));
+            return Ok(None);
+        }
+        return Err(());
+    }
+    events.push_back(crate::Event::Log {
+        level: crate::LogLevel::Notice,
+        text: "Saving the final RDB snapshot before exiting.".to_string(),
+    });
+    let after = rdb::AfterSave::Shutdown(client, shutdown);
+    Ok(Some(rdb::start_save(server, events, now, after)))
+}
+
+/// After CONFIG SET: `appendonly` switched on starts the AOF with a
+/// rewrite (on once it succeeds, Redis's `startAppendOnly`), switched off
+/// stops it after a last flush and fsync (`stopAppendOnly`).
+pub(crate) fn config_changed(
+    server: &mut Server,
+    events: &mut std::collections::VecDeque<crate::Event>,
+    now: crate::Now,
+) {
+    if !server.config.storage {
+        return;
+    }
+    let pc = PersistConfig::of(&server.config);
+    let aof = &mut server.persist.aof;
+    let running = aof.on || aof.rewrite.turning_on;
+    if pc.appendonly && !running {
+        aof.rewrite.turning_on = true;
+        server.persist.requests.issue(
+            events,
+            IoMode::Inline,
+            StorageOp::MakeDir {
+                dir: pc.appenddirname.clone(),
+            },
+            state::Purpose::Cleanup,
+        );
+        if rdb::child_active(server) || server.persist.rdb.save.is_some() {
+            server.persist.aof.rewrite.scheduled = true;
+            events.push_back(crate::Event::Log {
+                level: crate::LogLevel::Warning,
+                text: "AOF was enabled but there is already another background operation. An \
+                       AOF background was scheduled to start when possible."
+                    .to_string(),
+            });
+        } else {
+            aof::rewrite::start(server, events, now);
+        }
+    } else if !pc.appendonly && running {
+        aof::flush(server, events, now, true);
+        if server.persist.aof.on {
+            let file = server.persist.aof.incr_path.clone();
+            server.persist.requests.issue(
+                events,
+                IoMode::Inline,
+                StorageOp::Fsync { file },
+                state::Purpose::Cleanup,
+            );
+        }
+        let aof = &mut server.persist.aof;
+        aof.on = false;
+        aof.rewrite.turning_on = false;
+        aof.buf.clear();
+        aof.write_error = None;
+        aof.fsync_error = None;
+    }
+}
+
 /// Refuses writes (and PING, as Redis does) with MISCONF while the disk
 /// fails: the last background save (with `stop-writes-on-bgsave-error`
 /// and save points) or the AOF (Redis's `writeCommandsDeniedByDiskError`).
@@ -53,7 +160,4 @@ pub(crate) fn admit(
     *resolved = Err(Some(CommandName::of(parent, spec)));
 }
 pub use state::PersistConfig;
-pub use storage::{
-    ChildId, ChildJob, ForkRequest, IoMode, StorageDone, StorageError, StorageId, StorageOp,
-    StorageRequest, StorageResult,
-};
+pub use storage::*;

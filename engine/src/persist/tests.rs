@@ -242,3 +242,54 @@ fn bgrewriteaof_makes_a_new_base_and_drops_the_old_files() {
     let c = h.connect();
     assert_eq!(h.cmd(c, &["GET", "k"]), bulk("v"));
 }
+
+#[test]
+fn shutdown_saves_first_when_save_points_are_set() {
+    let mut c = config();
+    c.shutdown_command = true;
+    c.extra.insert("save".into(), "3600 1".into());
+    let mut h = TestHost::new(c.clone());
+    let id = h.connect();
+    h.cmd(id, &["SET", "k", "v"]);
+    h.send(id, &["SHUTDOWN"]);
+    assert_eq!(h.frames(id), []);
+    assert_eq!(h.shutdowns.len(), 1);
+    let mut h = restart(h, c.clone());
+    let id = h.connect();
+    assert_eq!(h.cmd(id, &["GET", "k"]), bulk("v"));
+    // A failing save keeps the server up, unless FORCE.
+    h.disk.fail_with = Some(StorageError::Io);
+    assert_eq!(
+        h.cmd(id, &["SHUTDOWN"]),
+        Frame::Error(b"ERR Errors trying to SHUTDOWN. Check logs.".to_vec())
+    );
+    assert!(h.shutdowns.is_empty());
+    h.send(id, &["SHUTDOWN", "FORCE"]);
+    assert_eq!(h.shutdowns.len(), 1);
+    // NOSAVE never touches the disk.
+    h.disk.fail_with = None;
+    let mut h = restart(h, c);
+    h.disk.log.clear();
+    let id = h.connect();
+    h.send(id, &["SHUTDOWN", "NOSAVE"]);
+    assert_eq!(h.shutdowns.len(), 1);
+    assert!(h.disk.log.is_empty());
+}
+
+#[test]
+fn config_set_appendonly_starts_the_aof_with_a_rewrite() {
+    let mut h = TestHost::new(config());
+    let c = h.connect();
+    h.cmd(c, &["SET", "k", "v"]);
+    assert_eq!(h.cmd(c, &["CONFIG", "SET", "appendonly", "yes"]), ok());
+    assert_eq!(h.info_field(c, "persistence", "aof_enabled"), 1);
+    assert_eq!(
+        h.disk.files["appendonlydir/appendonly.aof.manifest"],
+        b"file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+    );
+    let mut h = restart(h, aof_config());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "k"]), bulk("v"));
+    assert_eq!(h.cmd(c, &["CONFIG", "SET", "appendonly", "no"]), ok());
+    assert_eq!(h.info_field(c, "persistence", "aof_enabled"), 0);
+}

@@ -78,7 +78,7 @@ impl Manifest {
                 return Err("Invalid AOF manifest file format".into());
             }
             let words: Vec<&str> = line.split_ascii_whitespace().collect();
-            if words.len() % 2 != 0 {
+            if !words.len().is_multiple_of(2) {
                 return Err("Invalid AOF manifest file format".into());
             }
             let (mut name, mut seq, mut ty) = (None, None, None);
