@@ -89,6 +89,8 @@ pub struct Host {
     /// waits on it through `shutdown_waiter`.
     shutdown: Cell<Option<ShutdownCause>>,
     shutdown_waiter: Slot,
+    /// The signal whose shutdown the engine is preparing (its final save).
+    signalled: Cell<Option<ShutdownCause>>,
     /// Inline storage requests are performed here, on this thread.
     disk: RefCell<Disk>,
     /// Background storage requests go to this thread; their completions
@@ -145,6 +147,7 @@ impl Host {
             timer: Slot::default(),
             shutdown: Cell::new(None),
             shutdown_waiter: Slot::default(),
+            signalled: Cell::new(None),
             disk: RefCell::new(Disk::new(dir)),
             background,
             completions: RefCell::new(Some(done_rx)),
@@ -163,6 +166,34 @@ impl Host {
             self.shutdown.set(Some(cause));
             self.shutdown_waiter.wake();
         }
+    }
+
+    /// SIGTERM or SIGINT: as Redis's `prepareForShutdown`, the engine
+    /// flushes and fsyncs the AOF and makes the final save when save points
+    /// are configured; the server stops once it says so
+    /// ([`Event::Shutdown`]). If the save cannot be done, the server keeps
+    /// running, as Redis does. A second signal while a shutdown is being
+    /// prepared stops at once.
+    pub fn signal_shutdown(&self, cause: ShutdownCause) {
+        if self.signalled.get().is_some() {
+            crate::logging::warn("You insist... exiting now.");
+            self.request_shutdown(cause);
+            return;
+        }
+        let mut engine = self.engine.borrow_mut();
+        self.signalled.set(Some(cause));
+        if !engine.prepare_shutdown(self.clock.now()) {
+            self.signalled.set(None);
+            let name = match cause {
+                ShutdownCause::Interrupt => "SIGINT",
+                _ => "SIGTERM",
+            };
+            crate::logging::warn(&format!(
+                "{name} received but errors trying to shut down the server, check the logs for \
+                 more information"
+            ));
+        }
+        self.drain(&mut engine, None);
     }
 
     /// Why the server is stopping, once it is.
@@ -211,7 +242,8 @@ impl Host {
                 Event::Shutdown(_) => {
                     // The engine has saved already when the client (or the
                     // save points) asked for it: only stopping is left.
-                    self.request_shutdown(ShutdownCause::Command);
+                    let cause = self.signalled.get().unwrap_or(ShutdownCause::Command);
+                    self.request_shutdown(cause);
                 }
                 Event::Log { level, text } => match level {
                     LogLevel::Notice => crate::logging::notice(&text),

@@ -130,22 +130,26 @@ fn watch_signals(host: &std::rc::Rc<Host>) -> io::Result<()> {
     let mut int = signal(SignalKind::interrupt())?;
     let host = host.clone();
     tokio::task::spawn_local(async move {
-        let cause = std::future::poll_fn(|cx| {
-            if term.poll_recv(cx).is_ready() {
-                std::task::Poll::Ready(ShutdownCause::Terminate)
-            } else if int.poll_recv(cx).is_ready() {
-                std::task::Poll::Ready(ShutdownCause::Interrupt)
-            } else {
-                std::task::Poll::Pending
-            }
-        })
-        .await;
-        let name = match cause {
-            ShutdownCause::Interrupt => "SIGINT",
-            _ => "SIGTERM",
-        };
-        logging::warn(&format!("Received {name} scheduling shutdown..."));
-        host.request_shutdown(cause);
+        // Every signal counts: a shutdown whose final save failed leaves
+        // the server up, and a second signal during a save stops it.
+        loop {
+            let cause = std::future::poll_fn(|cx| {
+                if term.poll_recv(cx).is_ready() {
+                    std::task::Poll::Ready(ShutdownCause::Terminate)
+                } else if int.poll_recv(cx).is_ready() {
+                    std::task::Poll::Ready(ShutdownCause::Interrupt)
+                } else {
+                    std::task::Poll::Pending
+                }
+            })
+            .await;
+            let name = match cause {
+                ShutdownCause::Interrupt => "SIGINT",
+                _ => "SIGTERM",
+            };
+            logging::warn(&format!("Received {name} scheduling shutdown..."));
+            host.signal_shutdown(cause);
+        }
     });
     Ok(())
 }

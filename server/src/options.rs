@@ -81,7 +81,8 @@ Data is kept on disk as Redis 7.0 keeps it: `dbfilename` (RDB) and, with
 appendonly yes, the multi-part AOF under `appenddirname`, both in `dir`,
 loaded at start. SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] saves as Redis does,
 then closes every connection and exits with status 0. SIGTERM and SIGINT
-close every connection and exit with status 0.";
+do the same as a plain SHUTDOWN (the final save when save points are
+configured); a second signal during that save exits at once.";
 
 /// The addresses a server listens on unless told otherwise: the shipped
 /// redis.conf's `bind 127.0.0.1 -::1` (see [`AFTER_HELP`]).

@@ -133,6 +133,59 @@ fn save_then_restart_on_the_same_dir_keeps_the_data() {
     );
 }
 
+#[test]
+fn sigterm_saves_when_save_points_are_configured_and_the_data_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir_arg(dir.path());
+    let mut server = ServerProcess::seedkv(&["--dir", &d, "--save", "3600 1"]);
+    let mut c = RespClient::connect(server.port);
+    write_fixtures(&mut c);
+    let before = snapshot(&mut c);
+    server.signal("TERM");
+    assert!(server.wait_exit().success());
+    let log = server.log();
+    assert!(
+        log.contains("Saving the final RDB snapshot before exiting."),
+        "{log}"
+    );
+
+    let server = ServerProcess::seedkv(&["--dir", &d, "--save", ""]);
+    let mut c = RespClient::connect(server.port);
+    assert_same(&before, &snapshot(&mut c));
+}
+
+#[test]
+fn shutdown_save_saves_without_save_points_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir_arg(dir.path());
+    let mut server = ServerProcess::seedkv(&["--dir", &d, "--save", ""]);
+    let mut c = RespClient::connect(server.port);
+    write_fixtures(&mut c);
+    let before = snapshot(&mut c);
+    let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    s.write_all(&encode_request(&[b"SHUTDOWN", b"SAVE"]))
+        .unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert_eq!(rest, b"", "SHUTDOWN replies nothing when it stops");
+    assert!(server.wait_exit().success(), "{}", server.log());
+
+    let server = ServerProcess::seedkv(&["--dir", &d, "--save", ""]);
+    let mut c = RespClient::connect(server.port);
+    assert_same(&before, &snapshot(&mut c));
+}
+
+#[test]
+fn sigterm_without_save_points_saves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir_arg(dir.path());
+    let mut server = ServerProcess::seedkv(&["--dir", &d, "--save", ""]);
+    ok(&mut RespClient::connect(server.port), &["SET", "k", "v"]);
+    server.signal("TERM");
+    assert!(server.wait_exit().success());
+    assert!(!dir.path().join("dump.rdb").exists());
+}
+
 fn lastsave(c: &mut RespClient) -> i64 {
     match call(c, &["LASTSAVE"]) {
         Frame::Integer(t) => t,
