@@ -721,9 +721,9 @@ fn drain(
                 panic!("well-formed commands closed {client:?}: {reason:?}")
             }
             Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
-                Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
-                    unreachable!("storage is off")
-                }
+            Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
+                unreachable!("storage is off")
+            }
             Event::Shutdown(_) => unreachable!("the fuzzed engine has no SHUTDOWN"),
         }
     }
