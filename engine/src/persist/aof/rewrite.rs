@@ -261,6 +261,31 @@ pub(crate) fn cron(server: &mut Server, events: &mut VecDeque<Event>, now: Now) 
     }
     if std::mem::take(&mut server.persist.aof.rewrite.scheduled) {
         start(server, events, now);
+        return;
+    }
+    // auto-aof-rewrite-percentage / -min-size, as Redis's serverCron.
+    let aof = &server.persist.aof;
+    if !aof.on {
+        return;
+    }
+    let get = |name: &str| {
+        crate::commands::config::config_get(&server.config, name)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let (percent, min_size) = (get("auto-aof-rewrite-percentage"), get("auto-aof-rewrite-min-size"));
+    let current = aof.base_size_bytes + aof.incr_size_bytes;
+    if percent == 0 || current <= min_size {
+        return;
+    }
+    let base = aof.rewrite.base_size_bytes.max(1);
+    let growth = (current.saturating_mul(100) / base).saturating_sub(100);
+    if growth >= percent {
+        events.push_back(Event::Log {
+            level: LogLevel::Notice,
+            text: format!("Starting automatic rewriting of AOF on {growth}% growth"),
+        });
+        start(server, events, now);
     }
 }
 
