@@ -95,6 +95,7 @@ impl Children {
 
 /// The child's whole life: serialize, write, `_exit`.
 fn child_main(engine: &Engine, now: Now, fork: &ForkRequest, dir: PathBuf) -> ! {
+    close_inherited_fds();
     let mut child = engine.start_child(now, fork);
     let ok = crate::storage::run_child(dir, &mut child);
     if let Some(why) = child.error() {
@@ -106,4 +107,23 @@ fn child_main(engine: &Engine, now: Now, fork: &ForkRequest, dir: PathBuf) -> ! 
     // SAFETY: _exit ends the process without running atexit handlers or
     // destructors, which belong to the parent.
     unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+}
+
+/// Closes every descriptor but stdin, stdout and stderr: the child uses
+/// none of the parent's, and holding the listening socket would keep a
+/// restarted server off its port for as long as the child writes (Redis's
+/// child closes its listeners too). Highest descriptor tried when
+/// `close_range(2)` is missing (Linux before 5.9).
+const CLOSE_FDS_FALLBACK_MAX: libc::c_int = 65_536;
+
+fn close_inherited_fds() {
+    // SAFETY: closing descriptors no code of the child uses (it opens its
+    // own files afterwards).
+    unsafe {
+        if libc::close_range(3, libc::c_uint::MAX, 0) != 0 {
+            for fd in 3..CLOSE_FDS_FALLBACK_MAX {
+                libc::close(fd);
+            }
+        }
+    }
 }
