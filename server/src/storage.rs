@@ -21,10 +21,6 @@ use std::sync::mpsc;
 
 use seedkv_engine::persist::{StorageDone, StorageError, StorageId, StorageOp, StorageResult};
 
-/// The most bytes one read returns, whatever the engine asks: a read
-/// buffer is allocated at the size it will fill, never at the size asked.
-pub const READ_MAX_BYTES: u64 = 64 * 1024 * 1024;
-
 /// Files under one directory, and the append handles kept open.
 #[derive(Debug)]
 pub struct Disk {
@@ -180,13 +176,13 @@ fn error_of(e: &io::Error) -> StorageError {
     }
 }
 
-/// Up to `len_bytes` from `offset_bytes` (fewer at the end of the file).
+/// Up to `len_bytes` from `offset_bytes`, fewer only at the end of the
+/// file (the engine reads a short read as the end). The buffer is
+/// allocated at what the file holds, never at the size asked.
 fn read(path: &Path, offset_bytes: u64, len_bytes: u64) -> io::Result<Vec<u8>> {
     let file = File::open(path)?;
     let size_bytes = file.metadata()?.len();
-    let want = len_bytes
-        .min(READ_MAX_BYTES)
-        .min(size_bytes.saturating_sub(offset_bytes));
+    let want = len_bytes.min(size_bytes.saturating_sub(offset_bytes));
     let mut bytes = vec![0u8; want as usize];
     let mut filled = 0usize;
     while filled < bytes.len() {
