@@ -232,12 +232,11 @@ impl ServerProcess {
     /// "Ready to accept connections" line, never a connect, and a lost
     /// race retries on a new port.
     pub fn redis() -> Option<ServerProcess> {
-        ServerProcess::redis_with(&[])
+        Self::redis_with(&[])
     }
 
     /// [`ServerProcess::redis`] with `extra` arguments after the defaults
-    /// (a later `--appendonly yes` overrides the default `no`; `--dir`
-    /// chooses where its files go, else the current directory).
+    /// (a later directive wins: `--appendonly yes` turns the AOF on).
     pub fn redis_with(extra: &[&str]) -> Option<ServerProcess> {
         let bin = find_in_path("redis-server")?;
         const ATTEMPTS: usize = 10;
