@@ -9,7 +9,9 @@
 //!
 //! Run: `cargo bench -p seedkv-engine --bench pipeline`
 //! Env: `BENCH_COMMANDS` (commands per test and depth, default 1_000_000),
-//! `BENCH_DEPTHS` (default "1 16"). Under callgrind use a small count.
+//! `BENCH_DEPTHS` (default "1 16"), `BENCH_PROPAGATE=1` (propagation on,
+//! the stream drained after every input as an AOF host does). Under
+//! callgrind use a small count.
 
 use std::time::Instant;
 
@@ -32,12 +34,18 @@ struct Bench {
     replies_count: u64,
     errors_count: u64,
     last_reply: Vec<u8>,
+    /// The propagated stream, drained after every input (its bytes are
+    /// only counted).
+    propagated: Vec<u8>,
+    propagated_bytes: u64,
 }
 
 impl Bench {
     fn new() -> Bench {
         let now = Now::from_ns(1, 1_700_000_000_000_000);
         let mut engine = Engine::new(Config::default(), now);
+        let propagate = std::env::var("BENCH_PROPAGATE").is_ok_and(|v| v == "1");
+        engine.propagation_mut().set_enabled(propagate);
         let clients = (0..CLIENTS_COUNT)
             .map(|_| engine.connect(now, ConnectInfo::default()))
             .collect();
@@ -49,6 +57,8 @@ impl Bench {
             replies_count: 0,
             errors_count: 0,
             last_reply: Vec::new(),
+            propagated: Vec::new(),
+            propagated_bytes: 0,
         };
         bench.drain();
         bench
@@ -69,6 +79,11 @@ impl Bench {
     }
 
     fn drain(&mut self) {
+        self.engine
+            .propagation_mut()
+            .drain_into(&mut self.propagated);
+        self.propagated_bytes += self.propagated.len() as u64;
+        self.propagated.clear();
         while let Some(event) = self.engine.poll_event() {
             if let Event::Close { client, reason } = event {
                 panic!("client {client:?} closed: {reason:?}");
@@ -215,8 +230,9 @@ fn main() {
         let want = format!("${}\r\n{incrs}\r\n", incrs.to_string().len());
         assert_eq!(counter, want.into_bytes(), "read-back of an INCR counter");
         println!(
-            "depth {depth:>2}: SET {set:6.1} ns/cmd  GET {get:6.1} ns/cmd  INCR {incr:6.1} ns/cmd  ({commands_count} each, {CLIENTS_COUNT} clients, 0 errors, DBSIZE {})",
-            2 * keys
+            "depth {depth:>2}: SET {set:6.1} ns/cmd  GET {get:6.1} ns/cmd  INCR {incr:6.1} ns/cmd  ({commands_count} each, {CLIENTS_COUNT} clients, 0 errors, DBSIZE {}, {} bytes propagated)",
+            2 * keys,
+            b.propagated_bytes
         );
     }
 }

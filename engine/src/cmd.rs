@@ -374,7 +374,9 @@ impl<'a> Ctx<'a> {
         if !self.server.keyspace.dbs[i].expires.is_empty() {
             if let Some(v) = self.server.keyspace.dbs[i].expire_if_needed(key, now_ms) {
                 self.server.keyspace.expired_keys += 1;
-                self.free(v, self.server.config.lazyfree_lazy_expire);
+                let lazy = self.server.config.lazyfree_lazy_expire;
+                self.propagate_deletion(i, key, lazy);
+                self.free(v, lazy);
             }
         }
         i
@@ -402,13 +404,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The hash seed of every collection dict (hash fields, set members,
-    /// sorted-set members). Like Redis's one siphash key per process, it is
-    /// the same for every collection of the server: a value rebuilt under
-    /// the same key (SPOP's rebuild, a conversion) keeps its members'
-    /// hashes, so an HSCAN/SSCAN/ZSCAN cursor stays valid across it.
+    /// The hash seed of every collection dict (see
+    /// [`Server::collection_hash_seed`]).
     pub fn collection_hash_seed(&self) -> u64 {
-        self.server.config.seed ^ 0x6A09_E667_F3BC_C908
+        self.server.collection_hash_seed()
     }
 
     /// The collection encoding thresholds in force.
@@ -444,6 +443,40 @@ impl<'a> Ctx<'a> {
     pub fn signal_key_ready(&mut self, key: &[u8]) {
         let db = self.db_index();
         self.server.blocking.signal(db, key);
+    }
+
+    /// Whether writes are propagated (see [`crate::propagate`]): a handler
+    /// builds a rewritten form only when they are.
+    #[inline]
+    pub fn propagating(&self) -> bool {
+        self.server.propagation.is_enabled()
+    }
+
+    /// Propagates `argv` (in the client's database) instead of this
+    /// command; called once per command to propagate (SPOP's SREMs). Only
+    /// for a write (flag `write`) that changed the dataset; a no-op while
+    /// propagation is off.
+    pub fn propagate<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
+        debug_assert!(self.spec.has(flags::WRITE), "only writes propagate");
+        if self.propagating() {
+            let db = self.db_index();
+            self.server.propagation.replace_with(db, argv);
+        }
+    }
+
+    /// Propagates nothing of this write, whatever it changed (its effects
+    /// were propagated otherwise).
+    pub fn propagate_none(&mut self) {
+        debug_assert!(self.spec.has(flags::WRITE), "only writes propagate");
+        if self.propagating() {
+            self.server.propagation.replace_with_nothing();
+        }
+    }
+
+    /// A key was deleted without a command asking for it (lazy expiry):
+    /// propagated as DEL, or UNLINK when `lazy`.
+    pub fn propagate_deletion(&mut self, db: usize, key: &[u8], lazy: bool) {
+        self.server.propagation.deletion(db, key, lazy);
     }
 
     /// Whether `key` exists (after lazy expiry) in the client's database.

@@ -177,14 +177,14 @@ impl Db {
     }
 
     /// One database's share of the active-expire cycle: samples up to
-    /// `budget_keys` keys with a TTL, deleting the expired ones into `freed`.
+    /// `budget_keys` keys with a TTL, deleting the expired ones into `freed` (with their keys).
     /// Returns the number of keys sampled (the work done).
     pub fn active_expire(
         &mut self,
         now_ms: u64,
         rng: &mut dyn RngCore,
         budget_keys: usize,
-        freed: &mut Vec<Value>,
+        freed: &mut Vec<(Vec<u8>, Value)>,
     ) -> usize {
         let mut sampled_total = 0;
         while sampled_total < budget_keys && !self.expires.is_empty() {
@@ -200,7 +200,7 @@ impl Db {
                 if self.expired_at(when, now_ms) {
                     let key = key.to_vec();
                     if let Some(v) = self.remove(&key) {
-                        freed.push(v);
+                        freed.push((key, v));
                     }
                     expired += 1;
                 }

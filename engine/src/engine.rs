@@ -58,17 +58,19 @@ use crate::config::Config;
 use crate::db::{Keyspace, ACTIVE_EXPIRE_BUDGET_KEYS};
 use crate::event::{Event, Garbage, LAZYFREE_THRESHOLD_UNITS};
 use crate::pipeline::{Caller, Pipeline};
+use crate::propagate::Propagation;
 use crate::resp::{ParserLimits, ReplyWriter};
 use crate::server::Server;
 use crate::stats::Stats;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
+mod aof;
 mod cron;
 mod pause;
-mod aof;
 mod persist;
 mod planted_seams;
+mod rdb_entry;
 mod unblock;
 
 use cron::cron_interval_ns;
@@ -157,6 +159,7 @@ impl Engine {
                 evict: Default::default(),
                 pause: Default::default(),
                 persist: Default::default(),
+                propagation: Default::default(),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -189,6 +192,18 @@ impl Engine {
     #[cfg(test)]
     pub(crate) fn server(&self) -> &Server {
         &self.server
+    }
+
+    /// What writes put into the AOF (see [`crate::propagate`]): the host
+    /// enables it, and drains [`Propagation::take`] after each input.
+    pub fn propagation(&self) -> &Propagation {
+        &self.server.propagation
+    }
+
+    /// The propagation state, to enable it, reset its database or take the
+    /// stream.
+    pub fn propagation_mut(&mut self) -> &mut Propagation {
+        &mut self.server.propagation
     }
 
     /// Watched (client, key) pairs in all databases (WATCH).

@@ -128,6 +128,9 @@ pub fn admit(
         return 0;
     }
     let (fits, work_units) = perform_evictions(server, clients, events, now);
+    // Evictions are a unit of their own, before the command's, and never
+    // wrapped (Redis's `propagate_no_multi`).
+    server.propagation.flush(crate::propagate::Wrap::Bare);
     if fits {
         return work_units;
     }
@@ -347,6 +350,8 @@ fn evict_key(
         + KEY_OVERHEAD_BYTES
         + if had_ttl { EXPIRE_ENTRY_BYTES } else { 0 };
     server.evict.evicted_keys += 1;
+    let lazy = server.config.lazyfree_lazy_eviction;
+    server.propagation.deletion(db, key, lazy);
     crate::multi::touch_key(&server.watches, clients, db, key);
     let cost_units = value.free_cost_units();
     let work_units =

@@ -19,7 +19,10 @@
 //! What differs between callers is data, a [`Caller`]: which checks apply,
 //! where the reply goes, whether the command may block, and whether it
 //! serves blocked clients. Persistence and replication will be callers
-//! too (AOF replay, the replica stream), and propagation a step of finish.
+//! too (AOF replay, the replica stream). Propagation (see
+//! [`crate::propagate`]) takes the arguments before execute, decides after
+//! it, and a request's finish (or a served blocked command's) writes the
+//! unit.
 
 use std::collections::VecDeque;
 
@@ -28,6 +31,7 @@ use crate::client::{ClientId, Clients};
 use crate::cmd::{CommandSpec, Ctx, REPLY_BYTES_PER_WORK_UNIT};
 use crate::event::{Event, Executed};
 use crate::multi::Hook;
+use crate::propagate::Wrap;
 use crate::resp::Protocol;
 use crate::server::Server;
 use crate::sizes::Measuring;
@@ -238,6 +242,10 @@ impl Pipeline<'_> {
         (db, protocol, may_block): (usize, Protocol, bool),
     ) -> Done<'r> {
         let (touch, measuring) = self.before(client, caller, command, args, request_seq, db);
+        let propagating = self
+            .server
+            .propagation
+            .before(self.server.dirty, db, command.1, args);
         // A handler may take its arguments apart; a command that may park
         // keeps the originals to run again when it is served.
         let saved_args = command
@@ -256,6 +264,9 @@ impl Pipeline<'_> {
             (output, protocol),
             may_block,
         );
+        if let Some(capture) = propagating {
+            self.server.propagation.after(capture, self.server.dirty);
+        }
         *reply = handled.reply;
         let mut block = None;
         if let Some(request) = handled.block {
@@ -314,6 +325,10 @@ impl Pipeline<'_> {
         let caller = Caller::Script { eval_seq };
         let db = self.clients[&client].db;
         let (touch, measuring) = self.before(client, caller, command, &args, eval_seq, db);
+        let propagating = self
+            .server
+            .propagation
+            .before(self.server.dirty, db, command.1, &args);
         let handled = self.execute(
             now,
             (client, caller),
@@ -322,6 +337,9 @@ impl Pipeline<'_> {
             (Vec::new(), protocol),
             false,
         );
+        if let Some(capture) = propagating {
+            self.server.propagation.after(capture, self.server.dirty);
+        }
         let mut reply = handled.reply;
         if let Some(request) = handled.block {
             // Scripts never block (Redis denies blocking commands to them):
@@ -527,6 +545,11 @@ impl Pipeline<'_> {
             measuring,
             block,
         } = done;
+        if caller == Caller::Request {
+            // A request is the whole unit: EXEC's queue and a script's
+            // calls ran inside it.
+            self.server.propagation.flush(Wrap::Multi);
+        }
         let reply_bytes = reply.len() - reply_start;
         let failed = self.server.stats.record_error_reply(&reply[reply_start..]);
         if caller == Caller::Request {

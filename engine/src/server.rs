@@ -46,4 +46,17 @@ pub struct Server {
     pub pause: crate::pause::Pause,
     /// RDB and AOF (see [`crate::persist`]).
     pub persist: crate::persist::state::Persist,
+    /// What writes put into the AOF (see [`crate::propagate`]).
+    pub propagation: crate::propagate::Propagation,
+}
+
+impl Server {
+    /// The hash seed of every collection dict (hash fields, set members,
+    /// sorted-set members). Like Redis's one siphash key per process, it is
+    /// the same for every collection of the server: a value rebuilt under
+    /// the same key (SPOP's rebuild, a conversion, a load) keeps its
+    /// members' hashes, so an HSCAN/SSCAN/ZSCAN cursor stays valid across it.
+    pub fn collection_hash_seed(&self) -> u64 {
+        self.config.seed ^ 0x6A09_E667_F3BC_C908
+    }
 }

@@ -10,6 +10,7 @@
 pub mod adversarial;
 pub mod client_stream;
 pub mod engine_commands;
+pub mod rdb_file;
 pub mod rdb_payload;
 pub mod resp_parse;
 pub mod sim_schedule;
@@ -26,4 +27,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("client_stream", client_stream::run),
     ("sim_schedule", sim_schedule::run),
     ("rdb_payload", rdb_payload::run),
+    ("rdb_file", rdb_file::run),
 ];

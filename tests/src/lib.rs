@@ -6,6 +6,7 @@
 //! Servers started here are killed when their handle drops, so a failing
 //! test leaves no process behind.
 
+pub mod fixtures;
 pub mod render;
 pub mod script;
 
@@ -232,11 +233,13 @@ impl ServerProcess {
     /// "Ready to accept connections" line, never a connect, and a lost
     /// race retries on a new port.
     pub fn redis() -> Option<ServerProcess> {
-        Self::redis_with(&[])
+        ServerProcess::redis_with(&[])
     }
 
     /// [`ServerProcess::redis`] with `extra` arguments after the defaults
-    /// (a later directive wins: `--appendonly yes` turns the AOF on).
+    /// (`--dir`, `--dbfilename`, `--enable-debug-command`...). A server
+    /// that exits before it is ready (say, on a file it refuses to load) is
+    /// retried like a lost port, then reported with its log.
     pub fn redis_with(extra: &[&str]) -> Option<ServerProcess> {
         let bin = find_in_path("redis-server")?;
         const ATTEMPTS: usize = 10;
@@ -470,6 +473,14 @@ pub fn redis_server() -> Option<ServerProcess> {
     ServerProcess::redis()
 }
 
+/// [`redis_server`] with `extra` arguments (see [`ServerProcess::redis_with`]).
+pub fn redis_server_with(extra: &[&str]) -> Option<ServerProcess> {
+    if !require_tool("redis-server") {
+        return None;
+    }
+    ServerProcess::redis_with(extra)
+}
+
 /// Runs `redis-cli -p PORT args...` and returns its stdout.
 pub fn cli(port: u16, args: &[&str]) -> String {
     let bin = find_in_path("redis-cli").expect("redis-cli installed");
@@ -497,6 +508,14 @@ impl RespClient {
             stream,
             decoder: FrameDecoder::new(),
         }
+    }
+
+    /// Sends `args` as one multibulk request without waiting for a reply
+    /// (a blocking command; read it later with [`RespClient::next_reply`]).
+    pub fn send(&mut self, args: &[&[u8]]) {
+        self.stream
+            .write_all(&encode_request(args))
+            .expect("send a request");
     }
 
     /// Sends `args` as one multibulk request and returns the decoded reply.

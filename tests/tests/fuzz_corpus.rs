@@ -89,6 +89,11 @@ fn rdb_payload_inputs_replay() {
     replay("rdb_payload");
 }
 
+#[test]
+fn rdb_file_inputs_replay() {
+    replay("rdb_file");
+}
+
 /// Every input directory names a real target, so a typo cannot hide files.
 #[test]
 fn input_dirs_name_targets() {

@@ -88,7 +88,9 @@ pub(crate) fn expire_in_db(ctx: &mut Ctx, db: usize, key: &[u8]) {
     let now_ms = ctx.expiry_now_ms();
     if let Some(v) = ctx.server.keyspace.dbs[db].expire_if_needed(key, now_ms) {
         ctx.server.keyspace.expired_keys += 1;
-        ctx.free(v, ctx.server.config.lazyfree_lazy_expire);
+        let lazy = ctx.server.config.lazyfree_lazy_expire;
+        ctx.propagate_deletion(db, key, lazy);
+        ctx.free(v, lazy);
     }
 }
 

@@ -127,8 +127,8 @@ fn restore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
         Err(Refused::BadData(_)) => return ctx.error("ERR Bad data format"),
     };
+    let lazy = ctx.server.config.lazyfree_lazy_server_del;
     if options.replace && existed {
-        let lazy = ctx.server.config.lazyfree_lazy_server_del;
         ctx.delete(key, lazy);
     }
     let now_ms = ctx.now_ms() as i64;
@@ -141,9 +141,20 @@ fn restore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if when_ms.is_some_and(|w| w <= now_ms) {
         // Already expired: the old value (if REPLACE) is gone, nothing new.
         ctx.free(value, false);
+        if options.replace && existed {
+            crate::commands::expire::propagate_deletion(ctx, key, lazy);
+        }
         return ctx.ok();
     }
     ctx.store(key, value, false);
+    if let (Some(w), false) = (when_ms, options.absttl) {
+        // A relative TTL replays as the absolute time it meant.
+        let w_text = w.to_string();
+        let mut argv: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        argv[2] = w_text.as_bytes();
+        argv.push(b"ABSTTL");
+        ctx.propagate(&argv);
+    }
     let i = ctx.db_index();
     let db = &mut ctx.server.keyspace.dbs[i];
     if let Some(w) = when_ms {

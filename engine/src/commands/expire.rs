@@ -217,11 +217,37 @@ fn expire_generic(ctx: &mut Ctx, args: &[Vec<u8>], base_ms: i64, unit: Unit) {
         let lazy = ctx.server.config.lazyfree_lazy_expire;
         let deleted = ctx.delete(key, lazy);
         debug_assert!(deleted);
+        propagate_deletion(ctx, key, lazy);
     } else {
         ctx.db().set_expire(key, when as u64);
         ctx.server.dirty += 1;
+        propagate_absolute(ctx, args, when, base_ms != 0 || unit == Unit::Seconds);
     }
     ctx.int(1);
+}
+
+/// A deletion replays as DEL, or UNLINK when it freed lazily.
+pub(crate) fn propagate_deletion(ctx: &mut Ctx, key: &[u8], lazy: bool) {
+    let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+    ctx.propagate(&[name, key]);
+}
+
+/// EXPIRE, PEXPIRE and EXPIREAT replay as PEXPIREAT with the absolute
+/// time and the same options; PEXPIREAT as it was sent (Redis's
+/// `expireGenericCommand` rewrites `args[2]` only where it differs).
+fn propagate_absolute(ctx: &mut Ctx, args: &[Vec<u8>], when_ms: i64, rewrite_time: bool) {
+    if !ctx.propagating() || ctx.spec.name == "pexpireat" {
+        return;
+    }
+    let when_text = when_ms.to_string();
+    let mut argv: Vec<&[u8]> = vec![b"PEXPIREAT", &args[1]];
+    argv.push(if rewrite_time {
+        when_text.as_bytes()
+    } else {
+        &args[2]
+    });
+    argv.extend(args[3..].iter().map(Vec::as_slice));
+    ctx.propagate(&argv);
 }
 
 /// How TTL-family commands report the expiry.

@@ -487,6 +487,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Ok(Err(e)) => ctx.error(e),
         Ok(Ok(sum)) => {
             ctx.server.dirty += 1;
+            ctx.propagate(&[b"HSET", args[1].as_slice(), &args[2], sum.as_bytes()]);
             ctx.bulk(sum.as_bytes());
         }
     }

@@ -298,6 +298,19 @@ fn set_generic(
         }
         return;
     }
+    if let Some(ms) = when_ms {
+        // Replays as `SET key value PXAT <ms>` whatever the form: the
+        // time absolute, the conditions dropped (they held).
+        let ms_text = ms.to_string();
+        let argv: [&[u8]; 5] = [
+            b"SET",
+            &args[1],
+            &args[value_index],
+            b"PXAT",
+            ms_text.as_bytes(),
+        ];
+        ctx.propagate(&argv);
+    }
     let value = std::mem::take(&mut args[value_index]);
     let key = &args[1];
     ctx.store(key, Value::Str(RString::new(value)), opts.keep_ttl);

@@ -141,11 +141,15 @@ impl Engine {
     ) -> Result<u64, String> {
         let mut pos = 0usize;
         if bytes.starts_with(b"REDIS") {
-            self.log(LogLevel::Notice, "Reading RDB base file on AOF loading...".into());
-            let opts = crate::rdb::file::LoadOptions {
-                now_ms: now.unix_ms(),
-                limits: self.server.config.limits,
-            };
+            self.log(
+                LogLevel::Notice,
+                "Reading RDB base file on AOF loading...".into(),
+            );
+            // The preamble keeps expired keys: the tail was written
+            // against that exact keyspace (RDBFLAGS_AOF_PREAMBLE).
+            let opts = self.server.rdb_load_options(now, false);
+            let access = crate::lru::Access::at(now, &self.server.config, true);
+            self.server.keyspace.set_access(access);
             let report = crate::rdb::file::load_file(bytes, &opts, &mut self.server.keyspace)
                 .map_err(|e| format!("{e} Bad file format reading the append only file {name}"))?;
             pos = report.consumed_bytes;
@@ -176,7 +180,8 @@ impl Engine {
                     if name_lower == b"multi" {
                         in_multi = true;
                     }
-                    self.pipeline().run(now, aof_client, &mut args, Caller::Request);
+                    self.pipeline()
+                        .run(now, aof_client, &mut args, Caller::Request);
                     if name_lower == b"exec" {
                         in_multi = false;
                     }
@@ -285,7 +290,12 @@ impl Engine {
                 format!("Creating AOF base file {name} on server start"),
             );
         }
-        let incr = self.server.persist.aof.manifest.last_incr(&pc.appendfilename);
+        let incr = self
+            .server
+            .persist
+            .aof
+            .manifest
+            .last_incr(&pc.appendfilename);
         let aof = &mut self.server.persist.aof;
         aof.incr_path = path(pc, &incr);
         if !had_incr {
@@ -319,7 +329,11 @@ impl Engine {
     /// After every input: the propagated commands to the AOF buffer, and
     /// the buffer to the file as `appendfsync` says.
     pub(super) fn after_input_persist(&mut self, now: Now) {
-        if !self.server.persist.aof.on && !self.server.persist.aof.rewrite.turning_on {
+        let wanted = self.server.persist.aof.on || self.server.persist.aof.rewrite.turning_on;
+        if wanted != self.server.propagation.is_enabled() {
+            self.set_propagation(wanted);
+        }
+        if !wanted {
             return;
         }
         let bytes = self.take_propagated();
@@ -329,11 +343,18 @@ impl Engine {
         aof::flush(&mut self.server, &mut self.events, now, false);
     }
 
-    /// Turns the propagation of commands on or off.
-    pub(super) fn set_propagation(&mut self, _on: bool) {}
+    /// Turns the propagation of commands on or off; a fresh start of the
+    /// stream begins with a SELECT.
+    pub(super) fn set_propagation(&mut self, on: bool) {
+        let p = &mut self.server.propagation;
+        if on && !p.is_enabled() {
+            p.reset_selected_db();
+        }
+        p.set_enabled(on);
+    }
 
     /// The commands propagated since the last call.
     fn take_propagated(&mut self) -> Vec<u8> {
-        Vec::new()
+        self.server.propagation.take()
     }
 }

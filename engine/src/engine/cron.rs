@@ -18,8 +18,9 @@ impl Engine {
         let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
         let now_ms = self.server.planted.expiry_clock_ms(now);
         let mut held = crate::planted::cron_tick(&mut self.server);
-        for db in self.server.keyspace.dbs.iter_mut() {
+        for (i, db) in self.server.keyspace.dbs.iter_mut().enumerate() {
             let before = db.len();
+            let freed_before = freed.len();
             db.active_expire(
                 now_ms,
                 &mut self.server.rng,
@@ -27,13 +28,20 @@ impl Engine {
                 &mut freed,
             );
             self.server.keyspace.expired_keys += (before - db.len()) as u64;
+            let lazy = self.server.config.lazyfree_lazy_expire;
+            for (key, _) in &freed[freed_before..] {
+                self.server.propagation.deletion(i, key, lazy);
+            }
             db.keys.shrink_if_needed();
             db.expires.shrink_if_needed();
             db.keys.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);
             db.expires.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);
         }
         let lazy = self.server.config.lazyfree_lazy_expire;
-        for v in freed {
+        // One unit of deletions, never wrapped (Redis's active expire
+        // cycle propagates with `propagate_no_multi`).
+        self.server.propagation.flush(crate::propagate::Wrap::Bare);
+        for (_, v) in freed {
             if lazy && v.free_cost_units() > LAZYFREE_THRESHOLD_UNITS {
                 self.events.push_back(Event::Free(Garbage::Value(v)));
             }

@@ -60,7 +60,8 @@ impl Engine {
                 }
             }
             Purpose::Aof(op) => {
-                let r = crate::persist::aof::done(&mut self.server, &mut self.events, now, op, result);
+                let r =
+                    crate::persist::aof::done(&mut self.server, &mut self.events, now, op, result);
                 if let Err(line) = r {
                     self.fatal(line);
                 }
@@ -92,7 +93,7 @@ impl Engine {
                 // Shared replies, the same in RESP2 and RESP3.
                 c.output.extend_from_slice(match saved {
                     Saved::Ok => b"+OK\r\n",
-                    Saved::Failed(_) => b"-ERR\r\n",
+                    Saved::Failed => b"-ERR\r\n",
                 });
                 self.server.blocking.push_unblocked(client);
                 let mut args = std::mem::take(&mut self.args);
@@ -100,7 +101,7 @@ impl Engine {
                 self.args = args;
             }
             AfterSave::Shutdown(client, shutdown) => {
-                let failed = matches!(saved, Saved::Failed(_));
+                let failed = matches!(saved, Saved::Failed);
                 if failed && !shutdown.force {
                     self.events.push_back(Event::Log {
                         level: LogLevel::Warning,
@@ -108,9 +109,8 @@ impl Engine {
                     });
                     if let Some(c) = client.and_then(|id| self.clients.get_mut(&id)) {
                         c.waiting_save = false;
-                        c.output.extend_from_slice(
-                            b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n",
-                        );
+                        c.output
+                            .extend_from_slice(b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n");
                         let id = c.id;
                         self.server.blocking.push_unblocked(id);
                         let mut args = std::mem::take(&mut self.args);

@@ -10,8 +10,7 @@
 //! simulator calls it at the instant of the fork.
 
 use super::storage::{
-    ChildJob, ForkRequest, IoMode, StorageDone, StorageId, StorageOp, StorageRequest,
-    StorageResult,
+    ChildJob, ForkRequest, IoMode, StorageDone, StorageId, StorageOp, StorageRequest, StorageResult,
 };
 
 /// Bytes per append: Redis's child writes through a buffered rio and

@@ -11,8 +11,14 @@ pub(crate) fn write(server: &Server, now: Now, out: &mut String) -> std::fmt::Re
     let aof = &server.persist.aof;
     let rw = &aof.rewrite;
     let secs_since = |started: u64| ((now.mono_ns.saturating_sub(started)) / 1_000_000_000) as i64;
-    let bgsave_now = rdb.child.as_ref().map_or(-1, |c| secs_since(c.started_mono_ns));
-    let rewrite_now = rw.child.as_ref().map_or(-1, |c| secs_since(c.started_mono_ns));
+    let bgsave_now = rdb
+        .child
+        .as_ref()
+        .map_or(-1, |c| secs_since(c.started_mono_ns));
+    let rewrite_now = rw
+        .child
+        .as_ref()
+        .map_or(-1, |c| secs_since(c.started_mono_ns));
     let status = |ok: bool| if ok { "ok" } else { "err" };
     write!(
         out,

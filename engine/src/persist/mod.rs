@@ -140,7 +140,10 @@ pub(crate) fn config_changed(
 /// and save points) or the AOF (Redis's `writeCommandsDeniedByDiskError`).
 pub(crate) fn admit(
     server: &Server,
-    resolved: &mut Result<(Option<&'static CommandSpec>, &'static CommandSpec), Option<CommandName>>,
+    resolved: &mut Result<
+        (Option<&'static CommandSpec>, &'static CommandSpec),
+        Option<CommandName>,
+    >,
     reply: &mut Vec<u8>,
 ) {
     let Ok((parent, spec)) = *resolved else {

@@ -17,7 +17,6 @@ use super::storage::{
 };
 use crate::client::ClientId;
 use crate::event::{Event, LogLevel, Shutdown};
-use crate::rdb::file::{LoadOptions, SaveOptions};
 use crate::server::Server;
 use crate::time::Now;
 
@@ -120,20 +119,13 @@ pub(crate) struct Load {
 /// How a finished foreground save came out, for its caller.
 pub(crate) enum Saved {
     Ok,
-    Failed(String),
+    /// Failed; the reason is already logged.
+    Failed,
 }
 
 /// The snapshot's bytes and the work serializing took.
 pub(crate) fn snapshot(server: &Server, now: Now, aof_base: bool) -> (Vec<u8>, u64) {
-    let pc = PersistConfig::of(&server.config);
-    let opts = SaveOptions {
-        now_ms: now.unix_ms(),
-        compress: pc.rdbcompression,
-        checksum: pc.rdbchecksum,
-        aof_base,
-        used_mem_bytes: server.allocated_bytes.unwrap_or(0),
-        policy: server.config.maxmemory_policy,
-    };
+    let opts = server.rdb_save_options(now, server.allocated_bytes.unwrap_or(0), aof_base);
     let mut out = Vec::new();
     let report = crate::rdb::file::write_file(&server.keyspace, &opts, &mut |chunk: &[u8]| {
         out.extend_from_slice(chunk)
@@ -186,9 +178,9 @@ pub(crate) fn save_step_done(
     let failed = |why: String, save: &ForegroundSave, events: &mut VecDeque<Event>| {
         events.push_back(Event::Log {
             level: LogLevel::Warning,
-            text: why.clone(),
+            text: why,
         });
-        (save.after, Saved::Failed(why))
+        (save.after, Saved::Failed)
     };
     let next = match (save.step, result) {
         (SaveStep::Create, Err(e)) => {
@@ -348,7 +340,8 @@ pub(crate) fn bgsave_exited(
         return false;
     }
     let child = rdb.child.take().expect("child");
-    rdb.last_bgsave_time_s = (now.mono_ns.saturating_sub(child.started_mono_ns) / 1_000_000_000) as i64;
+    rdb.last_bgsave_time_s =
+        (now.mono_ns.saturating_sub(child.started_mono_ns) / 1_000_000_000) as i64;
     if ok {
         rdb.lastsave_unix_s = now.unix_us / 1_000_000;
         rdb.last_bgsave_ok = true;
@@ -383,8 +376,8 @@ pub(crate) fn cron(server: &mut Server, events: &mut VecDeque<Event>, now: Now) 
     let pc = PersistConfig::of(&server.config);
     let now_s = now.unix_us / 1_000_000;
     let rdb = &server.persist.rdb;
-    let may_retry =
-        rdb.last_bgsave_ok || now_s.saturating_sub(rdb.last_bgsave_try_unix_s) > BGSAVE_RETRY_DELAY_S;
+    let may_retry = rdb.last_bgsave_ok
+        || now_s.saturating_sub(rdb.last_bgsave_try_unix_s) > BGSAVE_RETRY_DELAY_S;
     let due = pc.save_points.iter().find(|&&(secs, changes)| {
         server.dirty >= changes && now_s.saturating_sub(rdb.lastsave_unix_s) > secs
     });
@@ -445,7 +438,10 @@ pub(crate) fn load_step_done(
         }
         Err(e) => {
             server.persist.load = None;
-            return Err(format!("Fatal error loading the DB: {}. Exiting.", e.text()));
+            return Err(format!(
+                "Fatal error loading the DB: {}. Exiting.",
+                e.text()
+            ));
         }
         Ok(StorageDone::Read(chunk)) => {
             let full = chunk.len() as u64 == LOAD_READ_CHUNK_BYTES;
@@ -468,7 +464,9 @@ pub(crate) fn load_step_done(
         }
         Ok(other) => {
             server.persist.load = None;
-            return Err(format!("Fatal error loading the DB: unexpected {other:?}. Exiting."));
+            return Err(format!(
+                "Fatal error loading the DB: unexpected {other:?}. Exiting."
+            ));
         }
     }
     let load = server.persist.load.take().expect("load");
@@ -482,10 +480,11 @@ pub(crate) fn load_bytes(
     now: Now,
     bytes: &[u8],
 ) -> Result<(), String> {
-    let opts = LoadOptions {
-        now_ms: now.unix_ms(),
-        limits: server.config.limits,
-    };
+    let opts = server.rdb_load_options(now, true);
+    // Keys take their LRU clock or LFU counter (and a file's IDLE/FREQ)
+    // relative to now.
+    let access = crate::lru::Access::at(now, &server.config, true);
+    server.keyspace.set_access(access);
     match crate::rdb::file::load_file(bytes, &opts, &mut server.keyspace) {
         Ok(report) => {
             let rdb = &mut server.persist.rdb;
@@ -494,10 +493,7 @@ pub(crate) fn load_bytes(
             rdb.lastsave_unix_s = now.unix_us / 1_000_000;
             events.push_back(Event::Log {
                 level: LogLevel::Notice,
-                text: format!(
-                    "Done loading RDB, keys loaded: {}, keys expired: {}.",
-                    report.keys_loaded, report.keys_expired
-                ),
+                text: report.done_log_line(),
             });
             events.push_back(Event::Log {
                 level: LogLevel::Notice,
@@ -505,6 +501,18 @@ pub(crate) fn load_bytes(
             });
             Ok(())
         }
-        Err(e) => Err(format!("{e} Fatal error loading the DB, check server logs. Exiting.")),
+        Err(e) => {
+            // Redis's lines for the failure, the last one returned: after
+            // it Redis runs redis-check-rdb on the file, or exits.
+            let mut lines = e.log_lines();
+            let last = lines.pop().unwrap_or_default();
+            for text in lines {
+                events.push_back(Event::Log {
+                    level: LogLevel::Warning,
+                    text,
+                });
+            }
+            Err(last)
+        }
     }
 }

@@ -44,11 +44,17 @@ fn save_writes_the_snapshot_and_a_restart_loads_it() {
     h.cmd(c, &["RPUSH", "l", "a", "b"]);
     h.cmd(c, &["SET", "t", "x", "EX", "1000"]);
     // RPUSH counts one change per element, as in Redis.
-    assert_eq!(h.info_field(c, "persistence", "rdb_changes_since_last_save"), 4);
+    assert_eq!(
+        h.info_field(c, "persistence", "rdb_changes_since_last_save"),
+        4
+    );
     assert_eq!(h.cmd(c, &["SAVE"]), ok());
     assert!(h.disk.files.contains_key("dump.rdb"));
     assert!(h.disk.files.keys().all(|f| !f.starts_with("temp-")));
-    assert_eq!(h.info_field(c, "persistence", "rdb_changes_since_last_save"), 0);
+    assert_eq!(
+        h.info_field(c, "persistence", "rdb_changes_since_last_save"),
+        0
+    );
     assert_eq!(h.info_field(c, "persistence", "rdb_saves"), 1);
     let mut h = restart(h, config());
     let c = h.connect();
@@ -58,7 +64,10 @@ fn save_writes_the_snapshot_and_a_restart_loads_it() {
         panic!()
     };
     assert!((999..=1000).contains(&ttl));
-    assert_eq!(h.info_field(c, "persistence", "rdb_last_load_keys_loaded"), 3);
+    assert_eq!(
+        h.info_field(c, "persistence", "rdb_last_load_keys_loaded"),
+        3
+    );
 }
 
 #[test]
@@ -87,7 +96,9 @@ fn a_failing_disk_fails_save_and_bgsave_then_misconf_refuses_writes() {
     assert!(e.starts_with(b"MISCONF Redis is configured to save RDB snapshots"));
     assert!(matches!(h.cmd(id, &["PING"]), Frame::Error(_)));
     assert_eq!(h.cmd(id, &["GET", "k"]), Frame::Null);
-    assert!(h.info_text(id, "persistence").contains("rdb_last_bgsave_status:err"));
+    assert!(h
+        .info_text(id, "persistence")
+        .contains("rdb_last_bgsave_status:err"));
     h.disk.fail_with = None;
     assert_eq!(h.cmd(id, &["SAVE"]), ok());
     assert_eq!(h.cmd(id, &["SET", "k", "v"]), ok());
@@ -106,8 +117,14 @@ fn bgsave_snapshots_and_resets_dirty() {
     );
     assert_ne!(h.cmd(c, &["LASTSAVE"]), before);
     assert!(h.disk.files.contains_key("dump.rdb"));
-    assert_eq!(h.info_field(c, "persistence", "rdb_changes_since_last_save"), 0);
-    assert_eq!(h.cmd(c, &["BGSAVE", "x"]), Frame::Error(b"ERR syntax error".to_vec()));
+    assert_eq!(
+        h.info_field(c, "persistence", "rdb_changes_since_last_save"),
+        0
+    );
+    assert_eq!(
+        h.cmd(c, &["BGSAVE", "x"]),
+        Frame::Error(b"ERR syntax error".to_vec())
+    );
 }
 
 #[test]
@@ -136,7 +153,8 @@ fn without_storage_save_fails_and_nothing_is_asked() {
 #[test]
 fn a_corrupt_snapshot_stops_the_server_at_load() {
     let mut disk = MemDisk::default();
-    disk.files.insert("dump.rdb".into(), b"REDIS0010garbage".to_vec());
+    disk.files
+        .insert("dump.rdb".into(), b"REDIS0010garbage".to_vec());
     let h = TestHost::with_disk(config(), disk);
     assert_eq!(h.exits, [1]);
 }
@@ -162,8 +180,10 @@ fn appendonly_at_start_creates_base_incr_and_manifest_as_redis() {
 
 fn disk_with_incr(incr: &[u8]) -> MemDisk {
     let mut disk = TestHost::new(aof_config()).disk;
-    disk.files
-        .insert("appendonlydir/appendonly.aof.1.incr.aof".into(), incr.to_vec());
+    disk.files.insert(
+        "appendonlydir/appendonly.aof.1.incr.aof".into(),
+        incr.to_vec(),
+    );
     disk
 }
 

@@ -119,6 +119,10 @@ impl Pipeline<'_> {
         let mut args = blocked.args.clone();
         let caller = Caller::Unblocked;
         let (touch, measuring) = self.before(client, caller, (None, spec), &args, 0, db);
+        let propagating = self
+            .server
+            .propagation
+            .before(self.server.dirty, db, spec, &args);
         let handled = self.execute(
             now,
             (client, caller),
@@ -127,6 +131,12 @@ impl Pipeline<'_> {
             (Vec::new(), protocol),
             false,
         );
+        if let Some(capture) = propagating {
+            self.server.propagation.after(capture, self.server.dirty);
+        }
+        // One served client is one unit (Redis's `afterCommand` for each),
+        // whether or not it was served after all (a lazy expiry).
+        self.server.propagation.flush(crate::propagate::Wrap::Multi);
         let reply = handled.reply;
         let reply_bytes = reply.len() as u64;
         let elapsed_ns = self.stopwatch.stop(

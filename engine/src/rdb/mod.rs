@@ -12,7 +12,9 @@
 //!   listpacks, small integer sets as intsets);
 //! - [`object`]: one value per type, in the encodings Redis 7.0 writes, and
 //!   loading of the types a 7.0 file may hold;
-//! - [`dump`]: the DUMP payload (object, RDB version, CRC64) and its checks.
+//! - [`dump`]: the DUMP payload (object, RDB version, CRC64) and its checks;
+//! - [`file`]: a whole RDB file (aux fields, databases, expiries, LRU/LFU
+//!   hints, EOF and CRC64), written as a stream and loaded from a slice.
 //!
 //! Loading never trusts a length: every allocation is bounded by the bytes
 //! actually present, every element loaded is counted as work, and anything

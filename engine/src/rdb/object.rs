@@ -26,9 +26,31 @@ const SIZE_ESTIMATE_OVERHEAD_BYTES: usize = 8;
 /// Appends `value` as its type byte and payload; returns the work done
 /// (elements written).
 pub fn save(out: &mut Vec<u8>, value: &Value, compress: bool) -> u64 {
+    out.push(kind_of(value));
+    save_payload(out, value, compress)
+}
+
+/// The type byte Redis 7.0 writes for `value` in its current encoding
+/// (`rdbSaveObjectType`). An RDB file puts the key between this byte and
+/// the payload.
+pub fn kind_of(value: &Value) -> u8 {
+    match value {
+        Value::Str(_) => kind::STRING,
+        Value::List(_) => kind::LIST_QUICKLIST_2,
+        Value::Set(s) if s.is_intset() => kind::SET_INTSET,
+        Value::Set(_) => kind::SET,
+        Value::ZSet(z) if z.encoding_name() == "listpack" => kind::ZSET_LISTPACK,
+        Value::ZSet(_) => kind::ZSET_2,
+        Value::Hash(h) if h.is_listpack() => kind::HASH_LISTPACK,
+        Value::Hash(_) => kind::HASH,
+    }
+}
+
+/// Appends `value`'s payload, without the type byte ([`kind_of`] says
+/// which layout it is); returns the work done (elements written).
+pub fn save_payload(out: &mut Vec<u8>, value: &Value, compress: bool) -> u64 {
     match value {
         Value::Str(s) => {
-            out.push(kind::STRING);
             put_string(out, &s.bytes, compress);
             1
         }
@@ -40,7 +62,6 @@ pub fn save(out: &mut Vec<u8>, value: &Value, compress: bool) -> u64 {
 }
 
 fn save_list(out: &mut Vec<u8>, list: &List, compress: bool) -> u64 {
-    out.push(kind::LIST_QUICKLIST_2);
     let nodes = list_nodes(list);
     put_len(out, nodes.len() as u64);
     let mut entries = list.iter();
@@ -86,7 +107,6 @@ fn list_nodes(list: &List) -> Vec<usize> {
 
 fn save_set(out: &mut Vec<u8>, set: &Set, compress: bool) -> u64 {
     if set.is_intset() {
-        out.push(kind::SET_INTSET);
         let values: Vec<i64> = set
             .iter()
             .map(|m| match m {
@@ -96,7 +116,6 @@ fn save_set(out: &mut Vec<u8>, set: &Set, compress: bool) -> u64 {
             .collect();
         put_string(out, &intset::encode(&values), compress);
     } else {
-        out.push(kind::SET);
         put_len(out, set.len() as u64);
         let mut buf = [0u8; 20];
         for m in set.iter() {
@@ -109,7 +128,6 @@ fn save_set(out: &mut Vec<u8>, set: &Set, compress: bool) -> u64 {
 fn save_zset(out: &mut Vec<u8>, zset: &ZSet, compress: bool) -> u64 {
     let n = zset.len();
     if zset.encoding_name() == "listpack" {
-        out.push(kind::ZSET_LISTPACK);
         let pairs: Vec<(Vec<u8>, Vec<u8>)> = zset
             .iter_ranks(0, n, false)
             .map(|(m, s)| (m.to_vec(), format_double(s).into_bytes()))
@@ -118,7 +136,6 @@ fn save_zset(out: &mut Vec<u8>, zset: &ZSet, compress: bool) -> u64 {
         put_string(out, &blob, compress);
     } else {
         // Greatest first, so that loading inserts at the skiplist's head.
-        out.push(kind::ZSET_2);
         put_len(out, n as u64);
         for (member, score) in zset.iter_ranks(0, n, true) {
             put_string(out, member, compress);
@@ -130,11 +147,9 @@ fn save_zset(out: &mut Vec<u8>, zset: &ZSet, compress: bool) -> u64 {
 
 fn save_hash(out: &mut Vec<u8>, hash: &Hash, compress: bool) -> u64 {
     if hash.is_listpack() {
-        out.push(kind::HASH_LISTPACK);
         let blob = listpack::encode(hash.iter().flat_map(|(f, v)| [f, v]));
         put_string(out, &blob, compress);
     } else {
-        out.push(kind::HASH);
         put_len(out, hash.len() as u64);
         for (f, v) in hash.iter() {
             put_string(out, f, compress);
@@ -152,8 +167,13 @@ pub struct Build {
     pub seed: u64,
 }
 
+/// Why [`load`] refused an empty collection (Redis's
+/// `RDB_LOAD_ERR_EMPTY_KEY`): RESTORE refuses it, a file load skips the key.
+pub const EMPTY: Corrupt = Corrupt("empty collection");
+
 /// Loads a value of type `kind` (the byte [`save`] wrote first). An empty
-/// collection is corrupt, as Redis counts it (`RDB_LOAD_ERR_EMPTY_KEY`).
+/// collection is [`EMPTY`], with the whole payload consumed, as Redis counts
+/// it (`RDB_LOAD_ERR_EMPTY_KEY`).
 pub fn load(r: &mut Reader<'_>, kind: u8, build: Build) -> Result<Value> {
     let value = match kind {
         kind::STRING => Value::Str(RString::new(r.string()?)),
@@ -183,7 +203,7 @@ fn collection_len(value: &Value) -> u64 {
 
 fn non_empty<T>(len: usize, value: T) -> Result<T> {
     match len {
-        0 => Err(Corrupt("empty collection")),
+        0 => Err(EMPTY),
         _ => Ok(value),
     }
 }

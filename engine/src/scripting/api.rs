@@ -204,7 +204,7 @@ pub fn fill_redis(lua: &Lua, redis: &Table) -> mlua::Result<()> {
                     "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
                 ));
             }
-            Ok(())
+            host(lua)?.call::<()>((6, v))
         })?,
     )?;
     redis.set(

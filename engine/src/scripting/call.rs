@@ -61,6 +61,17 @@ pub fn host(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: MultiValue) -> mlua::
             };
             Ok(MultiValue::new())
         }
+        6 => {
+            // redis.set_repl: the stream is the AOF's, so its bit decides
+            // (REPL_AOF and REPL_ALL propagate; REPL_REPLICA and REPL_NONE
+            // do not).
+            run.propagate = match args.next() {
+                Some(Value::Integer(n)) => n & 1 != 0,
+                Some(Value::Number(n)) => (n as i64) & 1 != 0,
+                _ => true,
+            };
+            Ok(MultiValue::new())
+        }
         _ => Ok(MultiValue::new()),
     }
 }
@@ -145,9 +156,13 @@ fn resolve(ctx: &Ctx, argv: &[Vec<u8>]) -> Result<Resolved, &'static str> {
 /// its work to the script.
 fn execute(ctx: &mut Ctx, run: &mut Run, command: Resolved, argv: Vec<Vec<u8>>) -> Vec<u8> {
     let (now, client) = (ctx.now, ctx.client_id);
+    let unit_before = ctx.server.propagation.unit_mark();
     let (reply, work_units) = crate::pipeline::nested(ctx, |p| {
         p.run_script_call(now, client, run.request_seq, command, (argv, run.resp))
     });
+    if !run.propagate {
+        ctx.server.propagation.discard_since(unit_before);
+    }
     ctx.work(work_units);
     reply
 }
@@ -163,6 +178,7 @@ pub(crate) fn run_write(ctx: &mut Ctx, argv: Vec<Vec<u8>>, request_seq: u64) {
         wrote: true,
         rng: ctx.server.scripting.rng,
         request_seq,
+        propagate: true,
     };
     if let Ok(spec) = resolve(ctx, &argv) {
         drop(execute(ctx, &mut run, spec, argv));

@@ -69,6 +69,9 @@ pub struct Run {
     wrote: bool,
     rng: rand48::Rand48,
     request_seq: u64,
+    /// `redis.set_repl`'s AOF bit: while off, the script's calls propagate
+    /// nothing (see [`crate::propagate`]).
+    propagate: bool,
 }
 
 /// Which of the four EVAL forms runs.
@@ -198,6 +201,7 @@ pub fn eval(ctx: &mut Ctx, args: &mut [Vec<u8>], kind: EvalKind) {
         wrote: false,
         rng: ctx.server.scripting.rng,
         request_seq: ctx.server.scripting.request_seq,
+        propagate: true,
     };
     let caller_db = ctx.client().db;
     let outcome = run_script(ctx, &mut run, &sha, &args[3..keys_end], &args[keys_end..]);

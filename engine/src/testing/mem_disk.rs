@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::persist::{ForkRequest, StorageDone, StorageError, StorageOp, StorageRequest, StorageResult};
+use crate::persist::{
+    ForkRequest, StorageDone, StorageError, StorageOp, StorageRequest, StorageResult,
+};
 use crate::{Engine, Now};
 
 /// Files by name (directories are implied by names).

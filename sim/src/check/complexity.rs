@@ -262,6 +262,9 @@ const PUBSUB: &[Term] = &[PubSubArgs];
 pub const TABLE: &[(&str, &[Term])] = &[
     ("append", LINEAR),
     ("auth", ONE),
+    // A fork: the child serializes, not the command thread.
+    ("bgrewriteaof", ONE),
+    ("bgsave", ONE),
     ("blmove", ONE),
     ("blmpop", POPS),
     ("blpop", ONE),
@@ -342,6 +345,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("incrbyfloat", ONE),
     ("info", &[ServerTables, AllKeys, Clients]),
     ("keys", &[DbKeysGlob]),
+    ("lastsave", ONE),
     ("latency|doctor", TABLES),
     ("latency|graph", TABLES),
     ("latency|help", TABLES),
@@ -408,6 +412,8 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("rpush", ONE),
     ("rpushx", ONE),
     ("sadd", PACKED),
+    // Serializes every key on the command thread, as Redis's rdbSave.
+    ("save", &[AllElements]),
     ("scan", &[DbKeysGlob]),
     ("scard", ONE),
     ("script|debug", ONE),

@@ -39,6 +39,11 @@ fn bpop_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], from: Direction) {
         let empty = list.is_empty();
         ctx.server.dirty += 1;
         super::delete_if_empty(ctx, key, empty);
+        let name: &[u8] = match from {
+            Direction::Forward => b"LPOP",
+            Direction::Backward => b"RPOP",
+        };
+        ctx.propagate(&[name, key]);
         let mut w = ctx.w();
         w.array_len(2);
         w.bulk(key);
@@ -74,7 +79,19 @@ fn blmove_generic(
         Ok(found) => found.is_some(),
     };
     if found {
+        let dirty_before = ctx.server.dirty;
         lmove_generic(ctx, src, dst, from, to);
+        if ctx.server.dirty > dirty_before {
+            // BLMOVE replays as LMOVE with its ends as sent, BRPOPLPUSH as
+            // RPOPLPUSH.
+            match ctx.spec.name {
+                "blmove" => {
+                    let argv = [b"LMOVE".as_slice(), src, dst, &args[3], &args[4]];
+                    ctx.propagate(&argv);
+                }
+                _ => ctx.propagate(&[b"RPOPLPUSH".as_slice(), src, dst]),
+            }
+        }
     } else if !ctx.may_block() {
         ctx.null();
     } else {

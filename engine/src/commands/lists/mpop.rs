@@ -78,6 +78,12 @@ pub(crate) fn mpop_serve(ctx: &mut Ctx, args: &[Vec<u8>], m: &MpopArgs) -> Resul
         ctx.work(popped as u64);
         ctx.server.dirty += popped as u64;
         delete_if_empty(ctx, key, empty);
+        // Replays as a plain pop of as many as it took.
+        let name: &[u8] = match m.from {
+            Direction::Forward => b"LPOP",
+            Direction::Backward => b"RPOP",
+        };
+        ctx.propagate(&[name, key, popped.to_string().as_bytes()]);
         return Ok(true);
     }
     Ok(false)

@@ -65,6 +65,9 @@ pub(super) fn spop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         ctx.delete(key, false);
         ctx.work(2 * size);
         ctx.server.dirty += 1;
+        // Redis 7.0 replays the whole set's pop as a DEL (not UNLINK, even
+        // under lazyfree-lazy-server-del).
+        ctx.propagate(&[b"DEL", key.as_slice()]);
         let mut w = ctx.w();
         w.set_len(copy.len());
         for m in copy.iter() {
@@ -78,6 +81,11 @@ pub(super) fn spop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         spop_draw(ctx, key, count)
     };
     ctx.server.dirty += 1;
+    // One SREM per member, in reply order (Redis 7.0 does not batch them);
+    // the request's unit wraps them in MULTI/EXEC.
+    for m in &popped {
+        ctx.propagate(&[b"SREM", key.as_slice(), m]);
+    }
     let mut w = ctx.w();
     w.set_len(popped.len());
     for m in &popped {
@@ -94,7 +102,10 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) {
     let popped = spop_draw(ctx, key, 1);
     ctx.server.dirty += 1;
     match popped.first() {
-        Some(m) => ctx.bulk(m),
+        Some(m) => {
+            ctx.propagate(&[b"SREM", key, m]);
+            ctx.bulk(m)
+        }
         None => ctx.null(),
     }
 }

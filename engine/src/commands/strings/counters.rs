@@ -141,6 +141,9 @@ fn incrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 Value::Str(RString::new(text.clone().into_bytes())),
                 true,
             );
+            // The sum's text, not the increment: replaying the addition
+            // could round differently.
+            ctx.propagate(&[b"SET", key.as_slice(), text.as_bytes(), b"KEEPTTL"]);
             ctx.bulk(text.as_bytes());
         }
         Err(e) => ctx.error(e),

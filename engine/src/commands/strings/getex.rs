@@ -6,6 +6,7 @@ use super::{
     WRITE_FAST,
 };
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::commands::expire::propagate_deletion;
 use crate::value::{RString, Value, WRONGTYPE};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -44,6 +45,8 @@ fn getset(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if get_generic(ctx, &args[1]).is_err() {
         return;
     }
+    // Redis 7.0 replays GETSET as the SET it amounts to.
+    ctx.propagate(&[b"SET", args[1].as_slice(), &args[2]]);
     let value = std::mem::take(&mut args[2]);
     ctx.store(&args[1], Value::Str(RString::new(value)), false);
 }
@@ -53,7 +56,9 @@ fn getdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return;
     }
     let lazy = ctx.server.config.lazyfree_lazy_user_del;
-    ctx.delete(&args[1], lazy);
+    if ctx.delete(&args[1], lazy) {
+        propagate_deletion(ctx, &args[1], lazy);
+    }
 }
 
 fn getex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -81,11 +86,15 @@ fn getex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             // (and, unlike expiry, is not counted in `expired_keys`).
             let lazy = ctx.server.config.lazyfree_lazy_expire;
             ctx.delete(key, lazy);
+            propagate_deletion(ctx, key, lazy);
         } else {
             ctx.db().set_expire(key, ms);
             ctx.server.dirty += 1;
+            let ms_text = ms.to_string();
+            ctx.propagate(&[b"PEXPIREAT", key.as_slice(), ms_text.as_bytes()]);
         }
     } else if opts.persist && ctx.db().persist(key) {
         ctx.server.dirty += 1;
+        ctx.propagate(&[b"PERSIST", key.as_slice()]);
     }
 }

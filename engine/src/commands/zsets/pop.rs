@@ -87,6 +87,7 @@ fn pop_generic(
     ctx.work(n as u64);
     ctx.server.dirty += n as u64;
     delete_if_empty(ctx, key);
+    propagate_pop(ctx, key, end, n);
 
     let mut w = ctx.w();
     match (shape.emit_key, shape.nested) {
@@ -113,6 +114,24 @@ fn pop_generic(
 }
 
 /// ZPOPMIN key [count]
+/// BZPOPMIN/BZPOPMAX replay as ZPOPMIN/ZPOPMAX of the key served, ZMPOP
+/// and BZMPOP as the same with the number popped; ZPOPMIN and ZPOPMAX as
+/// they were sent.
+fn propagate_pop(ctx: &mut Ctx, key: &[u8], end: End, popped: usize) {
+    if !ctx.propagating() {
+        return;
+    }
+    let name: &[u8] = match end {
+        End::Min => b"ZPOPMIN",
+        End::Max => b"ZPOPMAX",
+    };
+    match ctx.spec.name {
+        "bzpopmin" | "bzpopmax" => ctx.propagate(&[name, key]),
+        "zmpop" | "bzmpop" => ctx.propagate(&[name, key, popped.to_string().as_bytes()]),
+        _ => {}
+    }
+}
+
 pub(super) fn zpopmin(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     zpop(ctx, args, End::Min);
 }

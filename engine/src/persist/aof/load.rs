@@ -118,7 +118,11 @@ mod tests {
         assert_eq!(b.len(), 3);
         assert_eq!(next_command(file, q), Parsed::End);
         for cut in p + 1..file.len() {
-            assert_eq!(next_command(&file[..cut], p), Parsed::Truncated, "cut {cut}");
+            assert_eq!(
+                next_command(&file[..cut], p),
+                Parsed::Truncated,
+                "cut {cut}"
+            );
         }
         assert_eq!(next_command(b"hello", 0), Parsed::BadFormat);
         assert_eq!(next_command(b"*x\r\n", 0), Parsed::BadFormat);

@@ -46,7 +46,10 @@ impl Manifest {
     pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         let mut line = |info: &AofInfo, ty: &str| {
-            out.push_str(&format!("file {} seq {} type {}\n", info.name, info.seq, ty));
+            out.push_str(&format!(
+                "file {} seq {} type {}\n",
+                info.name, info.seq, ty
+            ));
         };
         if let Some(b) = &self.base {
             line(b, BASE);
@@ -218,7 +221,11 @@ mod tests {
             b"file ../etc seq 1 type b\n",
             b"file a seq 2 type i\nfile b seq 1 type i\n",
         ] {
-            assert!(Manifest::parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+            assert!(
+                Manifest::parse(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 }

@@ -241,9 +241,11 @@ fn appended(
         Ok(_) => len,
         Err(e) => {
             if pc.appendfsync == Fsync::Always {
-                return Err("Can't recover from AOF write error when the AOF fsync policy is \
+                return Err(
+                    "Can't recover from AOF write error when the AOF fsync policy is \
                             'always'. Exiting..."
-                    .to_string());
+                        .to_string(),
+                );
             }
             if aof.write_error.is_none() {
                 events.push_back(Event::Log {
@@ -263,9 +265,11 @@ fn appended(
     aof.unsynced = true;
     if written < len {
         if pc.appendfsync == Fsync::Always {
-            return Err("Can't recover from AOF write error when the AOF fsync policy is \
+            return Err(
+                "Can't recover from AOF write error when the AOF fsync policy is \
                         'always'. Exiting..."
-                .to_string());
+                    .to_string(),
+            );
         }
         aof.write_error = Some(StorageError::NoSpace);
         events.push_back(Event::Log {

@@ -273,7 +273,10 @@ pub(crate) fn cron(server: &mut Server, events: &mut VecDeque<Event>, now: Now) 
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0)
     };
-    let (percent, min_size) = (get("auto-aof-rewrite-percentage"), get("auto-aof-rewrite-min-size"));
+    let (percent, min_size) = (
+        get("auto-aof-rewrite-percentage"),
+        get("auto-aof-rewrite-min-size"),
+    );
     let current = aof.base_size_bytes + aof.incr_size_bytes;
     if percent == 0 || current <= min_size {
         return;

@@ -15,6 +15,7 @@ pub(crate) const SECTIONS: &[SectionFn] = &[
     transactions,
     pubsub,
     databases,
+    persistence,
 ];
 
 pub(crate) const SOLO_SECTIONS: &[SectionFn] = &[solo_server_wide, solo_quit];
@@ -232,6 +233,16 @@ fn databases(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("SET rare:d1 c")
         .add("FLUSHDB SYNC")
         .add(&format!("SELECT {HOME_DB}"));
+}
+
+fn persistence(s: &mut Section, _rng: &mut ChaCha8Rng) {
+    s.batch(HOME_DB)
+        .add("LASTSAVE")
+        .add("BGSAVE")
+        .add("BGSAVE SCHEDULE")
+        .add("BGREWRITEAOF")
+        .add("SAVE")
+        .add("LASTSAVE");
 }
 
 fn solo_server_wide(s: &mut Section, _rng: &mut ChaCha8Rng) {
