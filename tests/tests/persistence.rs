@@ -421,8 +421,6 @@ fn check_after_restart(c: &mut RespClient, t: usize, acked: &Acked, round: usize
 }
 
 #[test]
-#[ignore = "the AOF on main logs no command yet (Engine::take_propagated is a stub): \
-            every acknowledged write is lost; run with --ignored once propagation lands"]
 fn sigkill_loses_no_write_acknowledged_under_appendfsync_always() {
     let rounds = std::env::var("SEEDKV_SIGKILL_ROUNDS")
         .ok()
@@ -623,8 +621,6 @@ fn the_probe_restarts_redis_under_appendfsync_always_and_every_checker_passes() 
 }
 
 #[test]
-#[ignore = "the AOF on main logs no command yet (Engine::take_propagated is a stub): \
-            the checkers see acknowledged writes vanish; run with --ignored once it lands"]
 fn the_probe_restarts_seedkv_under_appendfsync_always_and_every_checker_passes() {
     let bin = seedkv_tests::server_binary();
     let mut args = vec![bin.to_str().unwrap()];
