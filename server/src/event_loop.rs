@@ -9,22 +9,33 @@
 //! After every engine input the caller drains the engine as its contract
 //! says ([`Host::drain`]): close requests and write wakeups go to the other
 //! connections' tasks through their [`Slot`]s, garbage goes to a background
-//! thread, and the next deadline goes to the timer task.
+//! thread, and the next deadline goes to the timer task. Storage requests
+//! are performed inline on this thread or handed to the background I/O
+//! thread ([`crate::storage`]); forks make child processes
+//! ([`crate::fork`]), reaped by the reaper task.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::{poll_fn, Future};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
 
+use seedkv_engine::persist::{ForkRequest, IoMode, StorageRequest};
 use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Garbage, LogLevel};
 use tokio::io::{AsyncWrite, ReadBuf};
 
 use crate::clock::Clock;
+use crate::fork::Children;
 use crate::net::{Listener, Stream};
 use crate::shutdown::ShutdownCause;
+use crate::storage::{Background, Completion, Disk};
+
+/// How often the reaper looks for exited children besides SIGCHLD (Redis
+/// checks in its cron, ten times a second).
+pub const REAP_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Size of the read buffer: Redis reads 16 KB per call; bigger reads make
 /// deep pipelines and large values cheaper. One buffer serves every
@@ -78,11 +89,29 @@ pub struct Host {
     /// waits on it through `shutdown_waiter`.
     shutdown: Cell<Option<ShutdownCause>>,
     shutdown_waiter: Slot,
+    /// The signal whose shutdown the engine is preparing (its final save).
+    signalled: Cell<Option<ShutdownCause>>,
+    /// Inline storage requests are performed here, on this thread.
+    disk: RefCell<Disk>,
+    /// Background storage requests go to this thread; their completions
+    /// come back through `completions`, which `serve` drains.
+    background: Background,
+    completions: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<Completion>>>,
+    children: RefCell<Children>,
 }
 
 impl Host {
-    /// A host for a new engine, with its background free thread started.
+    /// A host for a new engine, with its background free thread started,
+    /// and files (when `config.storage`) under the current directory.
     pub fn new(config: Config, clock: impl Clock) -> Rc<Host> {
+        Host::with_dir(config, clock, PathBuf::from("."))
+    }
+
+    /// A host whose storage requests (when `config.storage`) are performed
+    /// on files under `dir`. Loading at start happens here: the engine's
+    /// first requests are drained before this returns (a file it cannot
+    /// load exits the process, as in Redis).
+    pub fn with_dir(config: Config, clock: impl Clock, dir: PathBuf) -> Rc<Host> {
         // This host can stop, so its engine knows SHUTDOWN.
         let config = Config {
             shutdown_command: true,
@@ -101,8 +130,14 @@ impl Host {
                 }
             })
             .expect("spawn the lazy free thread");
+        let (done_tx, done_rx) = tokio::sync::mpsc::unbounded_channel::<Completion>();
+        let background = Background::start(dir.clone(), move |c| {
+            // The receiver is gone only when the host is.
+            let _ = done_tx.send(c);
+        })
+        .expect("spawn the background I/O thread");
         let deadline = engine.poll_timeout();
-        Rc::new(Host {
+        let host = Rc::new(Host {
             engine: RefCell::new(engine),
             clock: Box::new(clock),
             slots: RefCell::new(HashMap::new()),
@@ -112,7 +147,17 @@ impl Host {
             timer: Slot::default(),
             shutdown: Cell::new(None),
             shutdown_waiter: Slot::default(),
-        })
+            signalled: Cell::new(None),
+            disk: RefCell::new(Disk::new(dir)),
+            background,
+            completions: RefCell::new(Some(done_rx)),
+            children: RefCell::new(Children::default()),
+        });
+        {
+            let mut engine = host.engine.borrow_mut();
+            host.drain(&mut engine, None);
+        }
+        host
     }
 
     /// Asks [`serve`] to stop (the first cause wins).
@@ -121,6 +166,34 @@ impl Host {
             self.shutdown.set(Some(cause));
             self.shutdown_waiter.wake();
         }
+    }
+
+    /// SIGTERM or SIGINT: as Redis's `prepareForShutdown`, the engine
+    /// flushes and fsyncs the AOF and makes the final save when save points
+    /// are configured; the server stops once it says so
+    /// ([`Event::Shutdown`]). If the save cannot be done, the server keeps
+    /// running, as Redis does. A second signal while a shutdown is being
+    /// prepared stops at once.
+    pub fn signal_shutdown(&self, cause: ShutdownCause) {
+        if self.signalled.get().is_some() {
+            crate::logging::warn("You insist... exiting now.");
+            self.request_shutdown(cause);
+            return;
+        }
+        let mut engine = self.engine.borrow_mut();
+        self.signalled.set(Some(cause));
+        if !engine.prepare_shutdown(self.clock.now()) {
+            self.signalled.set(None);
+            let name = match cause {
+                ShutdownCause::Interrupt => "SIGINT",
+                _ => "SIGTERM",
+            };
+            crate::logging::warn(&format!(
+                "{name} received but errors trying to shut down the server, check the logs for \
+                 more information"
+            ));
+        }
+        self.drain(&mut engine, None);
     }
 
     /// Why the server is stopping, once it is.
@@ -167,16 +240,22 @@ impl Host {
                     std::thread::sleep(std::time::Duration::from_nanos(duration_ns));
                 }
                 Event::Shutdown(_) => {
-                    // Nothing is on disk, so there is nothing to save,
-                    // whatever the client chose.
-                    self.request_shutdown(ShutdownCause::Command);
+                    // The engine has saved already when the client (or the
+                    // save points) asked for it: only stopping is left.
+                    let cause = self.signalled.get().unwrap_or(ShutdownCause::Command);
+                    self.request_shutdown(cause);
                 }
                 Event::Log { level, text } => match level {
                     LogLevel::Notice => crate::logging::notice(&text),
                     LogLevel::Warning => crate::logging::warn(&text),
                 },
-                Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
-                    unreachable!("storage is off until the server performs it")
+                Event::Storage(request) => self.storage(engine, request),
+                Event::Fork(fork) => self.fork(engine, &fork),
+                Event::Exit { status } => {
+                    // The engine logged why (Redis's "Fatal error loading
+                    // the DB ... Exiting."); stop where Redis calls exit().
+                    self.kill_children();
+                    std::process::exit(status);
                 }
             }
         }
@@ -195,6 +274,97 @@ impl Host {
     }
 }
 
+impl Host {
+    /// Performs an inline request now (its completion is the engine's next
+    /// input, before any output leaves) or queues a background one.
+    fn storage(&self, engine: &mut Engine, request: StorageRequest) {
+        let StorageRequest { id, mode, op } = request;
+        match mode {
+            IoMode::Inline => {
+                let result = self.disk.borrow_mut().perform(&op);
+                engine.storage_done(self.clock.now(), id, result);
+            }
+            IoMode::Background => {
+                if !self.background.submit(id, op.clone()) {
+                    // The thread is gone: perform it here rather than never.
+                    let result = self.disk.borrow_mut().perform(&op);
+                    engine.storage_done(self.clock.now(), id, result);
+                }
+            }
+        }
+    }
+
+    /// Forks a child for BGSAVE or BGREWRITEAOF; a failed fork is a failed
+    /// child, reported at once.
+    fn fork(&self, engine: &mut Engine, fork: &ForkRequest) {
+        let now = self.clock.now();
+        let dir = self.disk.borrow().base().to_path_buf();
+        let spawned = self.children.borrow_mut().spawn(engine, now, fork, dir);
+        match spawned {
+            Ok(_) => {}
+            Err(e) => {
+                crate::logging::warn(&format!("Can't fork a background child: {e}"));
+                engine.child_exited(now, fork.id, false);
+            }
+        }
+    }
+
+    /// Reports the children that exited to the engine.
+    fn reap_children(&self) {
+        if self.children.borrow().count() == 0 {
+            return;
+        }
+        let exited = self.children.borrow_mut().reap();
+        if exited.is_empty() {
+            return;
+        }
+        let mut engine = self.engine.borrow_mut();
+        for (id, ok) in exited {
+            engine.child_exited(self.clock.now(), id, ok);
+        }
+        self.drain(&mut engine, None);
+    }
+
+    /// Stops the children still running (a shutdown does not wait for a
+    /// BGSAVE, as in Redis).
+    pub fn kill_children(&self) {
+        self.children.borrow_mut().kill_all();
+    }
+}
+
+/// Feeds background completions to the engine as they arrive.
+async fn run_completions(host: Rc<Host>) {
+    let Some(mut rx) = host.completions.borrow_mut().take() else {
+        return;
+    };
+    while let Some((id, result)) = rx.recv().await {
+        let mut engine = host.engine.borrow_mut();
+        engine.storage_done(host.clock.now(), id, result);
+        host.drain(&mut engine, None);
+    }
+}
+
+/// Reaps exited children on SIGCHLD, and every [`REAP_INTERVAL`] in case a
+/// signal was coalesced or missed.
+async fn run_reaper(host: Rc<Host>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut sigchld = signal(SignalKind::child()).ok();
+    let mut tick = tokio::time::interval(REAP_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        poll_fn(|cx| {
+            if let Some(s) = sigchld.as_mut() {
+                if s.poll_recv(cx).is_ready() {
+                    return Poll::Ready(());
+                }
+            }
+            tick.poll_tick(cx).map(|_| ())
+        })
+        .await;
+        host.reap_children();
+    }
+}
+
 /// Serves connections from every listener until a shutdown is requested
 /// ([`Host::request_shutdown`], or a SHUTDOWN command), then stops
 /// accepting, closes every connection and returns why it stopped. Must run
@@ -202,6 +372,8 @@ impl Host {
 /// enabled.
 pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCause {
     let timer = tokio::task::spawn_local(run_timer(host.clone()));
+    let completions = tokio::task::spawn_local(run_completions(host.clone()));
+    let reaper = tokio::task::spawn_local(run_reaper(host.clone()));
     let mut accepting = Vec::new();
     for listener in listeners {
         accepting.push(tokio::task::spawn_local(accept_loop(
@@ -221,6 +393,8 @@ pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCa
         task.abort();
     }
     timer.abort();
+    completions.abort();
+    reaper.abort();
     // Each connection's task shuts its socket down and disconnects from the
     // engine; wait for them (bounded: a task stuck writing is cut short by
     // CLOSE_FLUSH_TIMEOUT only for flush-first reasons, and Killed is not).

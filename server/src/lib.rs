@@ -15,11 +15,13 @@ pub mod access;
 pub mod alloc;
 pub mod clock;
 pub mod event_loop;
+pub mod fork;
 pub mod logging;
 pub mod net;
 pub mod options;
 pub mod shutdown;
 pub mod stopwatch;
+pub mod storage;
 
 pub use clock::{Clock, OsClock, VirtualClock};
 pub use event_loop::{serve, Host};
@@ -82,7 +84,9 @@ pub fn run(options: Options) -> io::Result<()> {
             config.seed
         ));
         logging::notice("Server initialized");
-        let host = Host::new(config, OsClock::new());
+        let dir = storage_dir(&mut config)?;
+        config.storage = true;
+        let host = Host::with_dir(config, OsClock::new(), dir);
         watch_signals(&host)?;
         logging::notice(&format!("Ready to accept connections tcp port={port}"));
         let cause = serve(host.clone(), listeners).await;
@@ -90,9 +94,32 @@ pub fn run(options: Options) -> io::Result<()> {
             "Closed every connection after {cause:?}; {} left.",
             host.connections_count()
         ));
+        host.kill_children();
         logging::warn("seedkv is now ready to exit, bye bye...");
         Ok(())
     })
+}
+
+/// The configured `dir` as an absolute path, also written back into the
+/// configuration (CONFIG GET dir reports it absolute, as Redis's getcwd
+/// does). A missing directory stops the start, as Redis's failed chdir.
+fn storage_dir(config: &mut seedkv_engine::Config) -> io::Result<std::path::PathBuf> {
+    let named = seedkv_engine::commands::config::config_get(config, "dir")
+        .unwrap_or_else(|| ".".to_string());
+    let dir = std::fs::canonicalize(&named).map_err(|e| {
+        logging::warn(&format!("Can't chdir to '{named}': {e}"));
+        e
+    })?;
+    if !dir.is_dir() {
+        logging::warn(&format!("Can't chdir to '{named}': Not a directory"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "dir is not a directory",
+        ));
+    }
+    let _ =
+        seedkv_engine::commands::config::apply_config_line(config, "dir", &dir.to_string_lossy());
+    Ok(dir)
 }
 
 /// Turns SIGTERM and SIGINT into a shutdown request, logged as Redis logs
@@ -103,22 +130,26 @@ fn watch_signals(host: &std::rc::Rc<Host>) -> io::Result<()> {
     let mut int = signal(SignalKind::interrupt())?;
     let host = host.clone();
     tokio::task::spawn_local(async move {
-        let cause = std::future::poll_fn(|cx| {
-            if term.poll_recv(cx).is_ready() {
-                std::task::Poll::Ready(ShutdownCause::Terminate)
-            } else if int.poll_recv(cx).is_ready() {
-                std::task::Poll::Ready(ShutdownCause::Interrupt)
-            } else {
-                std::task::Poll::Pending
-            }
-        })
-        .await;
-        let name = match cause {
-            ShutdownCause::Interrupt => "SIGINT",
-            _ => "SIGTERM",
-        };
-        logging::warn(&format!("Received {name} scheduling shutdown..."));
-        host.request_shutdown(cause);
+        // Every signal counts: a shutdown whose final save failed leaves
+        // the server up, and a second signal during a save stops it.
+        loop {
+            let cause = std::future::poll_fn(|cx| {
+                if term.poll_recv(cx).is_ready() {
+                    std::task::Poll::Ready(ShutdownCause::Terminate)
+                } else if int.poll_recv(cx).is_ready() {
+                    std::task::Poll::Ready(ShutdownCause::Interrupt)
+                } else {
+                    std::task::Poll::Pending
+                }
+            })
+            .await;
+            let name = match cause {
+                ShutdownCause::Interrupt => "SIGINT",
+                _ => "SIGTERM",
+            };
+            logging::warn(&format!("Received {name} scheduling shutdown..."));
+            host.signal_shutdown(cause);
+        }
     });
     Ok(())
 }

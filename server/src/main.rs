@@ -1,4 +1,4 @@
-//! `seedkv-server [config-file] [--port N] [--bind ADDR] [--requirepass PW] [--protected-mode yes|no] [--enable-debug-command no|yes|local] [--seed N]`
+//! `seedkv-server [config-file] [--port N] [--bind ADDR] [--requirepass PW] [--protected-mode yes|no] [--enable-debug-command no|yes|local] [--dir DIR] [--save POINTS] [--dbfilename NAME] [--appendonly yes|no] [--appendfsync always|everysec|no] [--seed N]`
 
 use clap::Parser;
 use seedkv_server::{Args, Options};

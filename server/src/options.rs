@@ -39,6 +39,22 @@ pub struct Args {
     /// enable-debug-command.
     #[arg(long, value_name = "no|yes|local")]
     pub enable_debug_command: Option<String>,
+    /// The working directory: where `dbfilename` and `appenddirname` live
+    /// (default: the current directory). It must exist.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// RDB save points, `"<seconds> <changes> ..."`; `""` saves never.
+    #[arg(long, value_name = "POINTS")]
+    pub save: Option<String>,
+    /// The RDB file's name in `dir` (default dump.rdb).
+    #[arg(long)]
+    pub dbfilename: Option<String>,
+    /// `yes` or `no` (default): log every write to the append-only file.
+    #[arg(long, value_name = "yes|no")]
+    pub appendonly: Option<String>,
+    /// `always`, `everysec` (default) or `no`: when the AOF is fsynced.
+    #[arg(long, value_name = "always|everysec|no")]
+    pub appendfsync: Option<String>,
     /// Seed of every random choice the engine makes (RANDOMKEY, hash seeds, ...).
     /// Defaults to one drawn from the clock and process id, and logged.
     #[arg(long)]
@@ -61,9 +77,12 @@ Redis 7, so a server started without a configuration is not reachable from
 other machines. Protected mode is on: while no password is set, clients
 that are not on loopback get -DENIED and are disconnected.
 The configuration file (redis.conf syntax) is read first; flags override it.
-SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE], SIGTERM and SIGINT close every
-connection and exit with status 0 (nothing is saved: seedkv keeps no data
-on disk, so SHUTDOWN SAVE fails unless FORCE is given).";
+Data is kept on disk as Redis 7.0 keeps it: `dbfilename` (RDB) and, with
+appendonly yes, the multi-part AOF under `appenddirname`, both in `dir`,
+loaded at start. SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] saves as Redis does,
+then closes every connection and exits with status 0. SIGTERM and SIGINT
+do the same as a plain SHUTDOWN (the final save when save points are
+configured); a second signal during that save exits at once.";
 
 /// The addresses a server listens on unless told otherwise: the shipped
 /// redis.conf's `bind 127.0.0.1 -::1` (see [`AFTER_HELP`]).
@@ -141,6 +160,21 @@ impl Options {
         }
         if let Some(mode) = &args.enable_debug_command {
             flag(&mut config, "enable-debug-command", mode)?;
+        }
+        if let Some(dir) = &args.dir {
+            flag(&mut config, "dir", &dir.to_string_lossy())?;
+        }
+        if let Some(points) = &args.save {
+            flag(&mut config, "save", points)?;
+        }
+        if let Some(name) = &args.dbfilename {
+            flag(&mut config, "dbfilename", name)?;
+        }
+        if let Some(yes) = &args.appendonly {
+            flag(&mut config, "appendonly", yes)?;
+        }
+        if let Some(when) = &args.appendfsync {
+            flag(&mut config, "appendfsync", when)?;
         }
         config.seed = args.seed.unwrap_or_else(default_seed);
         #[cfg(debug_assertions)]

@@ -153,14 +153,26 @@ pub struct ServerProcess {
     pub port: u16,
     /// Everything the process wrote to stderr so far (seedkv's log).
     log: std::sync::Arc<Mutex<String>>,
+    /// The server's own `--dir`, when the caller gave none.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl ServerProcess {
     /// Starts `seedkv-server` with `--port 0 --seed 1` plus `extra` flags,
-    /// and waits until it accepts connections.
+    /// and waits until it accepts connections. Unless `extra` names a
+    /// `--dir`, the server gets a fresh temporary one (removed on drop), so
+    /// that no test loads another's files.
     pub fn seedkv(extra: &[&str]) -> ServerProcess {
-        let mut child = Command::new(server_binary())
-            .args(["--port", "0", "--seed", "1"])
+        let own_dir = match extra.contains(&"--dir") {
+            true => None,
+            false => Some(tempfile::tempdir().expect("a temporary --dir")),
+        };
+        let mut command = Command::new(server_binary());
+        command.args(["--port", "0", "--seed", "1"]);
+        if let Some(dir) = &own_dir {
+            command.arg("--dir").arg(dir.path());
+        }
+        let mut child = command
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -202,7 +214,12 @@ impl ServerProcess {
             }
         };
         wait_for_port(port, &mut child, "seedkv-server");
-        ServerProcess { child, port, log }
+        ServerProcess {
+            child,
+            port,
+            log,
+            _dir: own_dir,
+        }
     }
 
     /// Starts a real `redis-server` (no persistence) on a free port, or
@@ -260,7 +277,12 @@ impl ServerProcess {
             });
             match ready_rx.recv_timeout(STARTUP_TIMEOUT) {
                 Ok(()) => {
-                    return Some(ServerProcess { child, port, log });
+                    return Some(ServerProcess {
+                        child,
+                        port,
+                        log,
+                        _dir: None,
+                    });
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     let _ = child.wait();
@@ -312,6 +334,11 @@ impl ServerProcess {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// The process id (for signals a test sends itself, e.g. SIGKILL).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// `redis://127.0.0.1:PORT/`

@@ -38,6 +38,15 @@ pub struct ProbeArgs {
     /// Inject no faults (same as --fault-per-mille 0).
     #[arg(long)]
     pub no_faults: bool,
+    /// The crash-restart fault: a shell command (run with `sh -c`) that
+    /// kills the server under test and starts it again on the same port
+    /// and files, then returns. The probe waits for PONG, and the
+    /// checkers judge whether acknowledged writes survived.
+    #[arg(long, value_name = "CMD")]
+    pub restart_cmd: Option<String>,
+    /// Mean milliseconds between restarts (with --restart-cmd).
+    #[arg(long, default_value_t = 1_000)]
+    pub restart_every_ms: u64,
 }
 
 impl ProbeArgs {
@@ -93,6 +102,13 @@ impl ProbeArgs {
             } else {
                 self.fault_per_mille
             },
+            restart: self
+                .restart_cmd
+                .as_ref()
+                .map(|command| super::restart::RestartFault {
+                    command: command.clone(),
+                    every_ms: self.restart_every_ms.clamp(1, 3_600_000),
+                }),
         })
     }
 }

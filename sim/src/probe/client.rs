@@ -57,6 +57,9 @@ pub struct Shared {
     /// The wait for a reply that the liveness checker allows; a client waits
     /// a little longer before it gives up on its connection.
     pub liveness_bound_ns: u64,
+    /// Set while the crash-restart fault restarts the server
+    /// ([`super::restart`]): clients do not connect until it answers PONG.
+    pub restarting: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -76,7 +79,7 @@ impl Shared {
         false
     }
 
-    fn faults_active(&self) -> bool {
+    pub(super) fn faults_active(&self) -> bool {
         let active = self.fault_per_mille > 0
             && Instant::now() < self.faults_stop_at
             && self.ops_reserved.load(Ordering::Relaxed) < self.faults_stop_ops;
@@ -170,10 +173,17 @@ impl Client<'_> {
         let mut batch: Vec<Request> = Vec::new();
         let mut failures_in_row = 0u32;
         // Bounded: every iteration reserves requests from the finite budget,
-        // or fails to connect (at most CONNECT_FAILURES_MAX in a row), and
+        // or fails to connect (at most CONNECT_FAILURES_MAX in a row), or waits
+        // out a restart (bounded by restart::RESTART_READY_MS), and
         // the deadline ends it anyway.
         while Instant::now() < self.shared.deadline && !self.workload.finished() {
             if self.live.is_none() {
+                // A restarting server may accept connections while it
+                // loads, answering -LOADING: wait until it answers PONG.
+                if self.shared.restarting.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(RECONNECT_MS));
+                    continue;
+                }
                 if !self.connect() {
                     failures_in_row += 1;
                     if failures_in_row >= CONNECT_FAILURES_MAX {

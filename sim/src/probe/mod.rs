@@ -33,6 +33,7 @@ pub mod client;
 pub mod conn;
 pub mod faults;
 pub mod report;
+pub mod restart;
 pub mod scan;
 pub mod transfer;
 
@@ -74,6 +75,8 @@ pub struct ProbeConfig {
     pub workloads: Vec<WorkloadKind>,
     /// Chance per batch of a fault, per mille (0: none).
     pub fault_per_mille: u32,
+    /// The crash-restart fault, when a restart command is given.
+    pub restart: Option<restart::RestartFault>,
 }
 
 impl ProbeConfig {
@@ -88,6 +91,7 @@ impl ProbeConfig {
             seed: 0,
             workloads,
             fault_per_mille: FAULT_PER_MILLE_DEFAULT,
+            restart: None,
         }
     }
 }
@@ -173,11 +177,18 @@ pub fn probe(config: &ProbeConfig) -> Result<ProbeReport, String> {
         faults: SharedFaults::new(clients),
         next_conn: AtomicU64::new(1),
         liveness_bound_ns: LIVENESS_BOUND_NS,
+        restarting: std::sync::atomic::AtomicBool::new(false),
     };
+    let clients_done = std::sync::atomic::AtomicBool::new(false);
     let kinds: Vec<WorkloadKind> = (0..clients)
         .map(|i| config.workloads[i as usize % config.workloads.len()])
         .collect();
+    let mut restarts = restart::RestartRecord::default();
     let records: Vec<ClientRecord> = std::thread::scope(|scope| {
+        let restarter = config.restart.as_ref().map(|fault| {
+            let (shared, done) = (&shared, &clients_done);
+            scope.spawn(move || restart::run_restarts(shared, fault, done))
+        });
         let handles: Vec<_> = kinds
             .iter()
             .enumerate()
@@ -188,14 +199,22 @@ pub fn probe(config: &ProbeConfig) -> Result<ProbeReport, String> {
                     .spawn_scoped(scope, move || run_client(shared, i as u32, kind))
             })
             .collect();
-        handles
+        let records: Vec<ClientRecord> = handles
             .into_iter()
             .map(|h| match h {
                 Ok(handle) => handle.join().unwrap_or_default(),
                 Err(_) => ClientRecord::default(),
             })
-            .collect()
+            .collect();
+        clients_done.store(true, Ordering::Relaxed);
+        if let Some(r) = restarter {
+            restarts = r.join().unwrap_or_default();
+        }
+        records
     });
+    if let Some(why) = restarts.failure {
+        return Err(why);
+    }
     let wall = start.elapsed();
     let end_ns = shared.now_ns();
     let gave_up = records.iter().filter(|r| r.gave_up).count() as u64;
@@ -232,7 +251,7 @@ pub fn probe(config: &ProbeConfig) -> Result<ProbeReport, String> {
             .map(|&k| (k, slot[k.index()].load(Ordering::Relaxed)))
             .collect()
     };
-    Ok(ProbeReport::new(
+    let mut report = ProbeReport::new(
         config.clone(),
         server,
         kinds,
@@ -243,7 +262,9 @@ pub fn probe(config: &ProbeConfig) -> Result<ProbeReport, String> {
         count(&shared.faults.skipped),
         gave_up,
         connect_failures,
-    ))
+    );
+    report.restarts = restarts.restarts;
+    Ok(report)
 }
 
 /// Names the server (INFO server) and flushes it. Returns e.g.

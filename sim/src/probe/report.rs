@@ -48,6 +48,8 @@ pub struct ProbeReport {
     /// Clients that stopped waiting for a reply that never came.
     pub clients_gave_up: u64,
     pub connect_failures: u64,
+    /// Restarts of the server by the crash-restart fault.
+    pub restarts: u64,
     /// Error replies by kind, with whether the workload expects them.
     pub errors: BTreeMap<ErrorKind, (u64, Option<&'static str>)>,
 }
@@ -90,6 +92,7 @@ impl ProbeReport {
             faults_skipped,
             clients_gave_up,
             connect_failures,
+            restarts: 0,
             errors,
         }
     }
@@ -199,6 +202,13 @@ impl ProbeReport {
             "clients that gave up waiting",
             self.clients_gave_up.to_string(),
         );
+        if self.config.restart.is_some() {
+            row(
+                &mut s,
+                "server restarts (--restart-cmd)",
+                self.restarts.to_string(),
+            );
+        }
         let _ = writeln!(s, "  faults (injected / skipped)");
         for ((kind, n), (_, skipped)) in self.faults_injected.iter().zip(&self.faults_skipped) {
             let _ = writeln!(s, "    {:<32} {n} / {skipped}", kind.name());
