@@ -349,14 +349,7 @@ fn writes_reach_the_incr_file_and_survive_a_restart() {
 fn a_rewrite_in_the_middle_of_a_pipeline_applies_every_write_once() {
     let mut h = TestHost::new(aof_config());
     let c = h.connect();
-    h.pipeline(
-        c,
-        &[
-            &["INCR", "n"],
-            &["BGREWRITEAOF"],
-            &["INCR", "n"],
-        ],
-    );
+    h.pipeline(c, &[&["INCR", "n"], &["BGREWRITEAOF"], &["INCR", "n"]]);
     assert_eq!(h.frames(c).len(), 3);
     h.cmd(c, &["INCR", "n"]);
     h.cmd(c, &["MULTI"]);
