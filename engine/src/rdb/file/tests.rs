@@ -476,28 +476,3 @@ fn work_is_charged_for_every_opcode_and_element() {
     assert!(report.work_units >= 1000, "{}", report.work_units);
 }
 
-/// Throughput of a save and a load of a million small strings, as DEBUG
-/// POPULATE 1000000 makes them (`key:N` = `value:N`). Prints, never
-/// asserts, times: run with
-/// `cargo test --release -p seedkv-engine --lib rdb::file::tests::million -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn million_keys_save_and_load_times() {
-    let mut ks = Keyspace::new(1);
-    for i in 0..1_000_000 {
-        let v = Value::Str(RString::new(format!("value:{i}").into()));
-        ks.dbs[0].set(format!("key:{i}").as_bytes(), v, false);
-    }
-    let started = std::time::Instant::now();
-    let file = write(&ks, &save_opts());
-    let save = started.elapsed();
-    let started = std::time::Instant::now();
-    let (report, _) = load(&file).unwrap();
-    let load_time = started.elapsed();
-    assert_eq!(report.keys_loaded, 1_000_000);
-    eprintln!(
-        "1M keys: {} bytes; save {save:?}, load {load_time:?}; {} work units to load",
-        file.len(),
-        report.work_units
-    );
-}
