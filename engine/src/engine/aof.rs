@@ -335,6 +335,10 @@ impl Engine {
     /// After every input: the propagated commands to the AOF buffer, and
     /// the buffer to the file as `appendfsync` says.
     pub(super) fn after_input_persist(&mut self, now: Now) {
+        if !self.server.config.storage {
+            // No AOF without storage: the stream is whoever enabled it's.
+            return;
+        }
         let wanted = self.server.persist.aof.on || self.server.persist.aof.rewrite.turning_on;
         if wanted != self.server.propagation.is_enabled() {
             self.set_propagation(wanted);

@@ -475,4 +475,3 @@ fn work_is_charged_for_every_opcode_and_element() {
     let (report, _) = load(&file_of(&body)).unwrap();
     assert!(report.work_units >= 1000, "{}", report.work_units);
 }
-
