@@ -39,6 +39,10 @@ pub(crate) use rewrite::{bgrewriteaof_command, rewrite_active, rewrite_bytes, re
 pub const POSTPONE_LIMIT_NS: u64 = 2_000_000_000;
 /// everysec: a background fsync at most this often.
 pub const EVERYSEC_NS: u64 = 1_000_000_000;
+/// After a failed append, the next try waits this long (Redis retries from
+/// its cron, once a second): a completion is an input too, so retrying on
+/// it would loop as fast as the disk fails.
+pub const WRITE_ERROR_RETRY_NS: u64 = 1_000_000_000;
 
 /// What an AOF request is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,12 +77,42 @@ pub(crate) struct Aof {
     pub(crate) delayed_fsync: u64,
     /// The last append failed (`aof_last_write_status`).
     pub(crate) write_error: Option<StorageError>,
+    /// When the last append failed (for [`WRITE_ERROR_RETRY_NS`]).
+    pub(crate) write_error_at_ns: u64,
     /// The last background fsync failed (`aof_bio_fsync_status`).
     pub(crate) fsync_error: Option<StorageError>,
     /// Bytes in the current incr file, and in the base.
     pub(crate) incr_size_bytes: u64,
     pub(crate) base_size_bytes: u64,
     pub(crate) rewrite: rewrite::RewriteState,
+    /// `appendfsync` and `no-appendfsync-on-rewrite`, read from the
+    /// configuration when it changes, not after every input.
+    pub(crate) policy: Policy,
+}
+
+/// The options the write path reads after every input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Policy {
+    pub(crate) fsync: Fsync,
+    pub(crate) no_fsync_on_rewrite: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            fsync: Fsync::EverySec,
+            no_fsync_on_rewrite: false,
+        }
+    }
+}
+
+impl Policy {
+    pub(crate) fn of(pc: &PersistConfig) -> Policy {
+        Policy {
+            fsync: pc.appendfsync,
+            no_fsync_on_rewrite: pc.no_appendfsync_on_rewrite,
+        }
+    }
 }
 
 /// The directory-qualified name of `file` in `appenddirname`.
@@ -105,16 +139,21 @@ pub(crate) fn feed(server: &mut Server, bytes: &[u8]) {
 /// After every input (Redis's `beforeSleep` → `flushAppendOnlyFile(0)`):
 /// appends the buffer and fsyncs as the policy says.
 pub(crate) fn flush(server: &mut Server, events: &mut VecDeque<Event>, now: Now, force: bool) {
-    let pc = PersistConfig::of(&server.config);
     let aof = &mut server.persist.aof;
     if !aof.on || aof.append_in_flight {
         return;
     }
-    if aof.buf.is_empty() {
-        maybe_background_fsync(server, events, now, &pc);
+    let retry_wait = aof.write_error.is_some()
+        && now.mono_ns.saturating_sub(aof.write_error_at_ns) < WRITE_ERROR_RETRY_NS;
+    if retry_wait && !force {
         return;
     }
-    if pc.appendfsync == Fsync::EverySec && !force && aof.fsync_in_flight {
+    let policy = aof.policy;
+    if aof.buf.is_empty() {
+        maybe_background_fsync(server, events, now, policy);
+        return;
+    }
+    if policy.fsync == Fsync::EverySec && !force && aof.fsync_in_flight {
         match aof.postponed_since_ns {
             None => {
                 aof.postponed_since_ns = Some(now.mono_ns);
@@ -152,17 +191,17 @@ fn maybe_background_fsync(
     server: &mut Server,
     events: &mut VecDeque<Event>,
     now: Now,
-    pc: &PersistConfig,
+    policy: Policy,
 ) {
     let aof = &mut server.persist.aof;
     let due = now.mono_ns.saturating_sub(aof.last_fsync_mono_ns) >= EVERYSEC_NS;
-    if pc.appendfsync != Fsync::EverySec || aof.fsync_in_flight || !due {
+    if policy.fsync != Fsync::EverySec || aof.fsync_in_flight || !due {
         return;
     }
     if aof.write_error.is_some() || !aof.unsynced {
         return;
     }
-    if pc.no_appendfsync_on_rewrite && rewrite_active(server) {
+    if policy.no_fsync_on_rewrite && rewrite_active(server) {
         return;
     }
     let aof = &mut server.persist.aof;
@@ -187,9 +226,9 @@ pub(crate) fn done(
     op: AofOp,
     result: StorageResult,
 ) -> Result<(), String> {
-    let pc = PersistConfig::of(&server.config);
+    let policy = server.persist.aof.policy;
     match op {
-        AofOp::Append { len } => appended(server, events, now, &pc, len, result),
+        AofOp::Append { len } => appended(server, events, now, policy, len, result),
         AofOp::FsyncAlways => match result {
             Ok(_) => {
                 server.persist.aof.last_fsync_mono_ns = now.mono_ns;
@@ -230,7 +269,7 @@ fn appended(
     server: &mut Server,
     events: &mut VecDeque<Event>,
     now: Now,
-    pc: &PersistConfig,
+    policy: Policy,
     len: usize,
     result: StorageResult,
 ) -> Result<(), String> {
@@ -240,7 +279,7 @@ fn appended(
         Ok(StorageDone::Written(n)) => (n as usize).min(len),
         Ok(_) => len,
         Err(e) => {
-            if pc.appendfsync == Fsync::Always {
+            if policy.fsync == Fsync::Always {
                 return Err(
                     "Can't recover from AOF write error when the AOF fsync policy is \
                             'always'. Exiting..."
@@ -254,6 +293,7 @@ fn appended(
                 });
             }
             aof.write_error = Some(e);
+            aof.write_error_at_ns = now.mono_ns;
             return Ok(());
         }
     };
@@ -264,7 +304,7 @@ fn appended(
     aof.incr_size_bytes += written as u64;
     aof.unsynced = true;
     if written < len {
-        if pc.appendfsync == Fsync::Always {
+        if policy.fsync == Fsync::Always {
             return Err(
                 "Can't recover from AOF write error when the AOF fsync policy is \
                         'always'. Exiting..."
@@ -272,6 +312,7 @@ fn appended(
             );
         }
         aof.write_error = Some(StorageError::NoSpace);
+        aof.write_error_at_ns = now.mono_ns;
         events.push_back(Event::Log {
             level: LogLevel::Warning,
             text: format!(
@@ -286,7 +327,7 @@ fn appended(
             text: "AOF write error looks solved, Redis can write again.".to_string(),
         });
     }
-    if pc.appendfsync == Fsync::Always {
+    if policy.fsync == Fsync::Always {
         aof.unsynced = false;
         let file = aof.incr_path.clone();
         server.persist.requests.issue(
@@ -297,7 +338,7 @@ fn appended(
         );
         return Ok(());
     }
-    maybe_background_fsync(server, events, now, pc);
+    maybe_background_fsync(server, events, now, policy);
     Ok(())
 }
 
