@@ -176,8 +176,8 @@ impl Engine {
                             String::from_utf8_lossy(&args[0])
                         ));
                     }
-                    let name_lower = args[0].to_ascii_lowercase();
-                    if name_lower == b"multi" {
+                    let is_exec = args[0].eq_ignore_ascii_case(b"exec");
+                    if args[0].eq_ignore_ascii_case(b"multi") {
                         in_multi = true;
                     }
                     // Nothing expires while loading (Redis's `server.loading`
@@ -188,7 +188,7 @@ impl Engine {
                     let loading = Now { unix_us: 0, ..now };
                     self.pipeline()
                         .run(loading, aof_client, &mut args, Caller::Request);
-                    if name_lower == b"exec" {
+                    if is_exec {
                         in_multi = false;
                     }
                     if let Some(c) = self.clients.get_mut(&aof_client) {
@@ -322,6 +322,7 @@ impl Engine {
         );
         aof::rewrite::delete_history(&mut self.server, &mut self.events, pc);
         self.server.persist.aof.on = true;
+        self.server.persist.aof.policy = aof::Policy::of(pc);
         self.server.persist.aof.last_fsync_mono_ns = now.mono_ns;
         self.server.persist.aof.rewrite.base_size_bytes =
             self.server.persist.aof.base_size_bytes + self.server.persist.aof.incr_size_bytes;

@@ -93,6 +93,7 @@ pub(crate) fn config_changed(
     }
     let pc = PersistConfig::of(&server.config);
     let aof = &mut server.persist.aof;
+    aof.policy = aof::Policy::of(&pc);
     let running = aof.on || aof.rewrite.turning_on;
     if pc.appendonly && !running {
         aof.rewrite.turning_on = true;
