@@ -243,15 +243,11 @@ impl Engine {
             LogLevel::Warning,
             format!("!!! Truncating the AOF {name} at offset {valid_up_to} !!!"),
         );
-        self.server.persist.requests.issue(
-            &mut self.events,
-            IoMode::Inline,
-            StorageOp::Truncate {
-                file: path(pc, name),
-                len_bytes: valid_up_to as u64,
-            },
-            Purpose::Aof(AofOp::Files),
-        );
+        let truncate = StorageOp::Truncate {
+            file: path(pc, name),
+            len_bytes: valid_up_to as u64,
+        };
+        aof::issue_files(&mut self.server, &mut self.events, [truncate]);
         self.log(
             LogLevel::Warning,
             format!("AOF {name} loaded anyway because aof-load-truncated is enabled"),
@@ -276,21 +272,15 @@ impl Engine {
             let (bytes, _) = aof::rewrite_bytes(&self.server, now, pc.aof_use_rdb_preamble);
             self.server.persist.aof.base_size_bytes = bytes.len() as u64;
             let file = path(pc, &name);
-            for op in [
+            let ops = [
                 StorageOp::Create { file: file.clone() },
                 StorageOp::Append {
                     file: file.clone(),
                     bytes,
                 },
                 StorageOp::Fsync { file },
-            ] {
-                self.server.persist.requests.issue(
-                    &mut self.events,
-                    IoMode::Inline,
-                    op,
-                    Purpose::Aof(AofOp::Files),
-                );
-            }
+            ];
+            aof::issue_files(&mut self.server, &mut self.events, ops);
             self.log(
                 LogLevel::Notice,
                 format!("Creating AOF base file {name} on server start"),
@@ -306,13 +296,10 @@ impl Engine {
         aof.incr_path = path(pc, &incr);
         if !had_incr {
             aof.incr_size_bytes = 0;
-            let file = aof.incr_path.clone();
-            self.server.persist.requests.issue(
-                &mut self.events,
-                IoMode::Inline,
-                StorageOp::Create { file },
-                Purpose::Aof(AofOp::Files),
-            );
+            let create = StorageOp::Create {
+                file: aof.incr_path.clone(),
+            };
+            aof::issue_files(&mut self.server, &mut self.events, [create]);
         }
         persist_manifest(&mut self.server, &mut self.events, pc);
         let verb = if had_incr { "Opening" } else { "Creating" };

@@ -22,10 +22,16 @@ pub const CHILD_APPEND_CHUNK_BYTES: usize = 4 * 1024 * 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     Create,
-    Write { offset_bytes: usize },
+    Write {
+        offset_bytes: usize,
+    },
     Fsync,
     Rename,
-    Exited { ok: bool },
+    /// The directory, so that the rename survives a crash.
+    SyncDir,
+    Exited {
+        ok: bool,
+    },
 }
 
 /// A forked child: poll its requests, perform them, report them, until
@@ -115,6 +121,7 @@ impl ChildProcess {
                 },
                 ChildJob::AofRewrite { .. } => unreachable!("a rewrite child does not rename"),
             },
+            Step::SyncDir => StorageOp::SyncDir { dir: String::new() },
             Step::Exited { .. } => return None,
         };
         let id = StorageId(self.next_id);
@@ -166,7 +173,8 @@ impl ChildProcess {
                 ChildJob::RdbSave { .. } => Step::Rename,
                 ChildJob::AofRewrite { .. } => Step::Exited { ok: true },
             },
-            (Step::Rename, _) => Step::Exited { ok: true },
+            (Step::Rename, _) => Step::SyncDir,
+            (Step::SyncDir, _) => Step::Exited { ok: true },
             (step, done) => {
                 self.fail(format!("unexpected completion {done:?} at {step:?}"));
                 return;

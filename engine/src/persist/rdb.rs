@@ -107,6 +107,9 @@ enum SaveStep {
     Append,
     Fsync,
     Rename,
+    /// The directory, so that the rename survives a crash (Redis's
+    /// `fsyncFileDir` after `rdbSave`'s rename).
+    SyncDir,
 }
 
 /// Loading at start.
@@ -254,7 +257,17 @@ pub(crate) fn save_step_done(
                 to: save.file.clone(),
             }
         }
+        (SaveStep::SyncDir, Err(e)) => {
+            let why = format!("Failed to fsync directory while saving DB: {}", e.text());
+            let out = failed(why, save, events);
+            persist.rdb.save = None;
+            return Some(out);
+        }
         (SaveStep::Rename, Ok(_)) => {
+            save.step = SaveStep::SyncDir;
+            StorageOp::SyncDir { dir: String::new() }
+        }
+        (SaveStep::SyncDir, Ok(_)) => {
             let save = persist.rdb.save.take().expect("save");
             events.push_back(Event::Log {
                 level: LogLevel::Notice,

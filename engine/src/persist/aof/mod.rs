@@ -88,6 +88,16 @@ pub(crate) struct Aof {
     /// `appendfsync` and `no-appendfsync-on-rewrite`, read from the
     /// configuration when it changes, not after every input.
     pub(crate) policy: Policy,
+    /// File operations (manifest, base and incr files) done one at a
+    /// time, each after the previous succeeded: a failed or short step
+    /// must not let the rename after it publish a half-written file.
+    pub(crate) files: VecDeque<StorageOp>,
+    /// The bytes of the files step in flight, when it is an append.
+    pub(crate) files_append_len: Option<usize>,
+    pub(crate) files_in_flight: bool,
+    /// The file the append in flight goes to (a rewrite may switch the
+    /// incr file before it completes; its fsync is for this one).
+    pub(crate) append_file: String,
 }
 
 /// The options the write path reads after every input.
@@ -115,6 +125,35 @@ impl Policy {
     }
 }
 
+/// Queues file operations to run in order (see `Aof::files`).
+pub(crate) fn issue_files(
+    server: &mut Server,
+    events: &mut VecDeque<Event>,
+    ops: impl IntoIterator<Item = StorageOp>,
+) {
+    server.persist.aof.files.extend(ops);
+    next_files_step(server, events);
+}
+
+fn next_files_step(server: &mut Server, events: &mut VecDeque<Event>) {
+    let aof = &mut server.persist.aof;
+    if aof.files_in_flight {
+        return;
+    }
+    let Some(op) = aof.files.pop_front() else {
+        return;
+    };
+    aof.files_append_len = match &op {
+        StorageOp::Append { bytes, .. } => Some(bytes.len()),
+        _ => None,
+    };
+    aof.files_in_flight = true;
+    server
+        .persist
+        .requests
+        .issue(events, IoMode::Inline, op, Purpose::Aof(AofOp::Files));
+}
+
 /// The directory-qualified name of `file` in `appenddirname`.
 pub(crate) fn path(pc: &PersistConfig, file: &str) -> String {
     format!("{}/{}", pc.appenddirname, file)
@@ -140,7 +179,8 @@ pub(crate) fn feed(server: &mut Server, bytes: &[u8]) {
 /// appends the buffer and fsyncs as the policy says.
 pub(crate) fn flush(server: &mut Server, events: &mut VecDeque<Event>, now: Now, force: bool) {
     let aof = &mut server.persist.aof;
-    if !aof.on || aof.append_in_flight {
+    if !aof.on || aof.append_in_flight || aof.files_in_flight {
+        // File steps first: the incr file may not exist yet.
         return;
     }
     let retry_wait = aof.write_error.is_some()
@@ -177,6 +217,7 @@ pub(crate) fn flush(server: &mut Server, events: &mut VecDeque<Event>, now: Now,
     let bytes = aof.buf.clone();
     let len = bytes.len();
     let file = aof.incr_path.clone();
+    aof.append_file = file.clone();
     server.persist.requests.issue(
         events,
         IoMode::Inline,
@@ -195,7 +236,7 @@ fn maybe_background_fsync(
 ) {
     let aof = &mut server.persist.aof;
     let due = now.mono_ns.saturating_sub(aof.last_fsync_mono_ns) >= EVERYSEC_NS;
-    if policy.fsync != Fsync::EverySec || aof.fsync_in_flight || !due {
+    if policy.fsync != Fsync::EverySec || aof.fsync_in_flight || aof.files_in_flight || !due {
         return;
     }
     if aof.write_error.is_some() || !aof.unsynced {
@@ -258,10 +299,27 @@ pub(crate) fn done(
             }
             Ok(())
         }
-        AofOp::Files => match result {
-            Ok(_) => Ok(()),
-            Err(e) => Err(format!("Can't open the append-only file: {}", e.text())),
-        },
+        AofOp::Files => {
+            let aof = &mut server.persist.aof;
+            aof.files_in_flight = false;
+            let expected = aof.files_append_len.take();
+            let error = match (result, expected) {
+                (Err(e), _) => Some(e.text().to_string()),
+                (Ok(StorageDone::Written(n)), Some(len)) if (n as usize) < len => {
+                    Some(format!("short write (nwritten={n}, expected={len})"))
+                }
+                _ => None,
+            };
+            if let Some(why) = error {
+                aof.files.clear();
+                return Err(format!("Can't persist the append-only files: {why}"));
+            }
+            next_files_step(server, events);
+            if !server.persist.aof.files_in_flight {
+                flush(server, events, now, false);
+            }
+            Ok(())
+        }
     }
 }
 
@@ -329,7 +387,7 @@ fn appended(
     }
     if policy.fsync == Fsync::Always {
         aof.unsynced = false;
-        let file = aof.incr_path.clone();
+        let file = aof.append_file.clone();
         server.persist.requests.issue(
             events,
             IoMode::Inline,
@@ -363,22 +421,23 @@ pub(crate) fn persist_manifest(
     let name = Manifest::file_name(&pc.appendfilename);
     let temp = path(pc, &format!("temp-{name}"));
     let text = server.persist.aof.manifest.render().into_bytes();
-    let requests = &mut server.persist.requests;
-    for op in [
-        StorageOp::Create { file: temp.clone() },
-        StorageOp::Append {
-            file: temp.clone(),
-            bytes: text,
-        },
-        StorageOp::Fsync { file: temp.clone() },
-        StorageOp::Rename {
-            from: temp,
-            to: path(pc, &name),
-        },
-        StorageOp::SyncDir {
-            dir: pc.appenddirname.clone(),
-        },
-    ] {
-        requests.issue(events, IoMode::Inline, op, Purpose::Aof(AofOp::Files));
-    }
+    issue_files(
+        server,
+        events,
+        [
+            StorageOp::Create { file: temp.clone() },
+            StorageOp::Append {
+                file: temp.clone(),
+                bytes: text,
+            },
+            StorageOp::Fsync { file: temp.clone() },
+            StorageOp::Rename {
+                from: temp,
+                to: path(pc, &name),
+            },
+            StorageOp::SyncDir {
+                dir: pc.appenddirname.clone(),
+            },
+        ],
+    );
 }

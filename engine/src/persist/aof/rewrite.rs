@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use super::manifest::Manifest;
-use super::{path, persist_manifest, AofOp};
+use super::{path, persist_manifest};
 use crate::cmd::Ctx;
 use crate::event::{Event, LogLevel};
 use crate::persist::rdb::child_active;
@@ -120,18 +120,25 @@ pub(crate) fn fork_pending(server: &mut Server, events: &mut VecDeque<Event>, no
     }
     let pc = PersistConfig::of(&server.config);
     super::flush(server, events, now, true);
+    let dir = StorageOp::MakeDir {
+        dir: pc.appenddirname.clone(),
+    };
+    super::issue_files(server, events, [dir]);
     let aof = &mut server.persist.aof;
     if aof.on {
+        // The old incr file is complete: made durable before the switch
+        // (Redis's `aof_background_fsync_and_close`), so a crash cannot
+        // tear a file that is no longer the last.
+        let old = StorageOp::Fsync {
+            file: aof.incr_path.clone(),
+        };
         let incr = aof.manifest.new_incr(&pc.appendfilename);
         aof.incr_path = path(&pc, &incr);
         aof.incr_size_bytes = 0;
-        let file = aof.incr_path.clone();
-        server.persist.requests.issue(
-            events,
-            IoMode::Inline,
-            StorageOp::Create { file },
-            Purpose::Aof(AofOp::Files),
-        );
+        let create = StorageOp::Create {
+            file: aof.incr_path.clone(),
+        };
+        super::issue_files(server, events, [old, create]);
         persist_manifest(server, events, &pc);
         server.propagation.reset_selected_db();
     }
@@ -196,33 +203,23 @@ pub(crate) fn rewrite_exited(
     let base = aof
         .manifest
         .new_base(&pc.appendfilename, pc.aof_use_rdb_preamble);
-    let requests = &mut server.persist.requests;
-    requests.issue(
-        events,
-        IoMode::Inline,
-        StorageOp::Rename {
-            from: child.temp,
-            to: path(&pc, &base),
-        },
-        Purpose::Aof(AofOp::Files),
-    );
+    let mut ops = vec![StorageOp::Rename {
+        from: child.temp,
+        to: path(&pc, &base),
+    }];
     if turning_on {
         // The AOF starts now, in a fresh incr file after the new base; the
         // commands buffered during the rewrite go there first.
         let incr = aof.manifest.new_incr(&pc.appendfilename);
         aof.incr_path = path(&pc, &incr);
         aof.incr_size_bytes = 0;
-        requests.issue(
-            events,
-            IoMode::Inline,
-            StorageOp::Create {
-                file: aof.incr_path.clone(),
-            },
-            Purpose::Aof(AofOp::Files),
-        );
+        ops.push(StorageOp::Create {
+            file: aof.incr_path.clone(),
+        });
         aof.on = true;
     }
     aof.manifest.mark_rewritten_incrs_as_history();
+    super::issue_files(server, events, ops);
     persist_manifest(server, events, &pc);
     delete_history(server, events, &pc);
     events.push_back(Event::Log {
