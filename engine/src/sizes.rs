@@ -42,6 +42,9 @@ pub struct Sizes {
     /// for a keyless write declared O(N) (FLUSHDB, FLUSHALL, SWAPDB), which
     /// may visit them all. 0 otherwise.
     pub all_elements: u64,
+    /// Bytes of every database's keys and values (as MEMORY USAGE counts
+    /// them), measured with `all_elements`. 0 otherwise.
+    pub all_bytes: u64,
     /// Connected clients, pub/sub channels (plain and shard), patterns and
     /// cached scripts, before.
     pub clients: u64,
@@ -181,16 +184,18 @@ pub fn measure_before(
         .map(|i| args[i].clone())
         .collect();
     let dbs = &server.keyspace.dbs;
-    let whole_keyspace =
-        keys.is_empty() && spec.has(crate::cmd::flags::WRITE) && spec.has(crate::cmd::flags::O_N);
-    let all_elements = match whole_keyspace {
-        true => dbs
-            .iter()
-            .flat_map(|d| d.keys.iter())
-            .map(|(_, v)| elements_count(v).max(1))
-            .sum(),
-        false => 0,
-    };
+    // A keyless write declared O(N) may visit every value; SAVE
+    // serializes them all.
+    let whole_keyspace = keys.is_empty()
+        && ((spec.has(crate::cmd::flags::WRITE) && spec.has(crate::cmd::flags::O_N))
+            || spec.name == "save");
+    let (mut all_elements, mut all_bytes) = (0, 0);
+    if whole_keyspace {
+        for (key, value) in dbs.iter().flat_map(|d| d.keys.iter()) {
+            all_elements += elements_count(value).max(1);
+            all_bytes += (key.len() + value.size_bytes()) as u64;
+        }
+    }
     let tx = clients.get(&client).map(|c| &c.tx);
     let sizes = Sizes {
         container: container.map_or("", |c| c.name),
@@ -203,6 +208,7 @@ pub fn measure_before(
         db_keys: dbs[db].len() as u64,
         all_keys: dbs.iter().map(|d| d.len() as u64).sum(),
         all_elements,
+        all_bytes,
         clients: clients.len() as u64,
         channels: (server.pubsub.channels_count() + server.pubsub.shard_channels_count()) as u64,
         patterns: server.pubsub.patterns_count() as u64,

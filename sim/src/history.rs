@@ -104,6 +104,11 @@ pub struct History {
     pub end_ns: TimeNs,
     /// Snapshots, the crash and the restarted dataset (persistence runs).
     pub persist: Option<Box<crate::persistence::record::PersistRecord>>,
+    /// Spans (start, end) the command thread was busy outside any
+    /// execution: inline storage requests (an `appendfsync always`
+    /// fsync) and DEBUG SLEEP. In time order; they never overlap an
+    /// execution.
+    pub thread_busy_spans: Vec<(TimeNs, TimeNs)>,
 }
 
 /// The kind of a pub/sub message, as its first element names it.

@@ -318,8 +318,12 @@ impl World {
             world.schedule(at, SimEvent::ClientWake { client: i, gen: 0 });
         }
         if world.persist.is_some() {
-            // Loading at start: its reads are inline, before any client.
-            world.drain_engine(None);
+            // Loading at start (and creating the AOF): inline, on the
+            // command thread, before it serves any client.
+            let cost_ns = world.drain_engine(Some(0));
+            if cost_ns > 0 {
+                world.begin_turn(cost_ns, None);
+            }
         }
         world.reschedule_cron();
         world

@@ -87,6 +87,9 @@ pub enum Term {
     AllKeys,
     /// Elements of every database's values (FLUSHDB, FLUSHALL).
     AllElements,
+    /// Every database's keys, elements and bytes (a unit per 64 bytes):
+    /// serializing the whole dataset (SAVE).
+    Dataset,
     /// Connected clients (CLIENT LIST, CLIENT KILL, INFO clients).
     Clients,
     /// Channels and patterns, each matched against the request's names
@@ -189,6 +192,10 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
         Term::DbKeysGlob => s.db_keys.saturating_mul(glob_steps(s, cx.arg_bytes_max)),
         Term::AllKeys => s.all_keys,
         Term::AllElements => s.all_elements.saturating_add(s.all_keys),
+        Term::Dataset => s
+            .all_elements
+            .saturating_add(s.all_keys)
+            .saturating_add(s.all_bytes / 64),
         Term::Clients => s.clients,
         Term::PubSubGlob => sub.saturating_mul(glob_steps(s, cx.arg_bytes_max)),
         Term::PubSubArgs => sub.saturating_mul(s.args_count),
@@ -413,7 +420,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("rpushx", ONE),
     ("sadd", PACKED),
     // Serializes every key on the command thread, as Redis's rdbSave.
-    ("save", &[AllElements]),
+    ("save", &[Dataset]),
     ("scan", &[DbKeysGlob]),
     ("scard", ONE),
     ("script|debug", ONE),

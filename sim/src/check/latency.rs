@@ -221,7 +221,8 @@ fn format_ms(ns: u64) -> String {
     format!("{}.{:03} ms", ns / 1_000_000, (ns % 1_000_000) / 1_000)
 }
 
-/// The server CPU's busy intervals, in execution order, with prefix sums.
+/// The server CPU's busy intervals (executions and the command thread's
+/// other busy spans, such as inline fsyncs), in time order, with prefix sums.
 pub(crate) struct CpuTimeline {
     starts_ns: Vec<TimeNs>,
     ends_ns: Vec<TimeNs>,
@@ -235,10 +236,20 @@ impl CpuTimeline {
             .executions
             .iter()
             .map(|e| (e.start_ns, e.end_ns.max(e.start_ns)))
+            .chain(history.thread_busy_spans.iter().copied())
             .collect();
-        // One CPU runs one command at a time, so spans are in order already;
-        // sorting keeps the prefix sums right even if they were not.
+        // One CPU runs one thing at a time, so spans are in order already
+        // and disjoint; sorting and merging keep the prefix sums right even
+        // if they were not (an execution recorded outside a charged turn).
         spans.sort_unstable();
+        let mut merged: Vec<(TimeNs, TimeNs)> = Vec::with_capacity(spans.len());
+        for (start, end) in spans {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        let spans = merged;
         let mut busy_before_ns = Vec::with_capacity(spans.len() + 1);
         busy_before_ns.push(0);
         for &(start, end) in &spans {

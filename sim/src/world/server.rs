@@ -55,7 +55,7 @@ impl World {
             self.cron_due = false;
             self.engine.handle_timeout(now);
             // Blocked commands that time out execute in this turn.
-            let cost_ns = self.drain_engine(None);
+            let cost_ns = self.drain_engine(Some(self.now_ns));
             self.begin_turn(self.cost.cron_overhead_ns + cost_ns, None);
             return;
         }
@@ -140,8 +140,9 @@ impl World {
     }
 
     /// Drains the engine after an input (the drive/drain contract): records
-    /// executions starting at `turn_start_ns` (None: outside a command turn)
-    /// and returns the CPU time they cost.
+    /// executions starting at `turn_start_ns` and returns the CPU time they
+    /// cost. `None`: outside a turn, the caller does not charge the time
+    /// (executions are placed at now; thread-busy spans are not recorded).
     pub(super) fn drain_engine(&mut self, turn_start_ns: Option<u64>) -> u64 {
         self.invariants.after_input(&self.engine);
         let mut cost_ns = 0;
@@ -198,7 +199,17 @@ impl World {
                         host.last_warning = text;
                     }
                 }
-                Event::Storage(request) => cost_ns += self.storage_request(request),
+                Event::Storage(request) => {
+                    let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
+                    let ns = self.storage_request(request);
+                    // Recorded when the caller charges it as a turn.
+                    if ns > 0 && turn_start_ns.is_some() {
+                        self.history
+                            .thread_busy_spans
+                            .push((start_ns, start_ns + ns));
+                    }
+                    cost_ns += ns;
+                }
                 Event::Fork(fork) => self.fork(fork),
                 Event::Exit { status } => {
                     let host = self
@@ -218,6 +229,12 @@ impl World {
         }
         while let Some(id) = self.engine.poll_transmit() {
             self.pending_flush.push(conn_slot(id.0) as u32);
+        }
+        if stall_ns > 0 && turn_start_ns.is_some() {
+            let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
+            self.history
+                .thread_busy_spans
+                .push((start_ns, start_ns + stall_ns));
         }
         cost_ns += stall_ns;
         if turn_start_ns.is_some() && cost_ns > 0 {

@@ -298,7 +298,8 @@ impl World {
     /// fsync) occupy the command thread as a turn of their own when it is
     /// free; mid-turn, their time is not charged (a known undercount).
     fn after_background_input(&mut self) {
-        let cost_ns = self.drain_engine(None);
+        let charged = !self.cpu_busy && !self.server_dead();
+        let cost_ns = self.drain_engine(charged.then_some(self.now_ns));
         if !self.cpu_busy && !self.server_dead() {
             if cost_ns > 0 {
                 self.begin_turn(cost_ns, None);
