@@ -10,6 +10,7 @@
 
 use seedkv_engine::PlantedBug;
 use seedkv_sim::knobs::{Knobs, Overrides};
+use seedkv_sim::persistence::PersistMode;
 use seedkv_sim::run::{run, RunConfig, RunOptions, RunReport};
 use seedkv_sim::sweep::{sweep, SweepConfig};
 use seedkv_sim::workload::WorkloadKind;
@@ -17,15 +18,14 @@ use seedkv_sim::workload::WorkloadKind;
 /// Requests per run at most.
 const TEST_OPS_MAX: u64 = 3_000;
 
-fn config(seed: u64, bug: Option<PlantedBug>, workloads: Option<&[WorkloadKind]>) -> RunConfig {
-    let drawn = Knobs::draw(seed, &Overrides::default()).ops_count;
+fn config(seed: u64, bug: Option<PlantedBug>, base: &Overrides) -> RunConfig {
+    let drawn = Knobs::draw(seed, base).ops_count;
     RunConfig {
         seed,
         bug,
         overrides: Overrides {
             ops: Some(drawn.min(TEST_OPS_MAX)),
-            workloads: workloads.map(<[WorkloadKind]>::to_vec),
-            ..Overrides::default()
+            ..base.clone()
         },
     }
 }
@@ -33,7 +33,7 @@ fn config(seed: u64, bug: Option<PlantedBug>, workloads: Option<&[WorkloadKind]>
 /// Runs seeds `0..seeds_max` with `bug` until one fails; checks the repro
 /// and the clean engine on the seeds it took. Returns the failing report.
 fn hunt(bug: PlantedBug, seeds_max: u64, checkers: &[&str]) -> RunReport {
-    hunt_in(bug, seeds_max, checkers, None)
+    hunt_with(bug, seeds_max, checkers, &Overrides::default())
 }
 
 /// [`hunt`] with the run's workloads fixed (`--workloads`).
@@ -43,8 +43,17 @@ fn hunt_in(
     checkers: &[&str],
     workloads: Option<&[WorkloadKind]>,
 ) -> RunReport {
+    let base = Overrides {
+        workloads: workloads.map(<[WorkloadKind]>::to_vec),
+        ..Overrides::default()
+    };
+    hunt_with(bug, seeds_max, checkers, &base)
+}
+
+/// [`hunt`] with `base` overrides (workloads, persistence, a crash).
+fn hunt_with(bug: PlantedBug, seeds_max: u64, checkers: &[&str], base: &Overrides) -> RunReport {
     let found = (0..seeds_max)
-        .map(|seed| run(&config(seed, Some(bug), workloads), RunOptions::default()))
+        .map(|seed| run(&config(seed, Some(bug), base), RunOptions::default()))
         .find(RunReport::failed)
         .unwrap_or_else(|| panic!("{}: not found in {seeds_max} seeds", bug.name()));
     let seed = found.config.seed;
@@ -80,7 +89,7 @@ fn hunt_in(
 
     // The clean engine passes the same seeds: the failure is the bug's.
     for s in 0..=seed {
-        let clean = run(&config(s, None, workloads), RunOptions::default());
+        let clean = run(&config(s, None, base), RunOptions::default());
         assert!(
             !clean.failed(),
             "clean engine fails seed {s}: {:?}\nrepro: {}",
@@ -245,4 +254,52 @@ fn lindex_panics_is_a_failure_of_its_seed_and_the_sweep_goes_on() {
 #[test]
 fn lrem_quadratic_is_found() {
     hunt(PlantedBug::LremQuadratic, 20, &["no-freeze"]);
+}
+
+/// A persistence mode with a crash and restart (`--persistence M --crash`).
+fn crashing(mode: PersistMode) -> Overrides {
+    Overrides {
+        persistence: Some(mode),
+        crash: true,
+        ..Overrides::default()
+    }
+}
+
+/// `appendfsync always` acknowledging before the fsync: a crash loses
+/// writes whose replies the clients received, which the recovery checker
+/// requires to be there.
+#[test]
+fn ack_before_fsync_is_found() {
+    let found = hunt_with(
+        PlantedBug::AckBeforeFsync,
+        50,
+        &["persistence-recovery"],
+        &crashing(PersistMode::AofAlways),
+    );
+    let message = &found.violations[0].message;
+    assert!(message.contains("was acknowledged"), "{message}");
+}
+
+/// A rewrite that drops the incr file written while it ran: after the
+/// restart no prefix of the executed writes explains the dataset.
+#[test]
+fn rewrite_drops_writes_is_found() {
+    hunt_with(
+        PlantedBug::RewriteDropsWrites,
+        50,
+        &["persistence-recovery"],
+        &crashing(PersistMode::AofAlways),
+    );
+}
+
+/// A torn AOF tail replayed as a command: a value nobody wrote (the cut
+/// argument) is in the restarted dataset.
+#[test]
+fn torn_tail_loaded_as_data_is_found() {
+    hunt_with(
+        PlantedBug::TornTailLoadedAsData,
+        50,
+        &["persistence-recovery"],
+        &crashing(PersistMode::AofEverysec),
+    );
 }

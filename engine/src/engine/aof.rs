@@ -208,7 +208,14 @@ impl Engine {
                     break Ok(Some(valid_up_to));
                 }
                 Parsed::End => break Ok(None),
-                Parsed::Truncated => break Ok(Some(valid_up_to)),
+                Parsed::Truncated => {
+                    if let Some(mut args) = self.server.planted.torn_tail_command(bytes, pos) {
+                        let loading = Now { unix_us: 0, ..now };
+                        self.pipeline()
+                            .run(loading, aof_client, &mut args, Caller::Request);
+                    }
+                    break Ok(Some(valid_up_to));
+                }
                 Parsed::BadFormat => {
                     break Err(format!(
                         "Bad file format reading the append only file {name}: make a backup of \

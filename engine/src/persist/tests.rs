@@ -213,6 +213,26 @@ fn a_torn_tail_is_cut_and_the_rest_loads() {
     );
 }
 
+/// The planted loader runs the torn command (its value cut short) before
+/// cutting the tail: the file is cut the same, the dataset is not.
+#[test]
+fn the_planted_torn_tail_bug_loads_the_cut_value() {
+    let good = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
+    let mut incr = good.to_vec();
+    incr.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$1\r\nj\r\n$3\r\nvw");
+    let config = Config {
+        planted_bug: Some(crate::PlantedBug::TornTailLoadedAsData),
+        ..aof_config()
+    };
+    let mut h = TestHost::with_disk(config, disk_with_incr(&incr));
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["GET", "j"]), bulk("vw"));
+    assert_eq!(
+        h.disk.files["appendonlydir/appendonly.aof.1.incr.aof"],
+        good.to_vec()
+    );
+}
+
 #[test]
 fn a_torn_tail_without_aof_load_truncated_stops_the_server() {
     let mut c = aof_config();

@@ -26,6 +26,9 @@
 //! | SCAN visits a bucket | SCAN | scan-skips-rehash-buckets |
 //! | PUBLISH delivers | `publish_message` | publish-twice |
 //! | a script writes, a script starts | `redis.call`, EVAL | script-partial-visible (`scripts.rs`) |
+//! | `appendfsync always` fsyncs an append | the AOF write path | ack-before-fsync |
+//! | an AOF rewrite ends | `rewrite_exited` | rewrite-drops-writes |
+//! | the AOF loader meets a torn tail | AOF loading | torn-tail-loaded-as-data (`persist.rs`) |
 //!
 //! The expiry clock is the one seam on the lookup path: it subtracts a lag
 //! (0 on a clean engine) from the command's clock, without a branch. The
@@ -44,6 +47,7 @@ use crate::value::Value;
 
 mod commands;
 mod held;
+mod persist;
 mod replies;
 mod scripts;
 #[cfg(test)]
@@ -92,6 +96,18 @@ pub enum PlantedBug {
     /// command whose work grows quadratically (the no-freeze invariant's
     /// target; a real quadratic loop would be charged the same).
     LremQuadratic,
+    /// Under `appendfsync always` the fsync after an append runs in the
+    /// background: replies leave before their write is durable, and a
+    /// crash loses acknowledged writes.
+    AckBeforeFsync,
+    /// An AOF rewrite that ends opens a fresh incr file and marks the one
+    /// written during the rewrite as history (it is deleted): what was
+    /// written while the child ran is gone after a restart.
+    RewriteDropsWrites,
+    /// Loading an AOF whose last command is torn, the loader runs what it
+    /// could read of it (its last argument cut short) before cutting the
+    /// tail: a value nobody wrote appears after a crash.
+    TornTailLoadedAsData,
 }
 
 impl PlantedBug {
@@ -108,6 +124,9 @@ impl PlantedBug {
         PlantedBug::PublishTwice,
         PlantedBug::LindexPanics,
         PlantedBug::LremQuadratic,
+        PlantedBug::AckBeforeFsync,
+        PlantedBug::RewriteDropsWrites,
+        PlantedBug::TornTailLoadedAsData,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -125,6 +144,9 @@ impl PlantedBug {
             PlantedBug::PublishTwice => "publish-twice",
             PlantedBug::LindexPanics => "lindex-panics",
             PlantedBug::LremQuadratic => "lrem-quadratic",
+            PlantedBug::AckBeforeFsync => "ack-before-fsync",
+            PlantedBug::RewriteDropsWrites => "rewrite-drops-writes",
+            PlantedBug::TornTailLoadedAsData => "torn-tail-loaded-as-data",
         }
     }
 
@@ -323,6 +345,23 @@ impl Hook {
         })
     }
 
+    /// Seam "an AOF rewrite ends": whether the writes go on in a fresh
+    /// incr file (only when the AOF is being turned on, on a clean engine).
+    pub(crate) fn rewrite_starts_fresh_incr(&self, turning_on: bool) -> bool {
+        // Planted bug (PlantedBug::RewriteDropsWrites): always, so the incr
+        // file written during the rewrite becomes history with the rest.
+        turning_on || self.is(PlantedBug::RewriteDropsWrites)
+    }
+
+    /// Seam "the AOF loader meets a torn tail": the command to run from
+    /// the torn bytes at `pos` (none on a clean engine).
+    pub(crate) fn torn_tail_command(&self, bytes: &[u8], pos: usize) -> Option<Vec<Vec<u8>>> {
+        match self.is(PlantedBug::TornTailLoadedAsData) {
+            true => persist::torn_command(bytes, pos),
+            false => None,
+        }
+    }
+
     /// Seam "PUBLISH delivers": how many copies of the message PUBLISH
     /// sends its first channel subscriber (1 on a clean engine).
     #[inline]
@@ -339,6 +378,26 @@ impl Hook {
             1
         }
     }
+}
+
+/// Seam "`appendfsync always` fsyncs an append": whether the planted
+/// engine took the fsync over (the clean engine issues it inline, and the
+/// replies wait for it).
+#[inline]
+pub(crate) fn acks_before_fsync(
+    server: &mut Server,
+    events: &mut std::collections::VecDeque<crate::event::Event>,
+) -> bool {
+    if !server.planted.is(PlantedBug::AckBeforeFsync) {
+        return false;
+    }
+    // Planted bug (PlantedBug::AckBeforeFsync): the fsync runs in the
+    // background, one at a time as everysec's do, and the replies leave
+    // before the data is durable.
+    if !server.persist.aof.fsync_in_flight {
+        crate::persist::aof::background_fsync(server, events);
+    }
+    true
 }
 
 /// Seam "a value is lazily freed": `value` was removed from `key` of

@@ -199,6 +199,7 @@ pub(crate) fn rewrite_exited(
     rw.consecutive_failures = 0;
     rw.rewrites += 1;
     let turning_on = std::mem::take(&mut rw.turning_on);
+    let fresh_incr = server.planted.rewrite_starts_fresh_incr(turning_on);
     let aof = &mut server.persist.aof;
     let base = aof
         .manifest
@@ -207,7 +208,7 @@ pub(crate) fn rewrite_exited(
         from: child.temp,
         to: path(&pc, &base),
     }];
-    if turning_on {
+    if fresh_incr && (aof.on || turning_on) {
         // The AOF starts now, in a fresh incr file after the new base; the
         // commands buffered during the rewrite go there first.
         let incr = aof.manifest.new_incr(&pc.appendfilename);
