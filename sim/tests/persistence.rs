@@ -75,20 +75,12 @@ fn aof_no_crashes_recover_a_prefix() {
     crashes_recover(PersistMode::AofNo);
 }
 
-/// Ignored: the recovery checker passes these seeds, but the blocking
-/// checker's timeout bound does not yet include the inline fsync's time
-/// on the command thread.
 #[test]
-#[ignore = "the blocking checker's bound lacks inline disk latency"]
 fn aof_always_crashes_keep_every_acknowledged_write() {
     crashes_recover(PersistMode::AofAlways);
 }
 
-/// Ignored: the engine does not fsync an incr file before switching to a
-/// new one (Redis 7.0.15 does), so a crash can tear a file that is not
-/// the last and the restart refuses it; and the blocking bound as above.
 #[test]
-#[ignore = "engine: old incr file not fsynced at a rewrite; blocking bound"]
 fn aof_everysec_crashes_lose_at_most_the_window() {
     crashes_recover(PersistMode::AofEverysec);
 }
