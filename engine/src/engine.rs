@@ -95,6 +95,8 @@ pub struct Engine {
     /// Clients that gained output since the last `poll_transmit`, in order,
     /// without duplicates (`queued_transmit` marks membership).
     transmit: VecDeque<ClientId>,
+    /// Flush-first closes waiting for a group commit's release.
+    held_closes: Vec<Event>,
     /// The arguments of the request being executed, and spare argument
     /// buffers, reused from request to request so that parsing a request
     /// does not allocate (see `RequestParser::next_request_into`).
@@ -168,6 +170,7 @@ impl Engine {
             clients: Clients::new(),
             events: VecDeque::new(),
             transmit: VecDeque::new(),
+            held_closes: Vec::new(),
             args: Vec::new(),
             spare_args: Vec::new(),
             stopwatch: Box::new(WorkUnitStopwatch),
@@ -429,11 +432,24 @@ impl Engine {
     /// The next event. Changed by every input.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
-        let event = self.events.pop_front();
-        if let Some(Event::Free(garbage)) = &event {
-            self.server.stats.lazyfreed_objects += garbage.objects_count();
+        loop {
+            let event = self.events.pop_front();
+            match &event {
+                Some(Event::Free(garbage)) => {
+                    self.server.stats.lazyfreed_objects += garbage.objects_count();
+                }
+                // A close that writes its reply first waits with the
+                // replies a group commit holds (QUIT's +OK must not be cut).
+                Some(Event::Close { reason, .. })
+                    if reason.flush_first() && self.server.persist.aof.replies_wait =>
+                {
+                    self.held_closes.push(event.expect("matched"));
+                    continue;
+                }
+                _ => {}
+            }
+            return event;
         }
-        event
     }
 
     /// The next client with output to send. Changed by every input.

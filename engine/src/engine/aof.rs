@@ -400,5 +400,6 @@ impl Engine {
                 self.transmit.push_back(id);
             }
         }
+        self.events.extend(self.held_closes.drain(..));
     }
 }

@@ -460,3 +460,22 @@ fn group_commit_writes_and_fsyncs_once_per_turn_and_holds_replies() {
     assert_eq!(h.frames(a), [bulk("1")]);
     assert_eq!(fsyncs(&h), before + 1);
 }
+
+/// QUIT behind a held write: the close (which writes its +OK first) waits
+/// for the group commit with the replies.
+#[test]
+fn group_commit_holds_a_quit_close_with_the_replies() {
+    let config = Config {
+        group_commit: true,
+        ..aof_config()
+    };
+    let mut h = TestHost::new(config);
+    let c = h.connect();
+    h.before_sleep();
+    h.pipeline(c, &[&["SET", "x", "1"], &["QUIT"]]);
+    assert!(h.closed.is_empty());
+    assert!(h.frames(c).is_empty());
+    h.before_sleep();
+    assert_eq!(h.frames(c), [ok(), ok()]);
+    assert_eq!(h.closed.len(), 1);
+}
