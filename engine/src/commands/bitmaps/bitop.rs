@@ -83,7 +83,8 @@ fn bitop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 /// The result of `op` over the strings at `sources`, or `None` when one
-/// holds another type. Charges the bytes read and written.
+/// holds another type. Charges the keys looked up and the bytes read and
+/// written.
 fn compute(ctx: &mut Ctx, op: Op, sources: &[Vec<u8>]) -> Option<Vec<u8>> {
     // The first pass checks the types and sizes the result, the second
     // reads the sources in place: none is copied.
@@ -99,7 +100,9 @@ fn compute(ctx: &mut Ctx, op: Op, sources: &[Vec<u8>]) -> Option<Vec<u8>> {
         min_len = min_len.min(len);
         total_len = total_len.saturating_add(len);
     }
-    ctx.work(byte_work(total_len.saturating_add(max_len)));
+    // A unit per source looked up, and the bytes read and written.
+    let units = sources.len() as u64 + byte_work(total_len.saturating_add(max_len));
+    ctx.work(units);
     let mut result = vec![0u8; max_len];
     if max_len == 0 {
         return Some(result);
