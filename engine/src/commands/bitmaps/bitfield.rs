@@ -162,7 +162,7 @@ fn run(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) {
     };
     ctx.work(ops.len() as u64);
     let key = &args[1];
-    // The last bit any write reaches (0 without writes, as in Redis).
+    // The last bit any SET or INCRBY reaches; without one, only reads.
     let last_bit = ops
         .iter()
         .filter(|op| op.kind != OpKind::Get)
@@ -175,11 +175,11 @@ fn run(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) {
         return ctx.error("ERR BITFIELD_RO only supports the GET subcommand");
     }
     let (byte, _) = bit_position(last_bit);
-    let (bytes, grown) = match string_for_write(ctx, key, byte + 1) {
+    // The string is taken out while the reply is written, and put back.
+    let (mut bytes, grown) = match string_for_write(ctx, key, byte + 1) {
         Ok((s, grown)) => (std::mem::take(&mut s.bytes), grown),
         Err(WrongType) => return ctx.error(WRONGTYPE),
     };
-    let mut bytes = bytes;
     let mut w = ctx.w();
     w.array_len(ops.len());
     let mut changes = 0u64;
@@ -232,11 +232,11 @@ enum Reply {
 
 /// Runs one operation over `bytes`, long enough for every write.
 fn execute(bytes: &mut [u8], op: &Op) -> Reply {
-    let Field { signed, bits } = op.field;
-    let old = get_bits(bytes, op.offset, bits);
     if op.kind == OpKind::Get {
         return Reply::Value(read(bytes, op.field, op.offset));
     }
+    let Field { signed, bits } = op.field;
+    let old = get_bits(bytes, op.offset, bits);
     let (new, overflowed, reply) = if signed {
         let old = sign_extend(old, bits);
         let (base, incr) = match op.kind {
