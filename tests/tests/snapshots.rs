@@ -112,6 +112,11 @@ fn client_pause() {
     check("client_pause");
 }
 
+#[test]
+fn bitmaps() {
+    check("bitmaps");
+}
+
 /// Every script has a snapshot test above.
 #[test]
 fn every_script_is_snapshotted() {
@@ -136,6 +141,7 @@ fn every_script_is_snapshotted() {
         "maxmemory",
         "pubsub",
         "client_pause",
+        "bitmaps",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
