@@ -197,7 +197,7 @@ fn c_double_to_u64(d: f64) -> u64 {
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     const INDEFINITE: u64 = 1 << 63;
     let signed = |v: f64| -> u64 {
-        if v.is_nan() || v >= TWO_63 || v < -TWO_63 {
+        if !(-TWO_63..TWO_63).contains(&v) {
             INDEFINITE
         } else {
             v as i64 as u64
