@@ -79,6 +79,9 @@ pub struct Config {
     pub lazyfree_lazy_eviction: bool,
     /// `timeout`: close clients idle this long (0: never).
     pub timeout_s: u64,
+    /// `hll-sparse-max-bytes`: the longest sparse HyperLogLog (header
+    /// included) before it is promoted to the dense encoding.
+    pub hll_sparse_max_bytes: usize,
     /// The collection encoding thresholds (`hash-max-listpack-entries`...).
     pub limits: crate::types::Limits,
     /// `client-output-buffer-limit`, per client class.
@@ -120,6 +123,7 @@ impl Default for Config {
             lfu_decay_time_min: 1,
             lazyfree_lazy_eviction: false,
             timeout_s: 0,
+            hll_sparse_max_bytes: 3000,
             limits: Default::default(),
             client_output_buffer_limit: Default::default(),
             extra: Default::default(),

@@ -103,6 +103,16 @@ fn scripting() {
 }
 
 #[test]
+fn hll() {
+    check("hll");
+}
+
+#[test]
+fn geo() {
+    check("geo");
+}
+
+#[test]
 fn maxmemory() {
     check("maxmemory");
 }
@@ -142,6 +152,8 @@ fn every_script_is_snapshotted() {
         "pubsub",
         "client_pause",
         "bitmaps",
+        "hll",
+        "geo",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();

@@ -10,7 +10,9 @@ pub mod databases;
 pub mod debug;
 pub mod dump;
 pub mod expire;
+pub mod geo;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod keys;
 pub mod latency;
 pub mod latency_graph;
@@ -48,6 +50,8 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     hashes::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    hyperloglog::COMMANDS,
+    geo::COMMANDS,
     sort::COMMANDS,
     keys::COMMANDS,
     databases::COMMANDS,

@@ -21,6 +21,9 @@ mod parse;
 mod pop;
 mod range;
 mod store;
+/// GEOADD adds through ZADD, as Redis does.
+pub(crate) use basic::zadd;
+
 #[cfg(test)]
 mod tests;
 

@@ -8,7 +8,9 @@
 //! O(1) running estimate of the heap bytes held, for INFO memory and MEMORY
 //! USAGE).
 
+pub mod geohash;
 pub mod hash;
+pub mod hll;
 pub mod list;
 pub mod set;
 pub mod zset;

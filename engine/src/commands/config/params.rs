@@ -622,6 +622,19 @@ pub(super) static PARAMS: &[Param] = &[
             set: |c, v| c.limits.zset_max_listpack_value_bytes = v.as_i64() as usize,
         },
     },
+    Param {
+        name: "hll-sparse-max-bytes",
+        alias: None,
+        ty: Type::Memory {
+            min: 0,
+            max: LLONG_MAX as u64,
+        },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.hll_sparse_max_bytes.to_string(),
+            set: |c, v| c.hll_sparse_max_bytes = v.as_u64() as usize,
+        },
+    },
     extra(
         "stream-node-max-bytes",
         Type::Memory {

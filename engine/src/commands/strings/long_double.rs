@@ -354,6 +354,24 @@ fn parse_hex(neg: bool, s: &[u8]) -> Option<Ld> {
     round(neg, q, e, sticky).filter(|v| v.mant != 0)
 }
 
+/// A double promoted to `long double` and printed as [`format_human`]
+/// does: Redis's `addReplyHumanLongDouble` of GEOPOS and WITHCOORD.
+pub(crate) fn format_f64_human(d: f64) -> String {
+    debug_assert!(d.is_finite(), "coordinates are finite");
+    let bits = d.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mant, exp) = match biased {
+        0 => (fraction, -1074),
+        _ => (fraction | (1 << 52), biased - 1075),
+    };
+    format_human(Ld {
+        neg: bits >> 63 == 1,
+        mant,
+        exp,
+    })
+}
+
 /// `%.17Lf` with Redis's LD_STR_HUMAN trimming: trailing zeros and a bare
 /// point removed, and `-0` written `0`.
 fn format_human(v: Ld) -> String {

@@ -29,7 +29,7 @@ const RANDMEMBER_REPEATS_MAX: u64 = 1 << 24;
 const RANDMEMBER_SUB_STRATEGY_MUL: u64 = 3;
 
 /// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
-pub(super) fn zadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+pub(crate) fn zadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     zadd_generic(ctx, args, false);
 }
 
