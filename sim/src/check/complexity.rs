@@ -73,6 +73,9 @@ pub enum Term {
     /// `O(args × N log N)`: SORT, whose BY and GET patterns look up a key
     /// per element.
     ArgsNLogN,
+    /// A dense HyperLogLog's 16384 registers per key argument (PFCOUNT
+    /// and PFMERGE merge them; PFADD may promote to dense).
+    HllDense,
     /// `O(N × M)` over the two longest strings (LCS).
     StringProduct,
     /// `N`, each element matched against the request's pattern (HSCAN,
@@ -183,6 +186,7 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
         Term::ChangedLogN => changed(s).saturating_mul(log_n),
         Term::ReplyItems => s.reply_bytes / REPLY_ITEM_BYTES_MIN,
         Term::ArgsNLogN => s.args_count.saturating_mul(n + 1).saturating_mul(log_n),
+        Term::HllDense => s.args_count.saturating_mul(HLL_DENSE_UNITS),
         Term::StringProduct => {
             let longest = s.before.string_bytes_max.max(s.after.string_bytes_max);
             longest.saturating_mul(longest) / LCS_CELLS_PER_ELEMENT
@@ -248,6 +252,9 @@ const ONE: &[Term] = &[];
 const PACKED: &[Term] = &[Packed];
 /// `O(log N)` per argument, over a small encoding too.
 const LOG: &[Term] = &[ArgsLogN, Packed];
+/// Work units of a pass over a dense HyperLogLog's registers (16384
+/// registers, a unit per 64 as other byte scans).
+const HLL_DENSE_UNITS: u64 = 16_384 / 64;
 /// `O(N)`.
 const LINEAR: &[Term] = &[N];
 /// `O(N)` plus what it returns (random members with repetition, pops).
@@ -412,10 +419,10 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("pexpire", ONE),
     ("pexpireat", ONE),
     ("pexpiretime", ONE),
-    ("pfadd", &[ArgsNLogN]),
-    ("pfcount", &[ArgsNLogN]),
-    ("pfdebug", &[ArgsNLogN]),
-    ("pfmerge", &[ArgsNLogN]),
+    ("pfadd", &[ArgsNLogN, HllDense]),
+    ("pfcount", &[ArgsNLogN, HllDense]),
+    ("pfdebug", &[ArgsNLogN, HllDense]),
+    ("pfmerge", &[ArgsNLogN, HllDense]),
     ("ping", ONE),
     ("psetex", ONE),
     ("psubscribe", PUBSUB),

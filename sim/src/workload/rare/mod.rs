@@ -34,6 +34,7 @@ use rand_chacha::ChaCha8Rng;
 use super::{Request, Workload, WorkloadKind};
 use crate::history::Delivery;
 
+mod bits;
 mod data;
 mod lifecycle;
 mod server;
@@ -123,6 +124,7 @@ impl Rare {
         all.extend_from_slice(data::SECTIONS);
         all.extend_from_slice(server::SECTIONS);
         all.extend_from_slice(lifecycle::SECTIONS);
+        all.extend_from_slice(bits::SECTIONS);
         if self.solo {
             all.extend_from_slice(server::SOLO_SECTIONS);
         }
