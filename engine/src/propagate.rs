@@ -59,7 +59,7 @@
 //! | FLUSHALL, FLUSHDB | verbatim, always (even when nothing was there) |
 //! | EVAL, EVALSHA (and `_RO`) | never themselves: each `redis.call` propagates as above, except while `redis.set_repl` has the AOF bit off (REPL_NONE, REPL_REPLICA: this stream is the AOF's) |
 //! | EXEC | never itself: its commands, MULTI/EXEC-wrapped when more than one propagates |
-//! | everything else that writes (SET without expiry, MSET, APPEND, INCR..., DEL, UNLINK, RENAME, RENAMENX, COPY, MOVE, SWAPDB, PERSIST, the list, hash, set and sorted-set writes, LMOVE, RPOPLPUSH, SMOVE, the *STORE commands, ZRANGESTORE, SORT ... STORE, LPOP/RPOP/ZPOPMIN/ZPOPMAX with their counts, SETRANGE, MSETNX, SETNX, ZINCRBY) | verbatim: each is deterministic given the dataset (SORT ... STORE sorts even under BY nosort) |
+//! | everything else that writes (SET without expiry, MSET, APPEND, INCR..., DEL, UNLINK, RENAME, RENAMENX, COPY, MOVE, SWAPDB, PERSIST, the list, hash, set and sorted-set writes, LMOVE, RPOPLPUSH, SMOVE, the *STORE commands, ZRANGESTORE, SORT ... STORE, LPOP/RPOP/ZPOPMIN/ZPOPMAX with their counts, SETRANGE, MSETNX, SETNX, ZINCRBY, SETBIT, BITOP, BITFIELD) | verbatim: each is deterministic given the dataset (SORT ... STORE sorts even under BY nosort); SETBIT and BITFIELD only when they grew the string or changed a bit (7.0.15) |
 //!
 //! Deletions that no command asked for propagate as `DEL key`, or `UNLINK
 //! key` when the matching lazyfree option is on (Redis's

@@ -56,6 +56,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         summary: "Sets or clears the bit at offset in the string value stored at key",
         since: "2.2.0",
         handler: Some(setbit),
+        key_spec_flags: &["RW", "access", "update"],
         ..BITMAP
     },
     CommandSpec {

@@ -10,8 +10,8 @@
 //! refusing the write, whose reply is then nil.
 
 use super::{
-    bit_position, is_keyword, parse_bit_offset, string_for_write, WrongType, BAD_OFFSET, BITMAP,
-    NOT_AN_INTEGER, READ_FAST, SYNTAX_ERROR,
+    bit_position, c_str, is_keyword, parse_bit_offset, string_for_write, WrongType, BAD_OFFSET,
+    BITMAP, NOT_AN_INTEGER, READ_FAST, SYNTAX_ERROR,
 };
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::util::parse_i64_strict;
@@ -93,9 +93,7 @@ fn parse_field(arg: &[u8]) -> Option<Field> {
         b'u' => false,
         _ => return None,
     };
-    let width = &arg[1..];
-    let width = &width[..width.iter().position(|&c| c == 0).unwrap_or(width.len())];
-    let bits = parse_i64_strict(width)?;
+    let bits = parse_i64_strict(c_str(&arg[1..]))?;
     let max = if signed { 64 } else { 63 };
     (1..=max).contains(&bits).then_some(Field {
         signed,

@@ -294,3 +294,93 @@ fn scans_are_charged_per_byte() {
     );
     per_byte(t.executed_work("bitfield"));
 }
+
+/// Arbitrary argument lists from an alphabet of edge cases never panic
+/// and always get one reply (`cmd` expects exactly one). The limit is 1 MB
+/// so that offsets at it stay cheap.
+#[test]
+fn arbitrary_arguments_get_one_reply() {
+    const NAMES: &[&str] = &[
+        "SETBIT",
+        "GETBIT",
+        "BITCOUNT",
+        "BITPOS",
+        "BITOP",
+        "BITFIELD",
+        "BITFIELD_RO",
+    ];
+    const WORDS: &[&str] = &[
+        "a",
+        "b",
+        "l",
+        "0",
+        "1",
+        "2",
+        "-1",
+        "-2",
+        "7",
+        "8",
+        "15",
+        "63",
+        "64",
+        "100",
+        "-100",
+        "8388599",
+        "8388607",
+        "8388608",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "x",
+        "",
+        "#1",
+        "#-1",
+        "#131071",
+        "1.5",
+        "BIT",
+        "BYTE",
+        "AND",
+        "OR",
+        "XOR",
+        "NOT",
+        "GET",
+        "SET",
+        "INCRBY",
+        "OVERFLOW",
+        "WRAP",
+        "SAT",
+        "FAIL",
+        "i8",
+        "u8",
+        "i64",
+        "u63",
+        "u64",
+        "i1",
+        "u1",
+        "i0",
+    ];
+    let mut t = TestEngine::with_config(Config {
+        proto_max_bulk_len_bytes: 1 << 20,
+        ..Config::default()
+    });
+    let c = t.connect();
+    t.cmd(c, &["RPUSH", "l", "x"]);
+    // A fixed linear congruential sequence: the same commands every run.
+    let mut state: u64 = 18;
+    let mut next = |n: usize| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize % n
+    };
+    for _ in 0..20_000 {
+        let mut args = vec![NAMES[next(NAMES.len())]];
+        for _ in 0..next(9) {
+            args.push(WORDS[next(WORDS.len())]);
+        }
+        t.cmd(c, &args);
+        if next(200) == 0 {
+            t.cmd(c, &["FLUSHALL"]);
+            t.cmd(c, &["RPUSH", "l", "x"]);
+        }
+    }
+}
