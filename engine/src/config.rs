@@ -57,6 +57,13 @@ pub struct Config {
     /// nothing is loaded at start, the `save` rules never fire, and SAVE,
     /// BGSAVE and BGREWRITEAOF fail as on a server whose disk refuses.
     pub storage: bool,
+    /// Whether the host calls [`crate::Engine::before_sleep`] once per
+    /// turn of its event loop, after that turn's inputs and before it
+    /// writes output (Redis's `beforeSleep`). Then the AOF is written (and
+    /// under `appendfsync always` fsynced) once per turn for every client
+    /// of the turn, and replies wait for it: group commit. Off, the AOF is
+    /// written after every input.
+    pub group_commit: bool,
     /// A deliberate defect for the simulator's self-test (None in production).
     pub planted_bug: Option<crate::planted::PlantedBug>,
     /// `maxmemory` (0: no limit).
@@ -106,6 +113,7 @@ impl Default for Config {
             record_executions: false,
             shutdown_command: false,
             storage: false,
+            group_commit: false,
             record_sizes: false,
             planted_bug: None,
             maxmemory_bytes: 0,

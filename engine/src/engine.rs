@@ -23,6 +23,10 @@
 //!    pending, so a slow reader backs output up in the engine, as in Redis);
 //! 3. [`Engine::poll_timeout`] for the next deadline (there always is one).
 //!
+//! A host with [`Config::group_commit`] also calls [`Engine::before_sleep`]
+//! at the end of each turn of its event loop (then drains as above): the
+//! AOF is written once per turn and replies wait for it, as in Redis.
+//!
 //! There is no other channel from the engine to its host: what is not an
 //! event, a transmit or the deadline, the host need not do. Read-only
 //! accessors ([`Engine::config`], [`Engine::client_count`],
@@ -91,6 +95,8 @@ pub struct Engine {
     /// Clients that gained output since the last `poll_transmit`, in order,
     /// without duplicates (`queued_transmit` marks membership).
     transmit: VecDeque<ClientId>,
+    /// Flush-first closes waiting for a group commit's release.
+    held_closes: Vec<Event>,
     /// The arguments of the request being executed, and spare argument
     /// buffers, reused from request to request so that parsing a request
     /// does not allocate (see `RequestParser::next_request_into`).
@@ -164,6 +170,7 @@ impl Engine {
             clients: Clients::new(),
             events: VecDeque::new(),
             transmit: VecDeque::new(),
+            held_closes: Vec::new(),
             args: Vec::new(),
             spare_args: Vec::new(),
             stopwatch: Box::new(WorkUnitStopwatch),
@@ -393,6 +400,21 @@ impl Engine {
         self.after_input_persist(now);
     }
 
+    /// The end of a turn of the host's event loop, with
+    /// [`Config::group_commit`] (Redis's `beforeSleep`): the turn's writes
+    /// go to the AOF in one append (and, under `appendfsync always`, one
+    /// fsync), and the replies held for it are released when that is done
+    /// (drain as after any input). Without group commit, a no-op.
+    pub fn before_sleep(&mut self, now: Now) {
+        self.flush_for_replies(now);
+    }
+
+    /// Whether replies wait for [`Engine::before_sleep`] (a group commit
+    /// is due): a host wakes its end-of-turn work when this turns true.
+    pub fn wants_before_sleep(&self) -> bool {
+        self.server.persist.aof.replies_wait
+    }
+
     /// The next time `handle_timeout` wants to run (monotonic nanoseconds):
     /// the cron's next tick, a blocked client's deadline or the end of a
     /// pause that holds clients, whichever comes first. Changed by every input.
@@ -410,16 +432,32 @@ impl Engine {
     /// The next event. Changed by every input.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
-        let event = self.events.pop_front();
-        if let Some(Event::Free(garbage)) = &event {
-            self.server.stats.lazyfreed_objects += garbage.objects_count();
+        loop {
+            let event = self.events.pop_front();
+            match &event {
+                Some(Event::Free(garbage)) => {
+                    self.server.stats.lazyfreed_objects += garbage.objects_count();
+                }
+                // A close that writes its reply first waits with the
+                // replies a group commit holds (QUIT's +OK must not be cut).
+                Some(Event::Close { reason, .. })
+                    if reason.flush_first() && self.server.persist.aof.replies_wait =>
+                {
+                    self.held_closes.push(event.expect("matched"));
+                    continue;
+                }
+                _ => {}
+            }
+            return event;
         }
-        event
     }
 
     /// The next client with output to send. Changed by every input.
     #[must_use]
     pub fn poll_transmit(&mut self) -> Option<ClientId> {
+        if self.server.persist.aof.replies_wait {
+            return None; // a group commit holds every reply
+        }
         while let Some(id) = self.transmit.pop_front() {
             if self
                 .clients
@@ -434,6 +472,9 @@ impl Engine {
 
     /// Output not yet taken for `client` (empty for unknown clients).
     pub fn pending_output(&self, client: ClientId) -> &[u8] {
+        if self.server.persist.aof.replies_wait {
+            return &[]; // a group commit holds every reply
+        }
         self.clients
             .get(&client)
             .map(|c| c.pending_output())

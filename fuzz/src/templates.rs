@@ -98,6 +98,18 @@ pub const TEMPLATES: &[&str] = &[
     "BZPOPMAX k+ t",
     "BZMPOP t 1 k m",
     "BZMPOP t 2 k k m COUNT c",
+    // Bitmaps: strings read and written as bits, on the same keys as the
+    // collections (WRONGTYPE both ways).
+    "SETBIT k n 0|1",
+    "GETBIT k n",
+    "BITCOUNT k",
+    "BITCOUNT k n n BYTE|BIT",
+    "BITPOS k 0|1 n?",
+    "BITPOS k 0|1 n n BYTE|BIT",
+    "BITOP AND|OR|XOR|NOT k k k*",
+    "BITFIELD k GET i8|u4|i64|u63 n SET u3|i1 #1 n",
+    "BITFIELD k OVERFLOW WRAP|SAT|FAIL INCRBY i5|u7|i64 n n",
+    "BITFIELD_RO k GET u8|i16 n",
     // Hashes.
     "HSET k e e",
     "HSET k e e e e",

@@ -98,6 +98,9 @@ pub struct Host {
     background: Background,
     completions: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<Completion>>>,
     children: RefCell<Children>,
+    /// The end-of-turn task ([`run_before_sleep`]): woken when the engine
+    /// holds replies for a group commit.
+    before_sleep: Slot,
 }
 
 impl Host {
@@ -152,6 +155,7 @@ impl Host {
             background,
             completions: RefCell::new(Some(done_rx)),
             children: RefCell::new(Children::default()),
+            before_sleep: Slot::default(),
         });
         {
             let mut engine = host.engine.borrow_mut();
@@ -266,6 +270,9 @@ impl Host {
                 }
             }
         }
+        if engine.wants_before_sleep() {
+            self.before_sleep.wake();
+        }
         let deadline = engine.poll_timeout();
         if deadline < self.timer_deadline_ns.get() {
             self.timer_deadline_ns.set(deadline);
@@ -372,6 +379,7 @@ async fn run_reaper(host: Rc<Host>) {
 /// enabled.
 pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCause {
     let timer = tokio::task::spawn_local(run_timer(host.clone()));
+    let before_sleep = tokio::task::spawn_local(run_before_sleep(host.clone()));
     let completions = tokio::task::spawn_local(run_completions(host.clone()));
     let reaper = tokio::task::spawn_local(run_reaper(host.clone()));
     let mut accepting = Vec::new();
@@ -393,6 +401,7 @@ pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCa
         task.abort();
     }
     timer.abort();
+    before_sleep.abort();
     completions.abort();
     reaper.abort();
     // Each connection's task shuts its socket down and disconnects from the
@@ -605,6 +614,27 @@ fn poll_flush_all<S: AsyncWrite + Unpin>(
             Poll::Ready(Err(())) => return Poll::Ready(Err(())),
             Poll::Pending => return Poll::Pending,
         }
+    }
+}
+
+/// Redis's `beforeSleep` for group commit: woken by the first input of a
+/// turn that leaves replies waiting, this task runs after the other tasks
+/// that turn made ready (the scheduler queues it behind them), so one AOF
+/// append and, under `appendfsync always`, one fsync serve every
+/// connection of the turn; the drain then wakes them to write.
+async fn run_before_sleep(host: Rc<Host>) {
+    loop {
+        poll_fn(|cx| {
+            host.before_sleep.register(cx.waker());
+            match host.engine.borrow().wants_before_sleep() {
+                true => Poll::Ready(()),
+                false => Poll::Pending,
+            }
+        })
+        .await;
+        let mut engine = host.engine.borrow_mut();
+        engine.before_sleep(host.clock.now());
+        host.drain(&mut engine, None);
     }
 }
 

@@ -86,6 +86,8 @@ pub fn run(options: Options) -> io::Result<()> {
         logging::notice("Server initialized");
         let dir = storage_dir(&mut config)?;
         config.storage = true;
+        // The event loop calls `before_sleep` (see `event_loop::run_before_sleep`).
+        config.group_commit = true;
         let host = Host::with_dir(config, OsClock::new(), dir);
         watch_signals(&host)?;
         logging::notice(&format!("Ready to accept connections tcp port={port}"));

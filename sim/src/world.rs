@@ -174,6 +174,8 @@ pub struct WorldStats {
     pub clock_jumps_count: u64,
     pub idles_count: u64,
     pub server_closes_count: u64,
+    /// Ends of event-loop turns that released a group commit.
+    pub before_sleeps_count: u64,
     pub bytes_up: u64,
     pub bytes_down: u64,
     pub cpu_busy_ns: u64,
@@ -206,6 +208,9 @@ pub struct World {
     ready: VecDeque<u32>,
     cron_scheduled_ns: Option<u64>,
     cron_due: bool,
+    /// Connection turns left in the current event-loop turn (group commit
+    /// runs `before_sleep` when it reaches 0).
+    loop_turns_left: usize,
     bg_busy_until_ns: u64,
 
     conns: Vec<ConnState>,
@@ -294,6 +299,7 @@ impl World {
             ready: VecDeque::new(),
             cron_scheduled_ns: None,
             cron_due: false,
+            loop_turns_left: 0,
             bg_busy_until_ns: 0,
             conns: Vec::new(),
             clients,

@@ -122,6 +122,11 @@ fn client_pause() {
     check("client_pause");
 }
 
+#[test]
+fn bitmaps() {
+    check("bitmaps");
+}
+
 /// Every script has a snapshot test above.
 #[test]
 fn every_script_is_snapshotted() {
@@ -146,6 +151,7 @@ fn every_script_is_snapshotted() {
         "maxmemory",
         "pubsub",
         "client_pause",
+        "bitmaps",
         "hll",
         "geo",
     ];

@@ -2,6 +2,7 @@
 
 use crate::cmd::CommandSpec;
 
+pub mod bitmaps;
 pub mod client;
 pub mod config;
 pub mod connection;
@@ -41,6 +42,10 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     strings::ranges::COMMANDS,
     strings::counters::COMMANDS,
     strings::lcs::COMMANDS,
+    bitmaps::COMMANDS,
+    bitmaps::count::COMMANDS,
+    bitmaps::bitop::COMMANDS,
+    bitmaps::bitfield::COMMANDS,
     lists::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,

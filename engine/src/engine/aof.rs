@@ -338,12 +338,17 @@ impl Engine {
         if wanted != self.server.propagation.is_enabled() {
             self.set_propagation(wanted);
         }
+        let group = self.server.config.group_commit;
         if wanted {
             let bytes = self.take_propagated();
             if !bytes.is_empty() {
                 aof::feed(&mut self.server, &bytes);
+                // Group commit: written at `before_sleep`, replies after.
+                self.server.persist.aof.replies_wait |= group;
             }
-            aof::flush(&mut self.server, &mut self.events, now, false);
+            if !group {
+                aof::flush(&mut self.server, &mut self.events, now, false);
+            }
         }
         if self.server.persist.aof.rewrite.pending {
             aof::rewrite::fork_pending(&mut self.server, &mut self.events, now);
@@ -363,5 +368,38 @@ impl Engine {
     /// The commands propagated since the last call.
     fn take_propagated(&mut self) -> Vec<u8> {
         self.server.propagation.take()
+    }
+
+    /// Group commit: the turn's writes go to the AOF (a step of it: the
+    /// host performs the inline requests this issues, and their
+    /// completions release the replies).
+    pub(super) fn flush_for_replies(&mut self, now: Now) {
+        let aof = &mut self.server.persist.aof;
+        if !aof.replies_wait {
+            return;
+        }
+        aof.release_requested = true;
+        if aof.on {
+            aof::flush(&mut self.server, &mut self.events, now, false);
+        }
+        self.release_replies();
+    }
+
+    /// The replies held for a group commit leave once it is done: every
+    /// client with output is transmitted.
+    pub(super) fn release_replies(&mut self) {
+        if !self.server.persist.aof.replies_wait || !aof::replies_may_leave(&self.server) {
+            return;
+        }
+        let aof = &mut self.server.persist.aof;
+        aof.replies_wait = false;
+        aof.release_requested = false;
+        let queued: std::collections::BTreeSet<_> = self.transmit.iter().copied().collect();
+        for (&id, c) in self.clients.iter() {
+            if !c.pending_output().is_empty() && !queued.contains(&id) {
+                self.transmit.push_back(id);
+            }
+        }
+        self.events.extend(self.held_closes.drain(..));
     }
 }

@@ -70,6 +70,7 @@ impl Engine {
             Purpose::Cleanup => {}
         }
         self.after_input_persist(now);
+        self.release_replies();
     }
 
     /// Redis logs and exits: the host stops with status 1.

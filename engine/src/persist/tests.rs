@@ -421,3 +421,61 @@ fn always_appends_and_fsyncs_inline_before_the_reply() {
         .collect();
     assert_eq!(ops, ["append", "fsync"]);
 }
+
+/// Group commit: the writes of a turn's inputs from two clients reach the
+/// AOF in one append and one fsync at `before_sleep`, and no reply (of a
+/// read either) leaves before that fsync.
+#[test]
+fn group_commit_writes_and_fsyncs_once_per_turn_and_holds_replies() {
+    use crate::persist::StorageOp;
+    let config = Config {
+        group_commit: true,
+        ..aof_config()
+    };
+    let mut h = TestHost::new(config);
+    let (a, b) = (h.connect(), h.connect());
+    h.before_sleep();
+    let incr = "appendonlydir/appendonly.aof.1.incr.aof";
+    let fsyncs = |h: &TestHost| {
+        h.disk
+            .log
+            .iter()
+            .filter(|op| matches!(op, StorageOp::Fsync { file } if file == incr))
+            .count()
+    };
+    let before = fsyncs(&h);
+    h.send(a, &["SET", "x", "1"]);
+    h.send(b, &["INCR", "n"]);
+    h.send(b, &["GET", "x"]);
+    assert!(h.frames(a).is_empty() && h.frames(b).is_empty());
+    assert!(h.disk.files[incr].is_empty());
+    h.before_sleep();
+    assert_eq!(h.frames(a), [ok()]);
+    assert_eq!(h.frames(b), [Frame::Integer(1), bulk("1")]);
+    assert_eq!(fsyncs(&h), before + 1);
+    let text = String::from_utf8_lossy(&h.disk.files[incr]).into_owned();
+    assert!(text.contains("SET") && text.contains("INCR"), "{text}");
+    // A turn without writes holds nothing.
+    h.send(a, &["GET", "n"]);
+    assert_eq!(h.frames(a), [bulk("1")]);
+    assert_eq!(fsyncs(&h), before + 1);
+}
+
+/// QUIT behind a held write: the close (which writes its +OK first) waits
+/// for the group commit with the replies.
+#[test]
+fn group_commit_holds_a_quit_close_with_the_replies() {
+    let config = Config {
+        group_commit: true,
+        ..aof_config()
+    };
+    let mut h = TestHost::new(config);
+    let c = h.connect();
+    h.before_sleep();
+    h.pipeline(c, &[&["SET", "x", "1"], &["QUIT"]]);
+    assert!(h.closed.is_empty());
+    assert!(h.frames(c).is_empty());
+    h.before_sleep();
+    assert_eq!(h.frames(c), [ok(), ok()]);
+    assert_eq!(h.closed.len(), 1);
+}

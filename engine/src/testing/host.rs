@@ -118,6 +118,12 @@ impl TestHost {
         }
     }
 
+    /// The end of an event-loop turn ([`Engine::before_sleep`]), drained.
+    pub fn before_sleep(&mut self) {
+        self.engine.before_sleep(self.now);
+        self.drain();
+    }
+
     pub fn send_raw(&mut self, id: ClientId, bytes: &[u8]) {
         self.engine.handle_input(self.now, id, bytes);
         self.drain();

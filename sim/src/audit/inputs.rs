@@ -150,6 +150,40 @@ pub fn inputs() -> Vec<Input> {
             "LCS a b LEN",
         )
         .shrink(16),
+        // Bitmaps.
+        c(
+            "setbit",
+            "offset written (the string is zero-padded to it)",
+            &["SET s x"],
+            "SETBIT s {n} 1",
+        )
+        .declared(
+            1.0,
+            "Redis pads the string to the offset: linear in the offset",
+        ),
+        db("getbit", "GETBIT k:0 5"),
+        c("bitcount", "length of the string", string, "BITCOUNT s"),
+        c(
+            "bitcount",
+            "length of a bit range",
+            string,
+            "BITCOUNT s 1 -2 BIT",
+        ),
+        c(
+            "bitpos",
+            "zero bytes scanned before a set bit",
+            &["SETRANGE s {n} x"],
+            "BITPOS s 1",
+        ),
+        c(
+            "bitop",
+            "length of both sources",
+            &["SET a {rep:x:n}", "SET b {rep:y:n}"],
+            "BITOP XOR d a b",
+        ),
+        c("bitop", "source keys", &["MSET {kvs}"], "BITOP OR d {keys}"),
+        db("bitfield", "BITFIELD k:0 INCRBY i8 0 1 GET u4 #3"),
+        db("bitfield_ro", "BITFIELD_RO k:0 GET i8 0 GET u4 #3"),
         // Keys.
         c("copy", "elements of the copied list", list, "COPY l l2"),
         c("dump", "elements of the dumped list", list, "DUMP l"),

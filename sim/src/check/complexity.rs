@@ -272,6 +272,12 @@ pub const TABLE: &[(&str, &[Term])] = &[
     // A fork: the child serializes, not the command thread.
     ("bgrewriteaof", ONE),
     ("bgsave", ONE),
+    ("bitcount", LINEAR),
+    // O(1) per operation; growing the string is the change every bound allows.
+    ("bitfield", ONE),
+    ("bitfield_ro", ONE),
+    ("bitop", LINEAR),
+    ("bitpos", LINEAR),
     ("blmove", ONE),
     ("blmpop", POPS),
     ("blpop", ONE),
@@ -336,6 +342,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("geosearch", SORTING),
     ("geosearchstore", SORTING),
     ("get", ONE),
+    ("getbit", ONE),
     ("getdel", ONE),
     ("getex", ONE),
     ("getrange", LINEAR),
@@ -447,6 +454,8 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("sdiffstore", LINEAR),
     ("select", ONE),
     ("set", ONE),
+    // O(1); growing the string is the change every bound allows.
+    ("setbit", ONE),
     ("setex", ONE),
     ("setnx", ONE),
     ("setrange", LINEAR),

@@ -67,6 +67,10 @@ pub struct PersistKnobs {
     pub save_every_s: u64,
     /// `auto-aof-rewrite-min-size` in AOF modes, bytes.
     pub aof_rewrite_min_bytes: u64,
+    /// The host ends each event-loop turn with `before_sleep`: the AOF is
+    /// written once per turn and replies wait for it (group commit, as
+    /// seedkv-server runs); off, after every input.
+    pub group_commit: bool,
 }
 
 /// The stream the persistence knobs are drawn from (its own, so that
@@ -90,12 +94,15 @@ impl PersistKnobs {
             crash_after_per_mille: crash.then_some(crash_after),
             save_every_s: rng.gen_range(1..=3),
             aof_rewrite_min_bytes: rng.gen_range(16 * 1024..=1024 * 1024),
+            // Drawn last: the draws before it are those of older runs.
+            group_commit: rng.gen_bool(0.5),
         }
     }
 
     /// The engine's configuration for this mode (on top of the world's).
     pub fn configure(&self, config: &mut Config) {
         config.storage = true;
+        config.group_commit = self.group_commit;
         let mut set = |key: &str, value: &str| {
             apply_config_line(config, key, value)
                 .unwrap_or_else(|e| panic!("config {key} {value}: {e}"));

@@ -51,7 +51,16 @@ impl<'a> Inspector<'a> {
         self.engine
             .handle_input(self.now, self.id, &encode_request(args));
         let mut events_count = 0u64;
-        while let Some(event) = self.engine.poll_event() {
+        loop {
+            let Some(event) = self.engine.poll_event() else {
+                // A group commit (the host's end of turn) holds the reply.
+                if !self.engine.wants_before_sleep() {
+                    break;
+                }
+                self.engine.before_sleep(self.now);
+                events_count += 1;
+                continue;
+            };
             events_count += 1;
             if events_count > CALL_EVENTS_MAX {
                 return Err("an inspection command never ends".into());

@@ -59,6 +59,21 @@ impl World {
             self.begin_turn(self.cost.cron_overhead_ns + cost_ns, None);
             return;
         }
+        // The end of an event-loop turn (Redis's beforeSleep): the
+        // connections ready when the turn began were served, or none is.
+        if self.engine.wants_before_sleep() && (self.loop_turns_left == 0 || self.ready.is_empty())
+        {
+            self.loop_turns_left = 0;
+            self.stats.before_sleeps_count += 1;
+            self.engine.before_sleep(now);
+            let cost_ns = self.drain_engine(Some(self.now_ns));
+            // Progress, not a timer: it releases the turn's replies.
+            self.begin_turn_as(cost_ns, None, false);
+            return;
+        }
+        if self.loop_turns_left == 0 {
+            self.loop_turns_left = self.ready.len();
+        }
         while let Some(slot) = self.ready.pop_front() {
             let cs = &mut self.conns[slot as usize];
             cs.in_ready = false;
@@ -72,6 +87,7 @@ impl World {
             }
             let executions_before = self.history.executions.len();
             let received_before = self.history.received.len();
+            self.loop_turns_left = self.loop_turns_left.saturating_sub(1);
             self.engine.handle_input(now, cs.id, &readable[..n]);
             cs.up.consume(n);
             cs.up_read_bytes += n as u64;
@@ -117,11 +133,15 @@ impl World {
     }
 
     pub(super) fn begin_turn(&mut self, cost_ns: u64, conn: Option<u32>) {
+        self.begin_turn_as(cost_ns, conn, conn.is_none());
+    }
+
+    /// [`World::begin_turn`]; `cron`: a timer's turn (no sign of progress).
+    pub(super) fn begin_turn_as(&mut self, cost_ns: u64, conn: Option<u32>, cron: bool) {
         debug_assert!(!self.cpu_busy);
         self.cpu_busy = true;
         self.turn_conn = conn;
         self.stats.cpu_busy_ns += cost_ns;
-        let cron = conn.is_none();
         self.schedule(self.now_ns + cost_ns.max(1), SimEvent::CpuDone { cron });
     }
 

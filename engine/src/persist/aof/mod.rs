@@ -100,6 +100,26 @@ pub(crate) struct Aof {
     pub(crate) append_file: String,
     /// The file the background fsync in flight is for.
     pub(crate) fsync_file: String,
+    /// The `appendfsync always` fsync in flight.
+    pub(crate) always_fsync_in_flight: bool,
+    /// Group commit (`Config::group_commit`): commands were fed since the
+    /// last `before_sleep` released the replies; every reply waits.
+    pub(crate) replies_wait: bool,
+    /// `before_sleep` flushed for the waiting replies.
+    pub(crate) release_requested: bool,
+}
+
+/// Whether the replies waiting for a group commit may leave: the flush
+/// `before_sleep` asked for is done (written, and under `always` fsynced;
+/// under everysec and no a failed or postponed write does not hold
+/// replies, as in Redis).
+pub(crate) fn replies_may_leave(server: &Server) -> bool {
+    let aof = &server.persist.aof;
+    aof.release_requested
+        && !aof.append_in_flight
+        && !aof.always_fsync_in_flight
+        && !aof.files_in_flight
+        && (!aof.on || aof.policy.fsync != Fsync::Always || aof.buf.is_empty())
 }
 
 /// The options the write path reads after every input.
@@ -276,6 +296,9 @@ pub(crate) fn done(
     result: StorageResult,
 ) -> Result<(), String> {
     let policy = server.persist.aof.policy;
+    if op == AofOp::FsyncAlways {
+        server.persist.aof.always_fsync_in_flight = false;
+    }
     match op {
         AofOp::Append { len } => appended(server, events, now, policy, len, result),
         AofOp::FsyncAlways => match result {
@@ -404,6 +427,7 @@ fn appended(
         }
         let aof = &mut server.persist.aof;
         aof.unsynced = false;
+        aof.always_fsync_in_flight = true;
         let file = aof.append_file.clone();
         server.persist.requests.issue(
             events,

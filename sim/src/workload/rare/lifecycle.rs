@@ -137,12 +137,22 @@ fn life_cycles(s: &mut Section, rng: &mut ChaCha8Rng) {
     }
     s.add("EXISTS rare:k").add("DEL rare:k rare:k2 rare:src");
     // Database-wide removals, in the databases only `rare` uses.
+    // The other database is emptied in the same pipeline as the SWAPDB:
+    // a connection reset between two batches must not leave a key there
+    // that the swap would bring back.
     let [a, b] = SWAP_DBS;
-    s.batch(b).add("FLUSHDB");
+    let (select_a, select_b) = (format!("SELECT {a}"), format!("SELECT {b}"));
+    let swap = format!("SWAPDB {a} {b}");
     cycle(
         s,
         a,
-        &["SET rare:k v EX 100", "SWAPDB 12 13"],
+        &[
+            &select_b,
+            "FLUSHDB",
+            &select_a,
+            "SET rare:k v EX 100",
+            &swap,
+        ],
         creation(REMOVALS.len() + 1),
     );
     cycle(
