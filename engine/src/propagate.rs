@@ -59,7 +59,9 @@
 //! | FLUSHALL, FLUSHDB | verbatim, always (even when nothing was there) |
 //! | EVAL, EVALSHA (and `_RO`) | never themselves: each `redis.call` propagates as above, except while `redis.set_repl` has the AOF bit off (REPL_NONE, REPL_REPLICA: this stream is the AOF's) |
 //! | EXEC | never itself: its commands, MULTI/EXEC-wrapped when more than one propagates |
-//! | everything else that writes (SET without expiry, MSET, APPEND, INCR..., DEL, UNLINK, RENAME, RENAMENX, COPY, MOVE, SWAPDB, PERSIST, the list, hash, set and sorted-set writes, LMOVE, RPOPLPUSH, SMOVE, the *STORE commands, ZRANGESTORE, SORT ... STORE, LPOP/RPOP/ZPOPMIN/ZPOPMAX with their counts, SETRANGE, MSETNX, SETNX, ZINCRBY, SETBIT, BITOP, BITFIELD) | verbatim: each is deterministic given the dataset (SORT ... STORE sorts even under BY nosort); SETBIT and BITFIELD only when they grew the string or changed a bit (7.0.15) |
+//! | GEOADD | the `ZADD key [options] score member ...` it ran |
+//! | PFCOUNT (read-only) | verbatim when it rewrote a stale cached cardinality (one key), else nothing |
+//! | everything else that writes (SET without expiry, MSET, APPEND, INCR..., DEL, UNLINK, RENAME, RENAMENX, COPY, MOVE, SWAPDB, PERSIST, the list, hash, set and sorted-set writes, LMOVE, RPOPLPUSH, SMOVE, the *STORE commands, ZRANGESTORE, SORT ... STORE, PFADD, PFMERGE, PFDEBUG, GEORADIUS ... STORE, GEOSEARCHSTORE, LPOP/RPOP/ZPOPMIN/ZPOPMAX with their counts, SETRANGE, MSETNX, SETNX, ZINCRBY, SETBIT, BITOP, BITFIELD) | verbatim: each is deterministic given the dataset (SORT ... STORE sorts even under BY nosort); SETBIT and BITFIELD only when they grew the string or changed a bit (7.0.15) |
 //!
 //! Deletions that no command asked for propagate as `DEL key`, or `UNLINK
 //! key` when the matching lazyfree option is on (Redis's
@@ -237,7 +239,8 @@ impl Propagation {
     }
 
     /// Before a write runs: what deciding its propagation needs. `None`
-    /// while disabled, and for commands without the `write` flag, which
+    /// while disabled, and for commands without the `write` flag (but
+    /// PFCOUNT, see [`rewrites_on_read`]), which
     /// never propagate themselves (a script's or EXEC's writes propagate
     /// on their own).
     #[inline(always)]
@@ -248,7 +251,7 @@ impl Propagation {
         spec: &CommandSpec,
         args: &[Vec<u8>],
     ) -> Option<Capture> {
-        if !self.enabled || !spec.has(flags::WRITE) {
+        if !self.enabled || !(spec.has(flags::WRITE) || rewrites_on_read(spec)) {
             return None;
         }
         Some(self.capture(dirty, db, args))
@@ -394,3 +397,9 @@ pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, argv: &[A]) {
 mod replay_tests;
 #[cfg(test)]
 mod tests;
+
+/// PFCOUNT is read-only but rewrites its HLL's cached cardinality when
+/// that was stale: the string changed, so Redis propagates the PFCOUNT.
+fn rewrites_on_read(spec: &CommandSpec) -> bool {
+    spec.name == "pfcount"
+}

@@ -114,8 +114,8 @@ fn numkeys_layout(name: &str) -> Option<(usize, usize)> {
 }
 
 /// The indices in `args` of the keys a request names: its spec's key
-/// positions, plus the `numkeys` keys of movablekeys commands and SORT's
-/// STORE destination. A malformed `numkeys` names no extra key.
+/// positions, plus the `numkeys` keys of movablekeys commands and the
+/// STORE destination of SORT and GEORADIUS (STORE or STOREDIST). A malformed `numkeys` names no extra key.
 pub fn touched_keys(spec: &CommandSpec, args: &[Vec<u8>]) -> Vec<usize> {
     let mut keys = spec.key_indices(args.len());
     if let Some((count_at, first)) = numkeys_layout(spec.name) {
@@ -131,6 +131,12 @@ pub fn touched_keys(spec: &CommandSpec, args: &[Vec<u8>]) -> Vec<usize> {
         let store = (2..args.len().saturating_sub(1))
             .rev()
             .find(|&i| args[i].eq_ignore_ascii_case(b"store"));
+        keys.extend(store.map(|i| i + 1));
+    }
+    if matches!(spec.name, "georadius" | "georadiusbymember") {
+        let store = (2..args.len().saturating_sub(1)).rev().find(|&i| {
+            args[i].eq_ignore_ascii_case(b"store") || args[i].eq_ignore_ascii_case(b"storedist")
+        });
         keys.extend(store.map(|i| i + 1));
     }
     keys

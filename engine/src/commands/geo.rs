@@ -12,10 +12,10 @@
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::strings::long_double::format_f64_human;
+use crate::commands::zsets::parse_double;
 use crate::resp::{Protocol, ReplyWriter};
 use crate::types::geohash;
 use crate::types::zset::ZSet;
-use crate::util::parse_f64;
 use crate::value::{Value, WRONGTYPE};
 
 mod search;
@@ -158,8 +158,8 @@ pub const COMMANDS: &[CommandSpec] = &[
 
 /// Redis's `extractLongLatOrReply`: two floats, within the limits.
 fn parse_lon_lat(args: &[Vec<u8>]) -> Result<(f64, f64), String> {
-    let lon = parse_f64(&args[0]).ok_or(NOT_A_FLOAT)?;
-    let lat = parse_f64(&args[1]).ok_or(NOT_A_FLOAT)?;
+    let lon = parse_double(&args[0]).ok_or(NOT_A_FLOAT)?;
+    let lat = parse_double(&args[1]).ok_or(NOT_A_FLOAT)?;
     if !(geohash::LONG_MIN..=geohash::LONG_MAX).contains(&lon)
         || !(geohash::LAT_MIN..=geohash::LAT_MAX).contains(&lat)
     {

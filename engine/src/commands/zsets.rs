@@ -21,8 +21,10 @@ mod parse;
 mod pop;
 mod range;
 mod store;
-/// GEOADD adds through ZADD, as Redis does.
+/// GEOADD adds through ZADD, as Redis does; geo parses its coordinates
+/// and distances as ZADD parses scores (`getDoubleFromObject`).
 pub(crate) use basic::zadd;
+pub(crate) use parse::parse_score as parse_double;
 
 #[cfg(test)]
 mod tests;

@@ -7,9 +7,10 @@
 
 use super::{parse_lon_lat, parse_unit, reply_coordinate, reply_distance, zset_at, SYNTAX_ERROR};
 use crate::cmd::Ctx;
+use crate::commands::zsets::parse_double;
 use crate::types::geohash::{self, Search, Shape};
 use crate::types::zset::{ScoreRange, ZSet};
-use crate::util::{parse_f64, parse_i64_strict};
+use crate::util::parse_i64_strict;
 use crate::value::Value;
 
 /// Which command runs (Redis's flags).
@@ -107,7 +108,7 @@ fn member_center(z: Option<&ZSet>, member: &[u8]) -> Result<Option<(f64, f64)>, 
 
 /// Redis's `extractDistanceOrReply`: a radius and its unit.
 fn parse_radius(args: &[Vec<u8>]) -> Result<(f64, f64), String> {
-    let r = parse_f64(&args[0]).ok_or("ERR need numeric radius")?;
+    let r = parse_double(&args[0]).ok_or("ERR need numeric radius")?;
     if r < 0.0 {
         return Err("ERR radius cannot be negative".into());
     }
@@ -116,8 +117,8 @@ fn parse_radius(args: &[Vec<u8>]) -> Result<(f64, f64), String> {
 
 /// Redis's `extractBoxOrReply`: width, height and unit.
 fn parse_box(args: &[Vec<u8>]) -> Result<(Shape, f64), String> {
-    let width = parse_f64(&args[0]).ok_or("ERR need numeric width")?;
-    let height = parse_f64(&args[1]).ok_or("ERR need numeric height")?;
+    let width = parse_double(&args[0]).ok_or("ERR need numeric width")?;
+    let height = parse_double(&args[1]).ok_or("ERR need numeric height")?;
     if height < 0.0 || width < 0.0 {
         return Err("ERR height or width cannot be negative".into());
     }

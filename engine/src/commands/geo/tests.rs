@@ -132,3 +132,104 @@ fn geosearch_finds_sorts_and_stores() {
         err("ERR the ANY argument requires COUNT argument")
     );
 }
+
+/// Edge arguments never panic: limits, specials, huge and tiny shapes,
+/// scores GEOADD never writes, every command and option in random order.
+#[test]
+fn adversarial_arguments_never_panic() {
+    let mut t = TestEngine::new();
+    let c = sicily(&mut t);
+    t.cmd(
+        c,
+        &[
+            "ZADD",
+            "Sicily",
+            "inf",
+            "pinf",
+            "-inf",
+            "ninf",
+            "-5",
+            "neg",
+            "9007199254740992",
+            "big",
+        ],
+    );
+    let nums: &[&str] = &[
+        "0",
+        "-0",
+        "180",
+        "-180",
+        "85.05112878",
+        "-85.05112878",
+        "1e-320",
+        "1e308",
+        "inf",
+        "-inf",
+        "nan",
+        "0x1p3",
+        "1e400",
+        "-1",
+        "13.36",
+        "37.5",
+        "x",
+        "",
+    ];
+    let words: &[&str] = &[
+        "WITHDIST",
+        "WITHHASH",
+        "WITHCOORD",
+        "ASC",
+        "DESC",
+        "ANY",
+        "COUNT",
+        "STORE",
+        "STOREDIST",
+        "FROMMEMBER",
+        "FROMLONLAT",
+        "BYRADIUS",
+        "BYBOX",
+        "m",
+        "km",
+        "ft",
+        "mi",
+        "Palermo",
+        "big",
+        "d",
+        "NX",
+        "XX",
+        "CH",
+    ];
+    let mut state = 7u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as usize
+    };
+    let commands = [
+        "GEOADD",
+        "GEODIST",
+        "GEOHASH",
+        "GEOPOS",
+        "GEORADIUS",
+        "GEORADIUS_RO",
+        "GEORADIUSBYMEMBER",
+        "GEORADIUSBYMEMBER_RO",
+        "GEOSEARCH",
+        "GEOSEARCHSTORE",
+    ];
+    for _ in 0..3000 {
+        let name = commands[next() % commands.len()];
+        let mut args: Vec<String> = vec![name.into()];
+        if name == "GEOSEARCHSTORE" {
+            args.push("d".into());
+        }
+        args.push("Sicily".into());
+        for _ in 0..(next() % 12) {
+            let pool = if next() % 2 == 0 { nums } else { words };
+            args.push(pool[next() % pool.len()].into());
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        t.cmd(c, &refs);
+    }
+}

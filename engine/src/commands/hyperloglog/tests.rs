@@ -75,3 +75,61 @@ fn a_dense_count_is_charged_per_64_registers() {
     t.cmd(c, &["PFCOUNT", "h"]);
     assert!(t.executed_work("pfcount") >= 256);
 }
+
+/// A small deterministic generator for the adversarial test.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+    fn pick<'a>(&mut self, items: &[&'a [u8]]) -> &'a [u8] {
+        items[self.next() as usize % items.len()]
+    }
+}
+
+/// Corrupt and hand-made values never panic: random sparse bodies, dense
+/// strings with registers above 51, truncated XZEROs, every command over
+/// them in random order.
+#[test]
+fn adversarial_values_never_panic() {
+    let mut t = engine();
+    let c = t.connect();
+    let mut rng = Lcg(18);
+    let mut header = b"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80".to_vec();
+    for round in 0..400 {
+        let key = format!("k{}", round % 7);
+        match rng.next() % 4 {
+            0 => {
+                let len = rng.next() as usize % 40;
+                let mut v = header.clone();
+                v.extend((0..len).map(|_| rng.next() as u8));
+                t.cmd_bytes(c, &[b"SET", key.as_bytes(), &v]);
+            }
+            1 => {
+                header[4] = 0;
+                let mut v = header.clone();
+                v.extend((0..crate::types::hll::DENSE_BYTES - 16).map(|_| rng.next() as u8));
+                header[4] = 1;
+                t.cmd_bytes(c, &[b"SET", key.as_bytes(), &v]);
+            }
+            _ => {}
+        }
+        let max_bytes = rng.pick(&[b"0", b"20", b"3000", b"100000"]);
+        t.cmd_bytes(c, &[b"CONFIG", b"SET", b"hll-sparse-max-bytes", max_bytes]);
+        let element = format!("e{}", rng.next());
+        let other = format!("k{}", rng.next() % 7);
+        let sub = rng.pick(&[b"GETREG", b"DECODE", b"ENCODING", b"TODENSE", b"nope"]);
+        match rng.next() % 5 {
+            0 => t.cmd(c, &["PFADD", &key, &element, "x", "y"]),
+            1 => t.cmd(c, &["PFCOUNT", &key]),
+            2 => t.cmd(c, &["PFCOUNT", &key, &other]),
+            3 => t.cmd(c, &["PFMERGE", &key, &other]),
+            _ => t.cmd_bytes(c, &[b"PFDEBUG", sub, key.as_bytes()]),
+        };
+    }
+}
