@@ -184,6 +184,100 @@ pub fn inputs() -> Vec<Input> {
         c("bitop", "source keys", &["MSET {kvs}"], "BITOP OR d {keys}"),
         db("bitfield", "BITFIELD k:0 INCRBY i8 0 1 GET u4 #3"),
         db("bitfield_ro", "BITFIELD_RO k:0 GET i8 0 GET u4 #3"),
+        // HyperLogLog (a dense value is 16384 registers: a fixed pass).
+        c("pfadd", "elements added", &[], "PFADD h {elems}").declared(1.0, PER_ITEM),
+        c(
+            "pfcount",
+            "keys counted (their union)",
+            &["*n PFADD k:{i} a b c"],
+            "PFCOUNT {keys}",
+        )
+        .declared(1.0, "a register pass per key"),
+        c(
+            "pfmerge",
+            "keys merged",
+            &["*n PFADD k:{i} a b c"],
+            "PFMERGE d {keys}",
+        )
+        .declared(1.0, "a register pass per key"),
+        c(
+            "pfdebug",
+            "keys in the db",
+            &["MSET {kvs}", "PFADD h a b c"],
+            "PFDEBUG TODENSE h",
+        )
+        .declared(0.0, "a fixed pass over 16384 registers"),
+        // Geo (a sorted set of geohash scores).
+        c(
+            "geoadd",
+            "members of the geo set",
+            &["*n GEOADD g 13.{i} 52.{i} m{i}"],
+            "GEOADD g 13.5 52.5 new",
+        )
+        .declared(0.0, "O(log(N)) per item added, one item"),
+        c(
+            "geodist",
+            "members of the geo set",
+            &["*n GEOADD g 13.{i} 52.{i} m{i}"],
+            "GEODIST g m0 m1 km",
+        )
+        .declared(0.0, "O(log(N)): two member lookups"),
+        c(
+            "geohash",
+            "members asked for",
+            &["*n GEOADD g 13.{i} 52.{i} m{i}"],
+            "GEOHASH g {elems}",
+        )
+        .declared(1.0, PER_ITEM),
+        c(
+            "geopos",
+            "members asked for",
+            &["*n GEOADD g 13.{i} 52.{i} m{i}"],
+            "GEOPOS g {elems}",
+        )
+        .declared(1.0, PER_ITEM),
+        c(
+            "geosearch",
+            "points in the box and the circle",
+            &["*n GEOADD g 13.4{i} 52.5{i} m{i}"],
+            "GEOSEARCH g FROMLONLAT 13.45 52.55 BYRADIUS 200 km ASC",
+        )
+        .declared(1.0, "O(N+log(M)) with every point inside, then sorted"),
+        c(
+            "geosearchstore",
+            "points in the box and the circle",
+            &["*n GEOADD g 13.4{i} 52.5{i} m{i}"],
+            "GEOSEARCHSTORE d g FROMLONLAT 13.45 52.55 BYRADIUS 200 km ASC",
+        )
+        .declared(1.0, "O(N+log(M)) with every point inside, then stored"),
+        c(
+            "georadius",
+            "points in the box and the circle",
+            &["*n GEOADD g 13.4{i} 52.5{i} m{i}"],
+            "GEORADIUS g 13.45 52.55 200 km ASC",
+        )
+        .declared(1.0, "O(N+log(M)) with every point inside, then sorted"),
+        c(
+            "georadius_ro",
+            "points in the box and the circle",
+            &["*n GEOADD g 13.4{i} 52.5{i} m{i}"],
+            "GEORADIUS_RO g 13.45 52.55 200 km ASC",
+        )
+        .declared(1.0, "O(N+log(M)) with every point inside, then sorted"),
+        c(
+            "georadiusbymember",
+            "points in the box and the circle",
+            &["*n GEOADD g 13.4{i} 52.5{i} m{i}"],
+            "GEORADIUSBYMEMBER g m0 200 km ASC",
+        )
+        .declared(1.0, "O(N+log(M)) with every point inside, then sorted"),
+        c(
+            "georadiusbymember_ro",
+            "points in the box and the circle",
+            &["*n GEOADD g 13.4{i} 52.5{i} m{i}"],
+            "GEORADIUSBYMEMBER_RO g m0 200 km ASC",
+        )
+        .declared(1.0, "O(N+log(M)) with every point inside, then sorted"),
         // Keys.
         c("copy", "elements of the copied list", list, "COPY l l2"),
         c("dump", "elements of the dumped list", list, "DUMP l"),
