@@ -435,6 +435,7 @@ impl<'a> Ctx<'a> {
             keys,
             timeout_ms,
             on_timeout,
+            rerun_args: None,
         });
     }
 
@@ -527,6 +528,8 @@ impl<'a> Ctx<'a> {
         }
         let i = self.db_index();
         let v = self.server.keyspace.dbs[i].remove(key).expect("looked up");
+        // A blocked XREADGROUP learns that its stream is gone.
+        self.server.blocking.signal(i, key);
         if lazy {
             crate::planted::lazily_freed(self.server, i, key, &v);
         }

@@ -26,6 +26,7 @@ pub mod sets;
 pub mod shutdown;
 pub mod slowlog;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -43,6 +44,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     hashes::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    streams::COMMANDS,
     sort::COMMANDS,
     keys::COMMANDS,
     databases::COMMANDS,

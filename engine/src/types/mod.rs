@@ -11,11 +11,13 @@
 pub mod hash;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod zset;
 
 pub use hash::Hash;
 pub use list::List;
 pub use set::Set;
+pub use stream::Stream;
 pub use zset::ZSet;
 
 /// The encoding thresholds, copied from [`crate::Config`] at each command.
@@ -33,6 +35,10 @@ pub struct Limits {
     pub zset_max_listpack_entries: usize,
     /// `zset-max-listpack-value`.
     pub zset_max_listpack_value_bytes: usize,
+    /// `stream-node-max-bytes` (0: no limit but the listpack's own).
+    pub stream_node_max_bytes: usize,
+    /// `stream-node-max-entries` (0: no limit).
+    pub stream_node_max_entries: usize,
 }
 
 impl Default for Limits {
@@ -46,6 +52,8 @@ impl Default for Limits {
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value_bytes: 64,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
         }
     }
 }

@@ -19,6 +19,7 @@
 //! fsync succeeds.
 
 pub(crate) mod commands;
+mod stream_commands;
 pub(crate) mod load;
 pub(crate) mod manifest;
 pub(crate) mod rewrite;
