@@ -145,7 +145,7 @@ impl Stream {
         pairs: &[Vec<u8>],
         limits: &Limits,
     ) -> Result<(), AppendError> {
-        debug_assert!(pairs.len() % 2 == 0 && !pairs.is_empty());
+        debug_assert!(pairs.len().is_multiple_of(2) && !pairs.is_empty());
         if id <= self.last_id {
             return Err(AppendError::IdTooSmall);
         }

@@ -51,7 +51,7 @@ fn blocked_readers_are_served_in_fifo_order_and_time_out() {
     h.send(c, &["xread", "block", "100", "streams", "s", "0"]);
     h.cmd(b, &["xadd", "s", "1-1", "f", "v"]);
     let want = read_reply("s", vec![entry("1-1", &["f", "v"])]);
-    assert_eq!(h.frames(a), [want.clone()]);
+    assert_eq!(h.frames(a), std::slice::from_ref(&want));
     assert_eq!(h.frames(c), [want]);
     h.send(a, &["xread", "block", "100", "streams", "s", "$"]);
     h.advance_ms(99);

@@ -145,7 +145,7 @@ impl Node {
 
     /// Appends an entry (its ID above every one here).
     pub fn push(&mut self, id: StreamId, pairs: &[Vec<u8>]) {
-        debug_assert!(self.items.last().map_or(true, |i| i.id < id));
+        debug_assert!(self.items.last().is_none_or(|i| i.id < id));
         let same_fields = pairs.len() / 2 == self.master_fields.len()
             && pairs
                 .iter()
