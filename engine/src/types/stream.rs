@@ -376,10 +376,12 @@ impl Stream {
             return None;
         }
         if self.max_deleted_id.is_zero() || self.max_deleted_id < self.first_id {
+            // A loaded RDB may claim fewer entries added than it holds.
+            let before_first = self.entries_added.saturating_sub(self.len as u64);
             if id < self.first_id {
-                return Some(self.entries_added - self.len as u64);
+                return Some(before_first);
             } else if id == self.first_id {
-                return Some(self.entries_added - self.len as u64 + 1);
+                return Some(before_first + 1);
             }
         }
         None
