@@ -165,6 +165,11 @@ impl Stream {
         match tail {
             Some(node) => node.push(id, pairs),
             None => {
+                // A full node takes no more entries: give back its slack,
+                // as Redis shrinks the listpack (`lpShrinkToFit`).
+                if let Some(full) = self.nodes.values_mut().next_back() {
+                    full.items.shrink_to_fit();
+                }
                 self.nodes.insert(id, Node::new(id, pairs));
             }
         }
