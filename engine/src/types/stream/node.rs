@@ -156,7 +156,7 @@ impl Item {
         if !self.same_fields {
             n += int_size(fields as i64);
         }
-        n += self.data.iter().map(|e| entry_size_bytes(e)).sum::<usize>();
+        n += self.data.iter().map(entry_size_bytes).sum::<usize>();
         n + int_size(lp_count(fields, self.same_fields))
     }
 }
