@@ -77,6 +77,9 @@ pub struct BlockRequest {
     /// Relative timeout in milliseconds; 0 blocks forever.
     pub timeout_ms: u64,
     pub on_timeout: TimeoutReply,
+    /// The arguments to run again when served, if not the request's own
+    /// (XREAD BLOCK replaces `$` with the ID it stood for).
+    pub rerun_args: Option<Vec<Vec<u8>>>,
 }
 
 /// What a blocked client waits with, kept on its [`Client`].
@@ -112,7 +115,13 @@ impl Blocked {
     /// sets only. `None` (a command of neither family) accepts any value.
     pub fn wanted_type(&self) -> Option<&'static str> {
         let categories = self.spec.acl_categories;
-        if categories.contains(&"sortedset") {
+        if self.spec.name == "xreadgroup" {
+            // Served whatever the key holds now: a stream that went away
+            // ends it with an error (Redis's `signalDeletedKeyAsReady`).
+            None
+        } else if categories.contains(&"stream") {
+            Some("stream")
+        } else if categories.contains(&"sortedset") {
             Some("zset")
         } else if categories.contains(&"list") {
             Some("list")

@@ -292,6 +292,9 @@ pub struct Ctx<'a> {
     pub may_block: bool,
     /// Set by [`Ctx::block_on_keys`]; the engine parks the client.
     pub block: Option<crate::blocking::BlockRequest>,
+    /// The command runs from a script (`redis.call`), where XREAD and
+    /// XREADGROUP refuse BLOCK outright.
+    pub in_script: bool,
 }
 
 /// A key held a value of another type; the caller replies [`WRONGTYPE`].
@@ -435,6 +438,7 @@ impl<'a> Ctx<'a> {
             keys,
             timeout_ms,
             on_timeout,
+            rerun_args: None,
         });
     }
 
@@ -527,6 +531,8 @@ impl<'a> Ctx<'a> {
         }
         let i = self.db_index();
         let v = self.server.keyspace.dbs[i].remove(key).expect("looked up");
+        // A blocked XREADGROUP learns that its stream is gone.
+        self.server.blocking.signal(i, key);
         if lazy {
             crate::planted::lazily_freed(self.server, i, key, &v);
         }

@@ -274,6 +274,8 @@ impl Pipeline<'_> {
             reply.truncate(reply_start);
             match saved_args {
                 Some(saved) if may_block && !request.keys.is_empty() => {
+                    let mut request = request;
+                    let saved = request.rerun_args.take().unwrap_or(saved);
                     block = Some(Box::new((request, saved)));
                 }
                 // A handler that blocks where it may not (or on no key)
@@ -476,6 +478,7 @@ impl Pipeline<'_> {
             spec,
             may_block,
             block: None,
+            in_script: matches!(caller, Caller::Script { .. }),
         };
         (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
         Handled {

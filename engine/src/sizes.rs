@@ -96,6 +96,7 @@ pub fn elements_count(value: &Value) -> u64 {
         Value::Hash(h) => h.len() as u64,
         Value::Set(s) => s.len() as u64,
         Value::ZSet(z) => z.len() as u64,
+        Value::Stream(s) => s.len() as u64,
     }
 }
 
@@ -127,6 +128,9 @@ pub fn touched_keys(spec: &CommandSpec, args: &[Vec<u8>]) -> Vec<usize> {
         let end = first.saturating_add(count).min(args.len());
         keys.extend(first..end);
     }
+    if matches!(spec.name, "xread" | "xreadgroup") {
+        keys.extend(stream_keys(args));
+    }
     if spec.name == "sort" {
         let store = (2..args.len().saturating_sub(1))
             .rev()
@@ -140,6 +144,29 @@ pub fn touched_keys(spec: &CommandSpec, args: &[Vec<u8>]) -> Vec<usize> {
         keys.extend(store.map(|i| i + 1));
     }
     keys
+}
+
+/// XREAD's and XREADGROUP's keys: the first half of what follows
+/// STREAMS (Redis's `xreadGetKeys`); none when it is malformed.
+fn stream_keys(args: &[Vec<u8>]) -> std::ops::Range<usize> {
+    let mut i = 1;
+    while i < args.len() {
+        let arg = &args[i];
+        if arg.eq_ignore_ascii_case(b"group") {
+            i += 3;
+        } else if arg.eq_ignore_ascii_case(b"block") || arg.eq_ignore_ascii_case(b"count") {
+            i += 2;
+        } else if arg.eq_ignore_ascii_case(b"streams") {
+            let rest = args.len() - i - 1;
+            if !rest.is_multiple_of(2) {
+                return 0..0;
+            }
+            return i + 1..i + 1 + rest / 2;
+        } else {
+            i += 1;
+        }
+    }
+    0..0
 }
 
 /// Sizes of the values at `keys` in `db`, without expiring or touching

@@ -1,6 +1,6 @@
 //! The values stored under keys.
 
-use crate::types::{Hash, List, Set, ZSet};
+use crate::types::{Hash, List, Set, Stream, ZSet};
 
 /// A stored value. Every command checks the variant and replies `WRONGTYPE`
 /// on a mismatch. Collections are boxed so that a dict entry stays small.
@@ -11,6 +11,7 @@ pub enum Value {
     Hash(Box<Hash>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
+    Stream(Box<Stream>),
 }
 
 /// The error every command gives when a key holds the wrong kind of value.
@@ -25,6 +26,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -36,6 +38,7 @@ impl Value {
             Value::Hash(h) => h.encoding_name(),
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
+            Value::Stream(s) => s.encoding_name(),
         }
     }
 
@@ -48,6 +51,7 @@ impl Value {
             Value::Hash(h) => 1 + h.free_cost_units(),
             Value::Set(s) => 1 + s.free_cost_units(),
             Value::ZSet(z) => 1 + z.free_cost_units(),
+            Value::Stream(s) => 1 + s.free_cost_units(),
         }
     }
 
@@ -59,6 +63,7 @@ impl Value {
             Value::Hash(h) => h.size_bytes(),
             Value::Set(s) => s.size_bytes(),
             Value::ZSet(z) => z.size_bytes(),
+            Value::Stream(s) => s.size_bytes(),
         }
     }
 
@@ -93,6 +98,20 @@ impl Value {
     pub fn as_zset_mut(&mut self) -> Option<&mut ZSet> {
         match self {
             Value::ZSet(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    pub fn as_stream_mut(&mut self) -> Option<&mut Stream> {
+        match self {
+            Value::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_stream(&self) -> Option<&Stream> {
+        match self {
+            Value::Stream(s) => Some(s),
             _ => None,
         }
     }

@@ -113,6 +113,11 @@ fn geo() {
 }
 
 #[test]
+fn streams() {
+    check("streams");
+}
+
+#[test]
 fn maxmemory() {
     check("maxmemory");
 }
@@ -154,6 +159,7 @@ fn every_script_is_snapshotted() {
         "bitmaps",
         "hll",
         "geo",
+        "streams",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();

@@ -29,6 +29,7 @@ pub mod sets;
 pub mod shutdown;
 pub mod slowlog;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -52,6 +53,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     zsets::COMMANDS,
     hyperloglog::COMMANDS,
     geo::COMMANDS,
+    streams::COMMANDS,
     sort::COMMANDS,
     keys::COMMANDS,
     databases::COMMANDS,

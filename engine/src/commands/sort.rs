@@ -210,7 +210,7 @@ fn natural_order(value: &mut Value) -> Option<(Vec<Vec<u8>>, Kind)> {
                 Kind::ZSet,
             ))
         }
-        Value::Str(_) | Value::Hash(_) => None,
+        Value::Str(_) | Value::Hash(_) | Value::Stream(_) => None,
     }
 }
 

@@ -82,17 +82,20 @@ impl Pipeline<'_> {
     /// a value (Redis's `serveClientsBlockedOn*Key`).
     fn serve_key(&mut self, now: Now, db: usize, key: &[u8]) {
         for id in self.server.blocking.waiters(db, key) {
-            let Some(value_type) = self.server.keyspace.dbs[db].get(key).map(Value::type_name)
-            else {
-                // Emptied (and deleted) by the clients served before.
-                break;
-            };
+            let value_type = self.server.keyspace.dbs[db].get(key).map(Value::type_name);
             let Some(c) = self.clients.get_mut(&id) else {
                 continue;
             };
             let Some(blocked) = c.blocked.as_ref() else {
                 continue;
             };
+            // A missing key serves nobody (it was emptied, and deleted, by
+            // the clients served before), except an XREADGROUP, which its
+            // stream's deletion ends with an error.
+            let xreadgroup = blocked.spec.name == "xreadgroup";
+            if value_type.is_none() && !xreadgroup {
+                break;
+            }
             if c.closing.is_some() {
                 // Killed or over a limit: it will never read a reply, so it
                 // must not consume a value.
@@ -101,8 +104,10 @@ impl Pipeline<'_> {
             }
             // Redis 7.0 serves a list waiter from a list only, and so on;
             // a key of another type leaves it blocked.
-            if blocked.wanted_type().is_some_and(|t| t != value_type) {
-                continue;
+            if let (Some(wanted), Some(t)) = (blocked.wanted_type(), value_type) {
+                if wanted != t {
+                    continue;
+                }
             }
             self.rerun_blocked(now, id);
         }

@@ -26,6 +26,7 @@ pub mod file;
 pub mod intset;
 pub mod listpack;
 pub mod object;
+pub mod stream;
 
 /// The RDB format version Redis 7.0 writes (`RDB_VERSION`).
 pub const RDB_VERSION: u16 = 10;

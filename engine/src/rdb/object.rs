@@ -43,6 +43,7 @@ pub fn kind_of(value: &Value) -> u8 {
         Value::ZSet(_) => kind::ZSET_2,
         Value::Hash(h) if h.is_listpack() => kind::HASH_LISTPACK,
         Value::Hash(_) => kind::HASH,
+        Value::Stream(_) => kind::STREAM_LISTPACKS_2,
     }
 }
 
@@ -58,6 +59,7 @@ pub fn save_payload(out: &mut Vec<u8>, value: &Value, compress: bool) -> u64 {
         Value::Set(s) => save_set(out, s, compress),
         Value::ZSet(z) => save_zset(out, z, compress),
         Value::Hash(h) => save_hash(out, h, compress),
+        Value::Stream(s) => super::stream::save(out, s, compress),
     }
 }
 
@@ -185,6 +187,9 @@ pub fn load(r: &mut Reader<'_>, kind: u8, build: Build) -> Result<Value> {
         kind::ZSET_LISTPACK => load_zset_listpack(r, build)?,
         kind::HASH => load_hash(r, build)?,
         kind::HASH_LISTPACK => load_hash_listpack(r, build)?,
+        kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 => {
+            Value::Stream(Box::new(super::stream::load(r, kind)?))
+        }
         _ => return Err(Corrupt("unsupported object type")),
     };
     r.work_units += collection_len(&value);
@@ -198,6 +203,7 @@ fn collection_len(value: &Value) -> u64 {
         Value::Set(s) => s.len() as u64,
         Value::ZSet(z) => z.len() as u64,
         Value::Hash(h) => h.len() as u64,
+        Value::Stream(s) => s.len() as u64,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The collection types stored under keys: lists, hashes, sets and sorted
 //! sets, each with a compact encoding for small collections and a full one
-//! past the thresholds in [`Limits`] (set by CONFIG).
+//! past the thresholds in [`Limits`] (set by CONFIG), and streams, kept in
+//! nodes as Redis's radix tree of listpacks is (see [`stream`]).
 //!
 //! Every type exposes the same small surface used by the keyspace code:
 //! `len()`, `encoding_name()` (what OBJECT ENCODING reports),
@@ -13,11 +14,13 @@ pub mod hash;
 pub mod hll;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod zset;
 
 pub use hash::Hash;
 pub use list::List;
 pub use set::Set;
+pub use stream::Stream;
 pub use zset::ZSet;
 
 /// The encoding thresholds, copied from [`crate::Config`] at each command.
@@ -35,6 +38,10 @@ pub struct Limits {
     pub zset_max_listpack_entries: usize,
     /// `zset-max-listpack-value`.
     pub zset_max_listpack_value_bytes: usize,
+    /// `stream-node-max-bytes` (0: no limit but the listpack's own).
+    pub stream_node_max_bytes: usize,
+    /// `stream-node-max-entries` (0: no limit).
+    pub stream_node_max_entries: usize,
 }
 
 impl Default for Limits {
@@ -48,6 +55,8 @@ impl Default for Limits {
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value_bytes: 64,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
         }
     }
 }

@@ -635,22 +635,32 @@ pub(super) static PARAMS: &[Param] = &[
             set: |c, v| c.hll_sparse_max_bytes = v.as_u64() as usize,
         },
     },
-    extra(
-        "stream-node-max-bytes",
-        Type::Memory {
+    Param {
+        name: "stream-node-max-bytes",
+        alias: None,
+        ty: Type::Memory {
             min: 0,
             max: LLONG_MAX as u64,
         },
-        "4096",
-    ),
-    extra(
-        "stream-node-max-entries",
-        Type::Int {
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.limits.stream_node_max_bytes.to_string(),
+            set: |c, v| c.limits.stream_node_max_bytes = v.as_u64() as usize,
+        },
+    },
+    Param {
+        name: "stream-node-max-entries",
+        alias: None,
+        ty: Type::Int {
             min: 0,
             max: LLONG_MAX,
         },
-        "100",
-    ),
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.limits.stream_node_max_entries.to_string(),
+            set: |c, v| c.limits.stream_node_max_entries = v.as_i64() as usize,
+        },
+    },
     with_alias(extra("replica-read-only", YES_NO, "yes"), "slave-read-only"),
     with_alias(
         extra("replica-serve-stale-data", YES_NO, "yes"),

@@ -39,6 +39,7 @@ fn value_commands(out: &mut Vec<u8>, key: &[u8], value: &Value) -> u64 {
             out.extend(encode_request(&[b"SET", key, &s.bytes]));
             return 1;
         }
+        Value::Stream(s) => return super::stream_commands::stream_commands(out, key, s),
         Value::List(l) => l.iter().map(|e| e.to_vec()).collect(),
         Value::Set(s) => {
             let mut buf = [0u8; 20];
@@ -58,7 +59,7 @@ fn value_commands(out: &mut Vec<u8>, key: &[u8], value: &Value) -> u64 {
         Value::Set(_) => (b"SADD", 1),
         Value::ZSet(_) => (b"ZADD", 2),
         Value::Hash(_) => (b"HMSET", 2),
-        Value::Str(_) => unreachable!(),
+        Value::Str(_) | Value::Stream(_) => unreachable!(),
     };
     for batch in items.chunks(ITEMS_PER_CMD * per_item) {
         let mut args: Vec<&[u8]> = vec![name, key];

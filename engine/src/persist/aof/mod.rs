@@ -22,6 +22,7 @@ pub(crate) mod commands;
 pub(crate) mod load;
 pub(crate) mod manifest;
 pub(crate) mod rewrite;
+mod stream_commands;
 
 use std::collections::VecDeque;
 
