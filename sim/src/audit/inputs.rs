@@ -106,6 +106,13 @@ pub fn inputs() -> Vec<Input> {
     let two_sets = &["SADD a {elems}", "SADD b {keys}"][..];
     let two_zsets = &["ZADD a {scored}", "ZADD b {kscored}"][..];
     let string = &["SET s {rep:x:n}"][..];
+    let stream = &["*n XADD x {i}-1 f v"][..];
+    let grouped = &["*n XADD x {i}-1 f v", "XGROUP CREATE x g 0"][..];
+    let delivered = &[
+        "*n XADD x {i}-1 f v",
+        "XGROUP CREATE x g 0",
+        "XREADGROUP GROUP g c STREAMS x >",
+    ][..];
     vec![
         // Strings.
         c(
@@ -278,6 +285,117 @@ pub fn inputs() -> Vec<Input> {
             "GEORADIUSBYMEMBER_RO g m0 200 km ASC",
         )
         .declared(1.0, "O(N+log(M)) with every point inside, then sorted"),
+        // Streams (`{i}-1` IDs: 0-1, 1-1, ...).
+        c("xadd", "entries in the stream", stream, "XADD x * f v")
+            .declared(0.0, "O(1) per entry added"),
+        c("xlen", "entries in the stream", stream, "XLEN x").declared(0.0, "O(1)"),
+        c("xrange", "entries returned", stream, "XRANGE x - +"),
+        c("xrevrange", "entries returned", stream, "XREVRANGE x + -"),
+        c("xread", "entries returned", stream, "XREAD STREAMS x 0")
+            .declared(1.0, "O(N) in the entries returned"),
+        c("xdel", "entries in the stream", stream, "XDEL x 0-1")
+            .declared(0.0, "O(1) per entry deleted"),
+        c("xtrim", "entries evicted", stream, "XTRIM x MAXLEN 0")
+            .declared(1.0, "O(N) in the entries evicted"),
+        c(
+            "xsetid",
+            "entries in the stream",
+            stream,
+            "XSETID x 99999999999999-0",
+        )
+        .declared(0.0, "O(1)"),
+        c(
+            "xreadgroup",
+            "entries delivered",
+            grouped,
+            "XREADGROUP GROUP g c STREAMS x >",
+        )
+        .declared(1.0, "O(M) in the entries returned"),
+        c("xack", "entries pending", delivered, "XACK x g 0-1")
+            .declared(0.0, "O(1) per ID acknowledged"),
+        c(
+            "xpending",
+            "entries pending",
+            delivered,
+            "XPENDING x g - + {n}",
+        )
+        .declared(1.0, "O(N) in the entries returned"),
+        c(
+            "xclaim",
+            "entries pending",
+            delivered,
+            "XCLAIM x g c2 0 0-1",
+        )
+        .declared(0.0, "O(log N) per ID claimed"),
+        c(
+            "xautoclaim",
+            "entries claimed",
+            delivered,
+            "XAUTOCLAIM x g c2 0 0-0 COUNT {n}",
+        )
+        .declared(1.0, "O(1) per entry claimed"),
+        c(
+            "xgroup|create",
+            "entries in the stream",
+            stream,
+            "XGROUP CREATE x g2 0",
+        )
+        .declared(0.0, "O(1)"),
+        c(
+            "xgroup|createconsumer",
+            "entries pending",
+            delivered,
+            "XGROUP CREATECONSUMER x g c3",
+        )
+        .declared(0.0, "O(1)"),
+        c(
+            "xgroup|delconsumer",
+            "entries the consumer held",
+            delivered,
+            "XGROUP DELCONSUMER x g c",
+        )
+        .declared(1.0, "O(N) in the consumer's pending entries"),
+        c(
+            "xgroup|destroy",
+            "entries pending",
+            delivered,
+            "XGROUP DESTROY x g",
+        )
+        .declared(1.0, "O(N) in the group's pending entries"),
+        c(
+            "xgroup|setid",
+            "entries pending",
+            delivered,
+            "XGROUP SETID x g 0",
+        )
+        .declared(0.0, "O(1)"),
+        db("xgroup|help", "XGROUP HELP"),
+        c(
+            "xinfo|stream",
+            "entries in the stream",
+            delivered,
+            "XINFO STREAM x FULL COUNT 0",
+        )
+        .declared(1.0, "FULL lists every entry, group and pending entry"),
+        c(
+            "xinfo|groups",
+            "groups of the stream",
+            &["XADD x 0-1 f v", "*n XGROUP CREATE x g{i} 0"],
+            "XINFO GROUPS x",
+        )
+        .declared(1.0, "O(N) in the groups"),
+        c(
+            "xinfo|consumers",
+            "consumers of the group",
+            &[
+                "XADD x 0-1 f v",
+                "XGROUP CREATE x g 0",
+                "*n XGROUP CREATECONSUMER x g c{i}",
+            ],
+            "XINFO CONSUMERS x g",
+        )
+        .declared(1.0, "O(N) in the consumers"),
+        db("xinfo|help", "XINFO HELP"),
         // Keys.
         c("copy", "elements of the copied list", list, "COPY l l2"),
         c("dump", "elements of the dumped list", list, "DUMP l"),

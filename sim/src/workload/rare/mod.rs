@@ -38,6 +38,7 @@ mod bits;
 mod data;
 mod lifecycle;
 mod server;
+mod streams;
 
 /// Times the whole script is played; then the client stops.
 pub const RARE_PASSES: u32 = 2;
@@ -125,6 +126,7 @@ impl Rare {
         all.extend_from_slice(server::SECTIONS);
         all.extend_from_slice(lifecycle::SECTIONS);
         all.extend_from_slice(bits::SECTIONS);
+        all.extend_from_slice(streams::SECTIONS);
         if self.solo {
             all.extend_from_slice(server::SOLO_SECTIONS);
         }
