@@ -17,9 +17,9 @@ mod info;
 mod pending;
 mod range;
 mod read;
-mod write;
 #[cfg(test)]
 mod tests;
+mod write;
 
 const SYNTAX_ERROR: &str = "ERR syntax error";
 const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
@@ -87,7 +87,8 @@ pub const XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
         flags: WRITE,
         acl_categories: WRITE_SLOW,
         summary: "Destroy a consumer group.",
-        complexity: "O(N) where N is the number of entries in the group's pending entries list (PEL).",
+        complexity:
+            "O(N) where N is the number of entries in the group's pending entries list (PEL).",
         handler: Some(groups::destroy),
         key_spec_flags: &["RW", "delete"],
         ..XGROUP_SUB

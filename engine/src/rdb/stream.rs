@@ -145,7 +145,10 @@ pub fn load(r: &mut Reader<'_>, kind_byte: u8) -> Result<Stream> {
             let owned = r.count(16)?;
             for _ in 0..owned {
                 let id = raw_id(r)?;
-                let p = g.pel.get_mut(&id).ok_or(Corrupt("consumer PEL entry not in group"))?;
+                let p = g
+                    .pel
+                    .get_mut(&id)
+                    .ok_or(Corrupt("consumer PEL entry not in group"))?;
                 if !p.consumer.is_empty() || !c.pel.insert(id) {
                     return Err(Corrupt("PEL entry owned twice"));
                 }

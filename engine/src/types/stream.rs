@@ -258,7 +258,11 @@ impl Stream {
             return false;
         };
         let pos = node.lower_bound(id);
-        if !node.items.get(pos).is_some_and(|i| i.id == id && !i.deleted) {
+        if !node
+            .items
+            .get(pos)
+            .is_some_and(|i| i.id == id && !i.deleted)
+        {
             return false;
         }
         if node.live == 1 {

@@ -134,6 +134,7 @@ mod tests {
             pubsub: Default::default(),
             end_ns: 10_000,
             persist: None,
+            thread_busy_spans: Vec::new(),
         }
     }
 

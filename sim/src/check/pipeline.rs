@@ -361,6 +361,7 @@ mod tests {
             pubsub: Default::default(),
             end_ns: 1000,
             persist: None,
+            thread_busy_spans: Vec::new(),
         }
     }
 

@@ -278,7 +278,9 @@ mod tests {
     #[test]
     fn rax_node_counts_match_redis() {
         let keys = |ms: &[u64]| -> Vec<[u8; 16]> {
-            ms.iter().map(|&m| StreamId::new(m, 1).to_be_bytes()).collect()
+            ms.iter()
+                .map(|&m| StreamId::new(m, 1).to_be_bytes())
+                .collect()
         };
         assert_eq!(rax_nodes(&keys(&[]), 0), 1);
         assert_eq!(rax_nodes(&keys(&[1]), 0), 2);

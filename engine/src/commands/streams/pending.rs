@@ -20,7 +20,11 @@ fn no_group(ctx: &mut Ctx, key: &[u8], group: &[u8]) {
 
 /// The stream at `key` if it has `group`: `Ok(None)` when not, `Err` after
 /// replying WRONGTYPE.
-fn with_group<'c>(ctx: &'c mut Ctx, key: &[u8], group: &[u8]) -> Result<Option<&'c mut Stream>, ()> {
+fn with_group<'c>(
+    ctx: &'c mut Ctx,
+    key: &[u8],
+    group: &[u8],
+) -> Result<Option<&'c mut Stream>, ()> {
     let has_group = match lookup_stream(ctx, key) {
         Err(()) => None,
         Ok(Some(s)) => Some(s.groups.contains_key(group)),
@@ -126,10 +130,20 @@ pub(super) fn xpending(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         None => pending_summary(&mut w, g),
         Some((start, end, count, min_idle_ms, consumer)) => {
             let pel: Vec<StreamId> = match &consumer {
-                None => g.pel.range(start..).map(|(id, _)| *id).take_while(|&id| id <= end).collect(),
+                None => g
+                    .pel
+                    .range(start..)
+                    .map(|(id, _)| *id)
+                    .take_while(|&id| id <= end)
+                    .collect(),
                 Some(name) => match g.consumers.get(name) {
                     None => Vec::new(),
-                    Some(c) => c.pel.range(start..).copied().take_while(|&id| id <= end).collect(),
+                    Some(c) => c
+                        .pel
+                        .range(start..)
+                        .copied()
+                        .take_while(|&id| id <= end)
+                        .collect(),
                 },
             };
             let mut rows = Vec::new();
@@ -175,7 +189,11 @@ fn pending_summary(w: &mut ReplyWriter<'_>, g: &Group) -> u64 {
     };
     w.bulk(first.to_string().as_bytes());
     w.bulk(last.to_string().as_bytes());
-    let owners: Vec<_> = g.consumers.iter().filter(|(_, c)| !c.pel.is_empty()).collect();
+    let owners: Vec<_> = g
+        .consumers
+        .iter()
+        .filter(|(_, c)| !c.pel.is_empty())
+        .collect();
     w.array_len(owners.len());
     for (name, c) in &owners {
         w.array_len(2);

@@ -245,7 +245,9 @@ fn vanished_error(ctx: &mut Ctx, args: &[Vec<u8>], r: &ReadArgs) -> Option<&'sta
         match ctx.lookup(&args[r.streams_at + k]) {
             Some(Value::Stream(s)) if s.groups.contains_key(group) => {}
             Some(Value::Stream(_)) => {
-                return Some("NOGROUP the consumer group this client was blocked on no longer exists")
+                return Some(
+                    "NOGROUP the consumer group this client was blocked on no longer exists",
+                )
             }
             _ => return Some("UNBLOCKED the stream key no longer exists"),
         }
@@ -315,9 +317,7 @@ fn serve_one(
         ]);
     }
     let work = match from {
-        From::History(_) => {
-            serve_history(&mut w, s, &group_name, &consumer, start, count, now_ms)
-        }
+        From::History(_) => serve_history(&mut w, s, &group_name, &consumer, start, count, now_ms),
         _ => serve_new(
             &mut w,
             s,

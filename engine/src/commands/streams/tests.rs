@@ -30,7 +30,9 @@ fn read_reply(key: &str, entries: Vec<Frame>) -> Frame {
 fn xread_block_is_served_by_xadd_after_dollar() {
     let (mut h, a, b) = host();
     h.cmd(b, &["xadd", "s", "1-1", "f", "old"]);
-    assert!(h.call(a, &["xread", "block", "0", "streams", "s", "$"]).is_empty());
+    assert!(h
+        .call(a, &["xread", "block", "0", "streams", "s", "$"])
+        .is_empty());
     // An entry on another key does not wake it.
     h.cmd(b, &["xadd", "other", "1-1", "f", "v"]);
     assert!(h.frames(a).is_empty());
@@ -63,16 +65,36 @@ fn xreadgroup_block_delivers_each_entry_to_one_consumer() {
     let (mut h, a, b) = host();
     let c = h.connect();
     h.cmd(b, &["xgroup", "create", "s", "g", "$", "mkstream"]);
-    let read = |name| ["xreadgroup", "group", "g", name, "block", "0", "streams", "s", ">"];
+    let read = |name| {
+        [
+            "xreadgroup",
+            "group",
+            "g",
+            name,
+            "block",
+            "0",
+            "streams",
+            "s",
+            ">",
+        ]
+    };
     h.send(a, &read("alice"));
     h.send(c, &read("carol"));
     h.cmd(b, &["xadd", "s", "1-1", "f", "v"]);
-    assert_eq!(h.frames(a), [read_reply("s", vec![entry("1-1", &["f", "v"])])]);
+    assert_eq!(
+        h.frames(a),
+        [read_reply("s", vec![entry("1-1", &["f", "v"])])]
+    );
     assert!(h.frames(c).is_empty(), "the entry went to alice only");
     h.cmd(b, &["xadd", "s", "2-1", "f", "w"]);
-    assert_eq!(h.frames(c), [read_reply("s", vec![entry("2-1", &["f", "w"])])]);
+    assert_eq!(
+        h.frames(c),
+        [read_reply("s", vec![entry("2-1", &["f", "w"])])]
+    );
     let pending = h.cmd(b, &["xpending", "s", "g"]);
-    let Frame::Array(items) = pending else { panic!() };
+    let Frame::Array(items) = pending else {
+        panic!()
+    };
     assert_eq!(items[0], int(2));
 }
 
@@ -80,21 +102,39 @@ fn xreadgroup_block_delivers_each_entry_to_one_consumer() {
 fn blocked_xreadgroup_ends_when_its_group_or_stream_goes() {
     let (mut h, a, b) = host();
     h.cmd(b, &["xgroup", "create", "s", "g", "$", "mkstream"]);
-    let read = ["xreadgroup", "group", "g", "c", "block", "0", "streams", "s", ">"];
+    let read = [
+        "xreadgroup",
+        "group",
+        "g",
+        "c",
+        "block",
+        "0",
+        "streams",
+        "s",
+        ">",
+    ];
     h.send(a, &read);
     h.cmd(b, &["xgroup", "destroy", "s", "g"]);
     assert_eq!(
         h.frames(a),
-        [err("NOGROUP the consumer group this client was blocked on no longer exists")]
+        [err(
+            "NOGROUP the consumer group this client was blocked on no longer exists"
+        )]
     );
     h.cmd(b, &["xgroup", "create", "s", "g", "$"]);
     h.send(a, &read);
     h.cmd(b, &["del", "s"]);
-    assert_eq!(h.frames(a), [err("UNBLOCKED the stream key no longer exists")]);
+    assert_eq!(
+        h.frames(a),
+        [err("UNBLOCKED the stream key no longer exists")]
+    );
     h.cmd(b, &["xgroup", "create", "s", "g", "$", "mkstream"]);
     h.send(a, &read);
     h.cmd(b, &["set", "s", "x"]);
-    assert_eq!(h.frames(a), [err("UNBLOCKED the stream key no longer exists")]);
+    assert_eq!(
+        h.frames(a),
+        [err("UNBLOCKED the stream key no longer exists")]
+    );
     // XREAD is left waiting by a deletion, as in Redis.
     h.cmd(b, &["del", "s"]);
     h.send(a, &["xread", "block", "0", "streams", "s", "0"]);
@@ -102,14 +142,19 @@ fn blocked_xreadgroup_ends_when_its_group_or_stream_goes() {
     h.cmd(b, &["del", "s"]);
     assert!(h.frames(a).is_empty());
     h.cmd(b, &["xadd", "s", "1-1", "f", "v"]);
-    assert_eq!(h.frames(a), [read_reply("s", vec![entry("1-1", &["f", "v"])])]);
+    assert_eq!(
+        h.frames(a),
+        [read_reply("s", vec![entry("1-1", &["f", "v"])])]
+    );
 }
 
 #[test]
 fn client_unblock_and_multi_never_block() {
     let (mut h, a, b) = host();
     h.send(a, &["client", "id"]);
-    let Some(Frame::Integer(id)) = h.frames(a).pop() else { panic!() };
+    let Some(Frame::Integer(id)) = h.frames(a).pop() else {
+        panic!()
+    };
     h.send(a, &["xread", "block", "0", "streams", "s", "$"]);
     assert_eq!(h.cmd(b, &["client", "unblock", &id.to_string()]), int(1));
     assert_eq!(h.frames(a), [Frame::Null]);
@@ -128,7 +173,10 @@ fn idle_times_follow_virtual_time() {
     let Frame::Array(rows) = h.cmd(a, &["xpending", "s", "g", "-", "+", "10"]) else {
         panic!()
     };
-    assert_eq!(rows[0], Frame::Array(vec![bulk("1-1"), bulk("c"), int(1500), int(1)]));
+    assert_eq!(
+        rows[0],
+        Frame::Array(vec![bulk("1-1"), bulk("c"), int(1500), int(1)])
+    );
     assert_eq!(
         h.cmd(a, &["xpending", "s", "g", "idle", "2000", "-", "+", "10"]),
         Frame::Array(vec![])

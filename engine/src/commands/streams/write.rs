@@ -84,7 +84,9 @@ fn parse_add_trim(
     }
     a.id_at = i;
     if limit != 0 && a.trim_arg == 0 {
-        return Err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
+        return Err(
+            "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy",
+        );
     }
     if !xadd && a.trim_arg == 0 {
         return Err("ERR syntax error, XTRIM must be called with a trimming strategy");
@@ -148,9 +150,8 @@ pub(super) fn xadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let last_id = existing.map_or(StreamId::MIN, |(last, _)| last);
     if last_id == StreamId::MAX {
-        return ctx.error(
-            "ERR The stream has exhausted the last possible ID, unable to add more items",
-        );
+        return ctx
+            .error("ERR The stream has exhausted the last possible ID, unable to add more items");
     }
     let empty = Stream::new();
     let id = match a.id {

@@ -19,10 +19,10 @@
 //! fsync succeeds.
 
 pub(crate) mod commands;
-mod stream_commands;
 pub(crate) mod load;
 pub(crate) mod manifest;
 pub(crate) mod rewrite;
+mod stream_commands;
 
 use std::collections::VecDeque;
 

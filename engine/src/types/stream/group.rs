@@ -61,10 +61,13 @@ impl Group {
     /// it was created.
     pub fn consumer_or_create(&mut self, name: &[u8], now_ms: u64) -> (&mut Consumer, bool) {
         let created = !self.consumers.contains_key(name);
-        let c = self.consumers.entry(name.to_vec()).or_insert_with(|| Consumer {
-            seen_time_ms: now_ms,
-            pel: BTreeSet::new(),
-        });
+        let c = self
+            .consumers
+            .entry(name.to_vec())
+            .or_insert_with(|| Consumer {
+                seen_time_ms: now_ms,
+                pel: BTreeSet::new(),
+            });
         (c, created)
     }
 

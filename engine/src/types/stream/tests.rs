@@ -57,7 +57,10 @@ fn approximate_trim_removes_whole_nodes_only() {
     assert_eq!(s.trim(Trim::MaxLen(7), true, 0).0, 3);
     assert_eq!(s.len(), 7);
     assert_eq!(s.trim(Trim::MaxLen(5), false, 0).0, 2);
-    assert_eq!(ids(&s, StreamId::MIN, StreamId::MAX, false), [6, 7, 8, 9, 10]);
+    assert_eq!(
+        ids(&s, StreamId::MIN, StreamId::MAX, false),
+        [6, 7, 8, 9, 10]
+    );
     assert_eq!(s.first_id_with_tombstones(), StreamId::new(4, 0));
     assert_eq!(s.trim(Trim::MinId(StreamId::new(9, 0)), false, 0).0, 3);
     assert_eq!(s.first_id(), StreamId::new(9, 0));
