@@ -1,0 +1,1 @@
+//! Hand-built histories for the stream checker.
