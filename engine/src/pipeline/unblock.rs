@@ -81,7 +81,7 @@ impl Pipeline<'_> {
     /// Serves the clients blocked on `key` in database `db` while it holds
     /// a value (Redis's `serveClientsBlockedOn*Key`).
     fn serve_key(&mut self, now: Now, db: usize, key: &[u8]) {
-        for id in self.server.blocking.waiters(db, key) {
+        for id in crate::planted::waiters(self.server, self.clients, db, key) {
             let value_type = self.server.keyspace.dbs[db].get(key).map(Value::type_name);
             let Some(c) = self.clients.get_mut(&id) else {
                 continue;

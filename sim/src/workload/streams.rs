@@ -467,9 +467,9 @@ impl Streams {
     fn inspect(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
         let (_, key) = Self::key(rng);
         let group = Self::group(rng);
-        match rng.gen_range(0..3) {
-            0 => batch.push(vec![b"XPENDING".to_vec(), key, group]),
-            1 => batch.push(vec![
+        match rng.gen_range(0..10) {
+            0..=4 => batch.push(vec![b"XPENDING".to_vec(), key, group]),
+            5 => batch.push(vec![
                 b"XPENDING".to_vec(),
                 key,
                 group,
