@@ -42,7 +42,7 @@ use seedkv_engine::resp::Frame;
 use super::blocking::TIMEOUT_SLACK_NS;
 use super::model::index_ops;
 use super::pipeline::render_args;
-use crate::check::{Checker, RunFacts, Violation};
+use crate::check::{CheckCounts, Checker, RunFacts, Violation};
 use crate::fxhash::FxHashMap;
 use crate::history::{ConnId, Execution, History, Op, Received};
 
@@ -64,8 +64,19 @@ impl Checker for StreamDelivery {
         "streams"
     }
 
-    fn check(&self, history: &History, _facts: &RunFacts) -> Result<(), Violation> {
-        check_streams(history).map_err(|message| Violation {
+    fn check(&self, history: &History, facts: &RunFacts) -> Result<(), Violation> {
+        self.check_counted(history, facts, &mut CheckCounts::default())
+    }
+
+    /// Counts the stream commands' replies judged against a known stream,
+    /// and those declined (the stream or its group unknown).
+    fn check_counted(
+        &self,
+        history: &History,
+        _facts: &RunFacts,
+        counts: &mut CheckCounts,
+    ) -> Result<(), Violation> {
+        check_streams_counted(history, counts).map_err(|message| Violation {
             checker: self.name(),
             message,
         })
@@ -95,7 +106,15 @@ struct Walk {
     default: Known,
 }
 
+#[cfg(test)]
 pub(crate) fn check_streams(history: &History) -> Result<(), String> {
+    check_streams_counted(history, &mut CheckCounts::default())
+}
+
+pub(crate) fn check_streams_counted(
+    history: &History,
+    counts: &mut CheckCounts,
+) -> Result<(), String> {
     if !history
         .ops
         .iter()
@@ -131,6 +150,12 @@ pub(crate) fn check_streams(history: &History) -> Result<(), String> {
             received: placed.get(&(op.conn, op.seq_in_conn)).copied(),
             index,
         };
+        if let Some(key) = at.reply.and(judged_key(exec.name, &op.args)) {
+            match walk.key(key) {
+                Known::Unknown => counts.declined += 1,
+                _ => counts.compared += 1,
+            }
+        }
         walk.apply(&at).map_err(|why| {
             format!(
                 "execution #{index} (conn {} request #{}, unix_ms {}): `{}` replied {}: {why}",
@@ -146,6 +171,22 @@ pub(crate) fn check_streams(history: &History) -> Result<(), String> {
         })?;
     }
     Ok(())
+}
+
+/// The stream whose model a stream command's reply is judged against.
+fn judged_key<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<&'a Vec<u8>> {
+    let key = match name {
+        "xread" | "xreadgroup" => {
+            let at = args
+                .iter()
+                .position(|a| a.eq_ignore_ascii_case(b"streams"))?;
+            args.get(at + 1)?
+        }
+        n if n.starts_with("xgroup") => args.get(2)?,
+        n if n.starts_with('x') => args.get(1)?,
+        _ => return None,
+    };
+    is_stream_key(key).then_some(key)
 }
 
 /// Blocking requests with nothing of their connection ahead of them: they
@@ -283,10 +324,7 @@ impl Walk {
         let (Some(id_arg), Some(fields)) = (args.get(i), args.get(i + 1..)) else {
             return Ok(());
         };
-        let Some(reply) = at.reply else {
-            self.forget(key);
-            return Ok(());
-        };
+        let unix_ms = at.exec.unix_ms;
         let known = self.key(key);
         let stream = match known {
             Known::Unknown => return Ok(()),
@@ -308,10 +346,28 @@ impl Walk {
                 },
             },
         };
-        let acceptable = match asked {
-            None => last < ID_MAX,
-            Some((ms, None)) => ms > last.0 || (ms == last.0 && last.1 < u64::MAX),
-            Some((ms, Some(seq))) => (ms, seq) > last && (ms, seq) != (0, 0),
+        // The ID it takes, if accepted: `*` is the command's clock (unix
+        // ms) after the last ID, `ms-*` the next sequence in `ms`.
+        let predicted: Option<Id> = match asked {
+            None if unix_ms > last.0 => Some((unix_ms, 0)),
+            None => state::next_id(last),
+            Some((ms, None)) if ms > last.0 => Some((ms, 0)),
+            Some((ms, None)) => state::next_id(last).filter(|id| id.0 == ms),
+            Some((ms, Some(seq))) => Some((ms, seq)).filter(|&id| id > last && id != (0, 0)),
+        };
+        let acceptable = predicted.is_some();
+        let Some(reply) = at.reply else {
+            // Lost: it ran all the same, as the model says.
+            let created = stream.is_some() || !nomkstream;
+            match predicted {
+                Some(id) if created => {
+                    if matches!(known, Known::Absent) {
+                        *known = Known::Present(Stream::default());
+                    }
+                    return self.xadd_apply(key, id, fields, trim);
+                }
+                _ => return Ok(()),
+            }
         };
         match reply {
             Frame::Error(_) => {
@@ -340,6 +396,13 @@ impl Walk {
                     return Err(format!(
                         "IDs not strictly increasing: {} added after {}",
                         show_id(id),
+                        show_id(last)
+                    ));
+                }
+                if predicted.is_some_and(|p| p != id) {
+                    return Err(format!(
+                        "expected the ID {} (the last ID was {}, the clock {unix_ms} ms)",
+                        show_id(predicted.unwrap_or(id)),
                         show_id(last)
                     ));
                 }

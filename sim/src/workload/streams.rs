@@ -516,7 +516,7 @@ impl Streams {
                     min.into_bytes(),
                 ]);
             }
-            60..=96 => {
+            60..=89 => {
                 let seen: Vec<(u64, u64)> = self
                     .seen
                     .iter()

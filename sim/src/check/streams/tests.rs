@@ -30,7 +30,7 @@ fn ids(items: &[&str]) -> Frame {
 fn base() -> Builder {
     let mut b = Builder::new();
     b.run(1, "XADD strm:0 1-1 t a", bulk("1-1"));
-    b.run(1, "XADD strm:0 * t b", bulk("5-0"));
+    b.run(1, "XADD strm:0 5-0 t b", bulk("5-0"));
     b.run(1, "XADD strm:0 5-* t c", bulk("5-1"));
     b.run(2, "XGROUP CREATE strm:0 g0 0 MKSTREAM", simple("OK"));
     b.run(
@@ -119,8 +119,17 @@ fn fails(b: &Builder, what: &str) {
 #[test]
 fn an_id_not_above_the_last_fails() {
     let mut b = base();
-    b.run(1, "XADD strm:0 * t d", bulk("5-1"));
+    b.run(1, "XADD strm:0 * t d", bulk("1700000000000-0"));
+    check_streams(&b.history).expect("the clock's ms");
+    b.run(1, "XADD strm:0 * t e", bulk("1700000000000-0"));
     fails(&b, "not strictly increasing");
+}
+
+#[test]
+fn an_automatic_id_off_the_clock_fails() {
+    let mut b = base();
+    b.run(1, "XADD strm:0 * t d", bulk("1700000000007-0"));
+    fails(&b, "expected the ID 1700000000000-0");
 }
 
 #[test]
@@ -246,9 +255,10 @@ fn an_exact_trim_removing_too_little_fails() {
 }
 
 #[test]
-fn a_lost_reply_makes_the_stream_unknown_until_del() {
+fn a_lost_reply_of_an_approximate_trim_makes_the_stream_unknown_until_del() {
     let mut b = base();
-    let i = b.op(1, "XADD strm:0 * t d", b.now_ns, None);
+    b.run(3, "XTRIM strm:0 MAXLEN ~ 1", Frame::Integer(1));
+    let i = b.op(1, "XTRIM strm:0 MAXLEN ~ 0", b.now_ns, None);
     b.execute(i, 10);
     b.run(3, "XLEN strm:0", Frame::Integer(99)); // not judged
     b.run(3, "DEL strm:0", Frame::Integer(1));
@@ -329,4 +339,23 @@ fn a_blocked_reader_timing_out_early_fails() {
     b.now_ns += 10_000_000;
     resume(&mut b, i, Frame::Null);
     check_streams(&b.history).expect("in time");
+}
+
+/// A real run of the streams workload: the checker judges most replies
+/// against a known stream (it is not passing by declining).
+#[test]
+fn a_streams_run_is_mostly_judged() {
+    use crate::knobs::{Knobs, Overrides};
+    use crate::workload::WorkloadKind;
+    let overrides = Overrides {
+        workloads: Some(vec![WorkloadKind::Streams]),
+        ops: Some(3_000),
+        ..Overrides::default()
+    };
+    let mut world = crate::world::World::new(1, Knobs::draw(1, &overrides), None, false, false);
+    world.run();
+    let mut counts = crate::check::CheckCounts::default();
+    super::check_streams_counted(&world.history, &mut counts).expect("clean engine");
+    assert!(counts.compared > 1_500, "{counts:?}");
+    assert!(counts.compared_percent() > 80.0, "{counts:?}");
 }
