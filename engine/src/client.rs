@@ -94,6 +94,11 @@ pub struct Client {
     /// timeout had passed (Redis's CLIENT_DENY_BLOCKING, set inside MULTI
     /// and scripts).
     pub deny_blocking: bool,
+    /// The fake client replaying an AOF (Redis's `mustObeyClient`): what it
+    /// runs was already accepted once, so commands skip checks that only
+    /// guard live requests (XADD/XTRIM's LIMIT without `~`, XCLAIM's TIME
+    /// in the future).
+    pub replaying_aof: bool,
     /// MULTI queue and watched keys (see [`crate::multi`]).
     pub tx: crate::multi::ClientTx,
     /// Set by MONITOR (see [`crate::commands::monitor`]).
@@ -128,6 +133,7 @@ impl Client {
             blocked: None,
             waiting_save: false,
             deny_blocking: false,
+            replaying_aof: false,
             tx: Default::default(),
             monitor: false,
             subscriptions: Default::default(),

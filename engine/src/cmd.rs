@@ -292,6 +292,9 @@ pub struct Ctx<'a> {
     pub may_block: bool,
     /// Set by [`Ctx::block_on_keys`]; the engine parks the client.
     pub block: Option<crate::blocking::BlockRequest>,
+    /// The command runs from a script (`redis.call`), where XREAD and
+    /// XREADGROUP refuse BLOCK outright.
+    pub in_script: bool,
 }
 
 /// A key held a value of another type; the caller replies [`WRONGTYPE`].

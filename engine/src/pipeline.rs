@@ -478,6 +478,7 @@ impl Pipeline<'_> {
             spec,
             may_block,
             block: None,
+            in_script: matches!(caller, Caller::Script { .. }),
         };
         (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
         Handled {

@@ -155,7 +155,7 @@ fn stream_keys(args: &[Vec<u8>]) -> std::ops::Range<usize> {
             i += 2;
         } else if arg.eq_ignore_ascii_case(b"streams") {
             let rest = args.len() - i - 1;
-            if rest % 2 != 0 {
+            if !rest.is_multiple_of(2) {
                 return 0..0;
             }
             return i + 1..i + 1 + rest / 2;

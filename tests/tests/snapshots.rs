@@ -103,6 +103,11 @@ fn scripting() {
 }
 
 #[test]
+fn streams() {
+    check("streams");
+}
+
+#[test]
 fn maxmemory() {
     check("maxmemory");
 }
@@ -136,6 +141,7 @@ fn every_script_is_snapshotted() {
         "maxmemory",
         "pubsub",
         "client_pause",
+        "streams",
     ];
     for path in script::all_scripts() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();

@@ -3,10 +3,10 @@
 //! XREADGROUP XACK XPENDING XCLAIM XAUTOCLAIM XINFO, with Redis 7.0's
 //! replies, errors and the order it checks arguments in.
 //!
-//! The files: [`write`] (adding, trimming, deleting), [`range`] (reading
-//! by range, and the entry reply every read shares), [`read`] (XREAD and
-//! XREADGROUP, blocking ones included), [`groups`] (XGROUP), [`pending`]
-//! (XACK XPENDING XCLAIM XAUTOCLAIM), [`info`] (XINFO).
+//! The files: `write` (adding, trimming, deleting), `range` (reading by
+//! range, and the entry reply every read shares), `read` (XREAD and
+//! XREADGROUP, blocking ones included), `groups` (XGROUP), `pending`
+//! (XACK XPENDING XCLAIM XAUTOCLAIM), `info` (XINFO).
 
 use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
 use crate::types::stream::{ParsedId, Stream, StreamId};

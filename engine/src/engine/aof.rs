@@ -164,6 +164,7 @@ impl Engine {
         self.server.next_client_id += 1;
         let mut client = Client::new(aof_client, ConnectInfo::default(), now, true);
         client.deny_blocking = true;
+        client.replaying_aof = true;
         self.clients.insert(aof_client, client);
         let mut valid_up_to = pos;
         let mut in_multi = false;

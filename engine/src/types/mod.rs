@@ -1,6 +1,7 @@
 //! The collection types stored under keys: lists, hashes, sets and sorted
 //! sets, each with a compact encoding for small collections and a full one
-//! past the thresholds in [`Limits`] (set by CONFIG).
+//! past the thresholds in [`Limits`] (set by CONFIG), and streams, kept in
+//! nodes as Redis's radix tree of listpacks is (see [`stream`]).
 //!
 //! Every type exposes the same small surface used by the keyspace code:
 //! `len()`, `encoding_name()` (what OBJECT ENCODING reports),

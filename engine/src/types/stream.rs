@@ -145,7 +145,7 @@ impl Stream {
         pairs: &[Vec<u8>],
         limits: &Limits,
     ) -> Result<(), AppendError> {
-        debug_assert!(pairs.len() % 2 == 0 && !pairs.is_empty());
+        debug_assert!(pairs.len().is_multiple_of(2) && !pairs.is_empty());
         if id <= self.last_id {
             return Err(AppendError::IdTooSmall);
         }
@@ -165,6 +165,11 @@ impl Stream {
         match tail {
             Some(node) => node.push(id, pairs),
             None => {
+                // A full node takes no more entries: give back its slack,
+                // as Redis shrinks the listpack (`lpShrinkToFit`).
+                if let Some(full) = self.nodes.values_mut().next_back() {
+                    full.items.shrink_to_fit();
+                }
                 self.nodes.insert(id, Node::new(id, pairs));
             }
         }
@@ -376,10 +381,12 @@ impl Stream {
             return None;
         }
         if self.max_deleted_id.is_zero() || self.max_deleted_id < self.first_id {
+            // A loaded RDB may claim fewer entries added than it holds.
+            let before_first = self.entries_added.saturating_sub(self.len as u64);
             if id < self.first_id {
-                return Some(self.entries_added - self.len as u64);
+                return Some(before_first);
             } else if id == self.first_id {
-                return Some(self.entries_added - self.len as u64 + 1);
+                return Some(before_first + 1);
             }
         }
         None

@@ -281,8 +281,11 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     ctx.work(1 + ids.len() as u64);
     let consumer = args[3].clone();
+    // A replayed XCLAIM keeps its TIME: the AOF is replayed on a clock at
+    // unix time 0 (see `engine/aof.rs`), before every recorded time.
+    let obey = ctx.client().replaying_aof;
     let delivery_ms = match o.delivery_ms {
-        Some(t) if t < 0 || t > now_ms => now_ms,
+        Some(t) if t < 0 || (t > now_ms && !obey) => now_ms,
         Some(t) => t,
         None => now_ms,
     } as u64;

@@ -2,7 +2,7 @@
 //! array per entry of its ID and its fields and values (an array in RESP3
 //! too).
 
-use super::{is_word, lookup_stream, parse_i64, wrongtype, INVALID_ID, SYNTAX_ERROR};
+use super::{is_word, lookup_stream, parse_i64, wrongtype, SYNTAX_ERROR};
 use crate::cmd::Ctx;
 use crate::resp::ReplyWriter;
 use crate::types::stream::{Item, Node, Stream, StreamId};
@@ -95,24 +95,20 @@ fn range_generic(ctx: &mut Ctx, args: &[Vec<u8>], rev: bool) {
             return ctx.error(SYNTAX_ERROR);
         }
     }
-    let protocol = ctx.protocol;
     let (found, mut w) = ctx.lookup_and_writer(&args[1]);
     let work = match found.map(|v| v.as_stream_mut()) {
         None => {
             w.array_len(0);
             1
         }
-        Some(None) => {
-            drop(w);
-            return wrongtype(ctx);
-        }
+        Some(None) => return wrongtype(ctx),
         Some(Some(_)) if count == 0 => {
             w.null_array();
             1
         }
         Some(Some(s)) => {
-            let count = if count < 0 { 0 } else { count as usize };
-            let _ = protocol;
+            // -1 (no COUNT) reads everything.
+            let count = count.max(0) as usize;
             write_range(&mut w, s, (start, end), count, rev)
         }
     };
@@ -126,6 +122,3 @@ pub(super) fn xrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 pub(super) fn xrevrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     range_generic(ctx, args, true);
 }
-
-#[allow(dead_code)]
-const _: &str = INVALID_ID;

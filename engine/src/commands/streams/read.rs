@@ -43,7 +43,7 @@ struct ReadArgs {
 }
 
 /// Parses the options before STREAMS.
-fn parse_options(args: &[Vec<u8>], xreadgroup: bool) -> Result<ReadArgs, String> {
+fn parse_options(args: &[Vec<u8>], xreadgroup: bool, in_script: bool) -> Result<ReadArgs, String> {
     let mut r = ReadArgs {
         timeout_ms: None,
         count: 0,
@@ -57,6 +57,12 @@ fn parse_options(args: &[Vec<u8>], xreadgroup: bool) -> Result<ReadArgs, String>
         let more = args.len() - i - 1;
         let o = &args[i];
         if is_word(o, "block") && more > 0 {
+            if in_script {
+                return Err(format!(
+                    "ERR {} command is not allowed with BLOCK option from scripts",
+                    String::from_utf8_lossy(crate::commands::lists::c_str(&args[0]))
+                ));
+            }
             i += 1;
             r.timeout_ms = Some(parse_timeout_ms(&args[i])?);
         } else if is_word(o, "count") && more > 0 {
@@ -65,7 +71,7 @@ fn parse_options(args: &[Vec<u8>], xreadgroup: bool) -> Result<ReadArgs, String>
         } else if is_word(o, "streams") && more > 0 {
             r.streams_at = i + 1;
             let n = args.len() - r.streams_at;
-            if n % 2 != 0 {
+            if !n.is_multiple_of(2) {
                 let (name, symbol) = if xreadgroup {
                     ("XREADGROUP", '>')
                 } else {
@@ -176,7 +182,7 @@ pub(super) fn xreadgroup(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn read_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], xreadgroup: bool) {
-    let r = match parse_options(args, xreadgroup) {
+    let r = match parse_options(args, xreadgroup, ctx.in_script) {
         Ok(r) => r,
         Err(e) => return ctx.error(&e),
     };
@@ -273,7 +279,7 @@ fn serve_one(
     let s: &mut Stream = s;
     let start = match from {
         From::After(id) => {
-            if !last_live(s).is_some_and(|last| last > id) {
+            if last_live(s).is_none_or(|last| last <= id) {
                 return false;
             }
             id
@@ -281,7 +287,7 @@ fn serve_one(
         From::New => {
             let group = s.groups.get(&r.group.as_ref().expect("a group").0);
             let last = group.expect("resolved").last_id;
-            if !last_live(s).is_some_and(|l| l > last) {
+            if last_live(s).is_none_or(|l| l <= last) {
                 return false;
             }
             last

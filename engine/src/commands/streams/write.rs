@@ -28,7 +28,7 @@ struct AddTrimArgs {
 fn parse_add_trim(
     args: &[Vec<u8>],
     xadd: bool,
-    node_max_entries: usize,
+    (node_max_entries, obey): (usize, bool),
 ) -> Result<AddTrimArgs, &'static str> {
     const BOTH: &str =
         "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
@@ -91,7 +91,11 @@ fn parse_add_trim(
     if !xadd && a.trim_arg == 0 {
         return Err("ERR syntax error, XTRIM must be called with a trimming strategy");
     }
-    if limit_given {
+    if obey {
+        // Replayed trims were rewritten to exact ones (`=`), which Redis
+        // then runs without a limit.
+        a.limit = 0;
+    } else if limit_given {
         if !a.approx {
             return Err("ERR syntax error, LIMIT cannot be used without the special ~ option");
         }
@@ -125,7 +129,11 @@ fn trim_value_after(s: &Stream, trim: Trim) -> Vec<u8> {
 
 pub(super) fn xadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let limits = ctx.limits();
-    let a = match parse_add_trim(args, true, limits.stream_node_max_entries) {
+    let a = match parse_add_trim(
+        args,
+        true,
+        (limits.stream_node_max_entries, ctx.client().replaying_aof),
+    ) {
         Ok(a) => a,
         Err(e) => return ctx.error(e),
     };
@@ -213,7 +221,11 @@ pub(super) fn xadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 pub(super) fn xtrim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let limits = ctx.limits();
-    let a = match parse_add_trim(args, false, limits.stream_node_max_entries) {
+    let a = match parse_add_trim(
+        args,
+        false,
+        (limits.stream_node_max_entries, ctx.client().replaying_aof),
+    ) {
         Ok(a) => a,
         Err(e) => return ctx.error(e),
     };

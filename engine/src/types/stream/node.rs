@@ -26,8 +26,76 @@ pub struct Item {
     /// The entry's field names are the node's master fields: `data` holds
     /// the values alone.
     pub same_fields: bool,
-    /// Values (with `same_fields`) or field, value, field, value...
-    pub data: Box<[Vec<u8>]>,
+    /// Values (with `same_fields`) or field, value, field, value...,
+    /// packed (see [`Packed`]).
+    pub data: Packed,
+}
+
+/// Byte strings packed end to end in one allocation, each after its
+/// length as a LEB128 varint: an entry costs one allocation, however many
+/// fields it has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packed {
+    bytes: Box<[u8]>,
+    count: u32,
+}
+
+impl Packed {
+    pub fn new<'a>(elements: impl IntoIterator<Item = &'a [u8]>) -> Packed {
+        let mut bytes = Vec::new();
+        let mut count = 0u32;
+        for e in elements {
+            let mut n = e.len();
+            loop {
+                let low = (n & 0x7f) as u8;
+                n >>= 7;
+                if n == 0 {
+                    bytes.push(low);
+                    break;
+                }
+                bytes.push(low | 0x80);
+            }
+            bytes.extend_from_slice(e);
+            count += 1;
+        }
+        Packed {
+            bytes: bytes.into_boxed_slice(),
+            count,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let mut at = 0usize;
+        (0..self.count).map(move |_| {
+            let mut n = 0usize;
+            let mut shift = 0;
+            loop {
+                let b = self.bytes[at];
+                at += 1;
+                n |= usize::from(b & 0x7f) << shift;
+                shift += 7;
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            let e = &self.bytes[at..at + n];
+            at += n;
+            e
+        })
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.len()
+    }
 }
 
 /// A node: the entries from its master ID on, up to the next node's.
@@ -74,7 +142,7 @@ impl Item {
         if !self.same_fields {
             out.push(fields.to_string().into_bytes());
         }
-        out.extend(self.data.iter().cloned());
+        out.extend(self.data.iter().map(<[u8]>::to_vec));
         out.push(lp_count(fields, self.same_fields).to_string().into_bytes());
         out
     }
@@ -88,7 +156,7 @@ impl Item {
         if !self.same_fields {
             n += int_size(fields as i64);
         }
-        n += self.data.iter().map(|e| entry_size_bytes(e)).sum::<usize>();
+        n += self.data.iter().map(entry_size_bytes).sum::<usize>();
         n + int_size(lp_count(fields, self.same_fields))
     }
 }
@@ -145,17 +213,17 @@ impl Node {
 
     /// Appends an entry (its ID above every one here).
     pub fn push(&mut self, id: StreamId, pairs: &[Vec<u8>]) {
-        debug_assert!(self.items.last().map_or(true, |i| i.id < id));
+        debug_assert!(self.items.last().is_none_or(|i| i.id < id));
         let same_fields = pairs.len() / 2 == self.master_fields.len()
             && pairs
                 .iter()
                 .step_by(2)
                 .zip(self.master_fields.iter())
                 .all(|(a, b)| a == b);
-        let data: Box<[Vec<u8>]> = if same_fields {
-            pairs.iter().skip(1).step_by(2).cloned().collect()
+        let data = if same_fields {
+            Packed::new(pairs.iter().skip(1).step_by(2).map(Vec::as_slice))
         } else {
-            pairs.to_vec().into_boxed_slice()
+            Packed::new(pairs.iter().map(Vec::as_slice))
         };
         let item = Item {
             id,
@@ -189,13 +257,15 @@ impl Node {
     /// The field-value pairs of `item` (an entry of this node).
     pub fn pairs<'a>(&'a self, item: &'a Item) -> impl Iterator<Item = (&'a [u8], &'a [u8])> {
         let same = item.same_fields;
-        let n = item.pairs_count();
-        (0..n).map(move |i| {
-            if same {
-                (self.master_fields[i].as_slice(), item.data[i].as_slice())
+        let mut data = item.data.iter();
+        let mut fields = self.master_fields.iter();
+        (0..item.pairs_count()).map(move |_| {
+            let field = if same {
+                fields.next().map_or(&[][..], Vec::as_slice)
             } else {
-                (item.data[2 * i].as_slice(), item.data[2 * i + 1].as_slice())
-            }
+                data.next().unwrap_or_default()
+            };
+            (field, data.next().unwrap_or_default())
         })
     }
 
@@ -270,7 +340,7 @@ impl Node {
                 id,
                 deleted: flags & FLAG_DELETED != 0,
                 same_fields,
-                data: data.into_boxed_slice(),
+                data: Packed::new(data.iter().map(Vec::as_slice)),
             };
             node.items_bytes += item.size_bytes(master);
             if !item.deleted {
