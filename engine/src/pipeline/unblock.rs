@@ -91,10 +91,11 @@ impl Pipeline<'_> {
             };
             // A missing key serves nobody (it was emptied, and deleted, by
             // the clients served before), except an XREADGROUP, which its
-            // stream's deletion ends with an error.
+            // stream's deletion ends with an error: one parked behind an
+            // XREAD on the same key must still be reached.
             let xreadgroup = blocked.spec.name == "xreadgroup";
             if value_type.is_none() && !xreadgroup {
-                break;
+                continue;
             }
             if c.closing.is_some() {
                 // Killed or over a limit: it will never read a reply, so it
