@@ -958,7 +958,7 @@ fn xreadgroup_keys(args: &[Vec<u8>]) -> Vec<Vec<u8>> {
             i += 1;
         } else if a.eq_ignore_ascii_case(b"streams") {
             let rest = &args[i + 1..];
-            if rest.is_empty() || rest.len() % 2 != 0 {
+            if rest.is_empty() || !rest.len().is_multiple_of(2) {
                 return Vec::new();
             }
             return rest[..rest.len() / 2].to_vec();

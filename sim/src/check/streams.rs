@@ -673,7 +673,7 @@ impl<'a> ReadArgs<'a> {
                 i += 3;
             } else if a.eq_ignore_ascii_case(b"streams") {
                 let n = args.len() - i - 1;
-                if n == 0 || n % 2 != 0 {
+                if n == 0 || !n.is_multiple_of(2) {
                     return None;
                 }
                 r.streams_at = i + 1;

@@ -213,9 +213,12 @@ fn parse_entry(frame: &Frame) -> Result<ReplyEntry, String> {
     }
 }
 
+/// Entries per stream key, as a read reply carries them.
+pub type ReadReply = Vec<(Vec<u8>, Vec<ReplyEntry>)>;
+
 /// A read reply (`[[key, entries]...]`, a map in RESP3, or null) as
 /// (key, entries) pairs.
-pub fn parse_read_reply(frame: &Frame) -> Result<Vec<(Vec<u8>, Vec<ReplyEntry>)>, String> {
+pub fn parse_read_reply(frame: &Frame) -> Result<ReadReply, String> {
     let pairs: Vec<(&Frame, &Frame)> = match frame {
         Frame::Null => return Ok(Vec::new()),
         Frame::Array(items) => items
