@@ -96,7 +96,10 @@ pub fn elements_count(value: &Value) -> u64 {
         Value::Hash(h) => h.len() as u64,
         Value::Set(s) => s.len() as u64,
         Value::ZSet(z) => z.len() as u64,
-        Value::Stream(s) => s.len() as u64,
+        // Its entries, nodes and pending entries: what freeing it (DEL)
+        // walks and charges; the entries alone under-count a stream whose
+        // groups hold many unacknowledged (or deleted) entries.
+        Value::Stream(s) => s.free_cost_units(),
     }
 }
 

@@ -314,6 +314,11 @@ fn draw_collections(seed: u64) -> (Vec<WorkloadKind>, u32) {
                 // One client per role (see `workload::pubsub`).
                 drawn.extend([kind; 3]);
             }
+            if kind == WorkloadKind::Streams {
+                // Three workers share the groups: one blocks or crashes
+                // while the others read and claim.
+                drawn.extend([kind; 2]);
+            }
         }
     }
     let clients_extra = drawn.len() as u32;

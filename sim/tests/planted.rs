@@ -303,3 +303,28 @@ fn torn_tail_loaded_as_data_is_found() {
         &crashing(PersistMode::AofEverysec),
     );
 }
+
+/// XCLAIM leaving the entry in its old owner's PEL too: the stream
+/// checker sees XPENDING's per-consumer counts (or a history read of the
+/// old owner) disagree with a PEL where each entry has one owner.
+#[test]
+fn xclaim_leaves_both_pels_is_found() {
+    hunt_in(
+        PlantedBug::XclaimLeavesBothPels,
+        50,
+        &["streams"],
+        Some(&[WorkloadKind::Streams]),
+    );
+}
+
+/// A blocked XREADGROUP served from a stream it did not name: the reply
+/// carries another stream, or a NOGROUP for a group its stream has.
+#[test]
+fn xreadgroup_woken_by_other_stream_is_found() {
+    hunt_in(
+        PlantedBug::XreadgroupWokenByOtherStream,
+        50,
+        &["streams"],
+        Some(&[WorkloadKind::Streams]),
+    );
+}

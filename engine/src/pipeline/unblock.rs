@@ -81,7 +81,7 @@ impl Pipeline<'_> {
     /// Serves the clients blocked on `key` in database `db` while it holds
     /// a value (Redis's `serveClientsBlockedOn*Key`).
     fn serve_key(&mut self, now: Now, db: usize, key: &[u8]) {
-        for id in self.server.blocking.waiters(db, key) {
+        for id in crate::planted::waiters(self.server, self.clients, db, key) {
             let value_type = self.server.keyspace.dbs[db].get(key).map(Value::type_name);
             let Some(c) = self.clients.get_mut(&id) else {
                 continue;
@@ -91,10 +91,11 @@ impl Pipeline<'_> {
             };
             // A missing key serves nobody (it was emptied, and deleted, by
             // the clients served before), except an XREADGROUP, which its
-            // stream's deletion ends with an error.
+            // stream's deletion ends with an error: one parked behind an
+            // XREAD on the same key must still be reached.
             let xreadgroup = blocked.spec.name == "xreadgroup";
             if value_type.is_none() && !xreadgroup {
-                break;
+                continue;
             }
             if c.closing.is_some() {
                 // Killed or over a limit: it will never read a reply, so it

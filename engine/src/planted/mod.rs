@@ -29,6 +29,8 @@
 //! | `appendfsync always` fsyncs an append | the AOF write path | ack-before-fsync |
 //! | an AOF rewrite ends | `rewrite_exited` | rewrite-drops-writes |
 //! | the AOF loader meets a torn tail | AOF loading | torn-tail-loaded-as-data (`persist.rs`) |
+//! | XCLAIM moves a pending entry | XCLAIM | xclaim-leaves-both-pels (`streams.rs`) |
+//! | blocked clients are served on a key | `Pipeline::serve_key` | xreadgroup-woken-by-other-stream (`streams.rs`) |
 //!
 //! The expiry clock is the one seam on the lookup path: it subtracts a lag
 //! (0 on a clean engine) from the command's clock, without a branch. The
@@ -50,10 +52,12 @@ mod held;
 mod persist;
 mod replies;
 mod scripts;
+mod streams;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use held::Held;
+pub(crate) use streams::{waiters, xclaim_transfer};
 
 /// A deliberate defect, for proving the simulator's checkers work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,6 +112,13 @@ pub enum PlantedBug {
     /// could read of it (its last argument cut short) before cutting the
     /// tail: a value nobody wrote appears after a crash.
     TornTailLoadedAsData,
+    /// XCLAIM adds the entry to the claimer's PEL without removing it from
+    /// its old owner's: the entry is pending for two consumers.
+    XclaimLeavesBothPels,
+    /// An XADD to a stream wakes the XREADGROUP readers blocked on the
+    /// database's other streams too, and serves them from the stream it
+    /// wrote.
+    XreadgroupWokenByOtherStream,
 }
 
 impl PlantedBug {
@@ -127,6 +138,8 @@ impl PlantedBug {
         PlantedBug::AckBeforeFsync,
         PlantedBug::RewriteDropsWrites,
         PlantedBug::TornTailLoadedAsData,
+        PlantedBug::XclaimLeavesBothPels,
+        PlantedBug::XreadgroupWokenByOtherStream,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -147,6 +160,8 @@ impl PlantedBug {
             PlantedBug::AckBeforeFsync => "ack-before-fsync",
             PlantedBug::RewriteDropsWrites => "rewrite-drops-writes",
             PlantedBug::TornTailLoadedAsData => "torn-tail-loaded-as-data",
+            PlantedBug::XclaimLeavesBothPels => "xclaim-leaves-both-pels",
+            PlantedBug::XreadgroupWokenByOtherStream => "xreadgroup-woken-by-other-stream",
         }
     }
 

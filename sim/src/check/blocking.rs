@@ -86,6 +86,9 @@ impl BlockingTimeout {
 /// The timeout of `request` if it is a blocking command with a valid one.
 pub fn blocking_timeout(request: &[Vec<u8>]) -> Option<BlockingTimeout> {
     let name = request.first()?.to_ascii_lowercase();
+    if name == b"xread" || name == b"xreadgroup" {
+        return stream_block_timeout(request);
+    }
     let at = match name.as_slice() {
         b"blmpop" | b"bzmpop" => 1,
         b"blpop" | b"brpop" | b"brpoplpush" | b"blmove" | b"bzpopmin" | b"bzpopmax" => {
@@ -109,6 +112,24 @@ pub fn blocking_timeout(request: &[Vec<u8>]) -> Option<BlockingTimeout> {
         ms_lo: ms.floor() as u64,
         ms_hi: ms.ceil() as u64,
     })
+}
+
+/// XREAD's and XREADGROUP's `BLOCK <ms>` (before STREAMS), if any.
+fn stream_block_timeout(request: &[Vec<u8>]) -> Option<BlockingTimeout> {
+    let options = request
+        .iter()
+        .take_while(|a| !a.eq_ignore_ascii_case(b"streams"));
+    let mut options = options.skip(1);
+    while let Some(a) = options.next() {
+        if a.eq_ignore_ascii_case(b"block") {
+            let ms: u64 = std::str::from_utf8(options.next()?).ok()?.parse().ok()?;
+            return Some(BlockingTimeout {
+                ms_lo: ms,
+                ms_hi: ms,
+            });
+        }
+    }
+    None
 }
 
 /// The keys a blocking request waits on, and their type.

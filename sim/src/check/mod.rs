@@ -22,6 +22,7 @@ pub mod no_freeze;
 pub mod persistence;
 pub mod pop_model;
 pub mod scan;
+pub mod streams;
 pub mod transfer;
 
 /// What a checker knows about the run besides the history.
@@ -107,5 +108,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(no_freeze::NoFreeze),
         Box::new(adversarial::AdversarialScripts),
         Box::new(persistence::Recovery),
+        Box::new(streams::StreamDelivery),
     ]
 }

@@ -894,28 +894,6 @@ pub(crate) fn is_single_key_command(name: &str) -> bool {
     )
 }
 
-/// The keys of an `XREAD`/`XREADGROUP`: the first half of what follows
-/// `STREAMS`, options walked as Redis parses them (none when malformed).
-fn stream_keys(args: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let mut i = 1;
-    while i < args.len() {
-        let word = args[i].to_ascii_lowercase();
-        i += match word.as_slice() {
-            b"streams" => break,
-            b"group" => 3,
-            b"count" | b"block" => 2,
-            _ => 1, // NOACK, or anything Redis would refuse
-        };
-    }
-    let Some(rest) = args.get(i + 1..) else {
-        return Vec::new();
-    };
-    if rest.is_empty() || rest.len() % 2 != 0 {
-        return Vec::new();
-    }
-    rest[..rest.len() / 2].to_vec()
-}
-
 fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -> Effect {
     if exec.flags & flags::READONLY != 0
         || (exec.flags & flags::WRITE == 0 && is_harmless(exec.name))
@@ -934,8 +912,8 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
             None => Some(spec),
         });
     let keys: Vec<Vec<u8>> = match spec {
-        // XREADGROUP's keys follow STREAMS (a movable-keys command).
-        Some(_) if top == "xreadgroup" => stream_keys(args),
+        // Its keys follow STREAMS (it writes the groups' PELs).
+        Some(_) if top == "xreadgroup" => xreadgroup_keys(args),
         Some(spec) => spec
             .key_indices(args.len())
             .into_iter()
@@ -964,6 +942,31 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
         return Effect::World;
     }
     Effect::Keys(keys, matches!(top, "move" | "copy"))
+}
+
+/// XREADGROUP's keys: the first half of what follows STREAMS (none when
+/// malformed, which leaves the command's effect on the whole world).
+fn xreadgroup_keys(args: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut i = 1;
+    while i < args.len() {
+        let a = &args[i];
+        if a.eq_ignore_ascii_case(b"group") {
+            i += 3;
+        } else if a.eq_ignore_ascii_case(b"count") || a.eq_ignore_ascii_case(b"block") {
+            i += 2;
+        } else if a.eq_ignore_ascii_case(b"noack") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"streams") {
+            let rest = &args[i + 1..];
+            if rest.is_empty() || !rest.len().is_multiple_of(2) {
+                return Vec::new();
+            }
+            return rest[..rest.len() / 2].to_vec();
+        } else {
+            return Vec::new();
+        }
+    }
+    Vec::new()
 }
 
 pub(crate) use commands::modelled_keys;

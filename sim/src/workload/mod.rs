@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -29,6 +29,7 @@ pub mod pubsub;
 pub mod rare;
 pub mod scan;
 pub mod sets;
+pub mod streams;
 pub mod transfer;
 pub mod ttl;
 pub mod zsets;
@@ -138,6 +139,9 @@ pub enum WorkloadKind {
     /// Edge inputs (i64 edges, float specials, huge indices, binary,
     /// pathological globs, Lua limits), families swarm-drawn per seed.
     Adversarial,
+    /// Stream producers, readers, consumer-group workers that crash and
+    /// are claimed from, and trimmers (`strm:`).
+    Streams,
 }
 
 impl WorkloadKind {
@@ -160,6 +164,7 @@ impl WorkloadKind {
         WorkloadKind::RareSolo,
         WorkloadKind::Contention,
         WorkloadKind::Adversarial,
+        WorkloadKind::Streams,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -187,6 +192,7 @@ impl WorkloadKind {
         WorkloadKind::Transfer,
         WorkloadKind::PubSub,
         WorkloadKind::Adversarial,
+        WorkloadKind::Streams,
     ];
 
     pub fn name(self) -> &'static str {
@@ -209,6 +215,7 @@ impl WorkloadKind {
             WorkloadKind::RareSolo => "rare-solo",
             WorkloadKind::Contention => "contention",
             WorkloadKind::Adversarial => "adversarial",
+            WorkloadKind::Streams => "streams",
         }
     }
 
@@ -237,6 +244,7 @@ impl WorkloadKind {
             WorkloadKind::RareSolo => Box::new(rare::Rare::new(client, true)),
             WorkloadKind::Contention => Box::new(contention::Contention::new(client)),
             WorkloadKind::Adversarial => Box::new(adversarial::Adversarial::new(rng)),
+            WorkloadKind::Streams => Box::new(streams::Streams::new(client)),
         }
     }
 }

@@ -289,6 +289,7 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Some(t) => t,
         None => now_ms,
     } as u64;
+    let transfer = crate::planted::xclaim_transfer(&ctx.server.planted);
     let mut propagate = Vec::new();
     let mut dirty = 0u64;
     let mut body = Vec::new();
@@ -338,7 +339,7 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             // A forced entry starts as delivered once (`streamCreateNACK`).
             g.deliver_new(id, &consumer, delivery_ms);
         } else {
-            g.transfer(id, &consumer);
+            transfer(g, id, &consumer);
         }
         let p = g.pel.get_mut(&id).expect("pending");
         p.delivery_time_ms = delivery_ms;

@@ -64,6 +64,7 @@ fn blocked_readers_are_served_in_fifo_order_and_time_out() {
 fn xreadgroup_block_delivers_each_entry_to_one_consumer() {
     let (mut h, a, b) = host();
     let c = h.connect();
+    h.cmd(b, &["del", "s"]);
     h.cmd(b, &["xgroup", "create", "s", "g", "$", "mkstream"]);
     let read = |name| {
         [
@@ -135,6 +136,21 @@ fn blocked_xreadgroup_ends_when_its_group_or_stream_goes() {
         h.frames(a),
         [err("UNBLOCKED the stream key no longer exists")]
     );
+    // An XREADGROUP parked behind an XREAD on the same stream is still
+    // ended by its deletion.
+    let c = h.connect();
+    h.cmd(b, &["del", "s"]);
+    h.cmd(b, &["xgroup", "create", "s", "g", "$", "mkstream"]);
+    h.send(c, &["xread", "block", "0", "streams", "s", "$"]);
+    h.send(a, &read);
+    h.cmd(b, &["del", "s"]);
+    assert_eq!(
+        h.frames(a),
+        [err("UNBLOCKED the stream key no longer exists")]
+    );
+    assert!(h.frames(c).is_empty());
+    h.cmd(b, &["xadd", "s", "1-0", "f", "v"]);
+    assert_eq!(h.frames(c).len(), 1);
     // XREAD is left waiting by a deletion, as in Redis.
     h.cmd(b, &["del", "s"]);
     h.send(a, &["xread", "block", "0", "streams", "s", "0"]);

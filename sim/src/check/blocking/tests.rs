@@ -64,6 +64,12 @@ fn timeouts_parse_like_redis() {
     assert!(t("BLPOP a 0").is_some_and(BlockingTimeout::forever));
     assert_eq!(t("BLPOP a -1"), None);
     assert_eq!(t("LPOP a 1"), None);
+    assert_eq!(
+        t("XREAD COUNT 2 BLOCK 15 STREAMS s $").map(|t| t.ms_hi),
+        Some(15)
+    );
+    assert!(t("XREADGROUP GROUP g c BLOCK 0 STREAMS s >").is_some_and(BlockingTimeout::forever));
+    assert_eq!(t("XREAD STREAMS block 0"), None);
 }
 
 #[test]

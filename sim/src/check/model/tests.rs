@@ -778,3 +778,21 @@ fn incr_after_refused_getdel_and_pexpire_on_a_hash() {
     b.run(1, "INCR a", wrongtype());
     check(&b).expect("consistent history passes");
 }
+
+/// Stream commands are not modelled: the keys they write become unknown
+/// (XREADGROUP's follow STREAMS), and every other key stays known.
+#[test]
+fn stream_commands_make_their_keys_unknown_only() {
+    let mut b = Builder::new();
+    b.run(1, "SET k v", ok());
+    b.run(1, "XADD s * f v", bulk("1700000000000-0"));
+    b.run(
+        2,
+        "XREADGROUP GROUP g c COUNT 1 STREAMS s >",
+        Frame::Array(vec![]),
+    );
+    b.run(2, "TYPE s", simple("anything: not judged"));
+    b.run(2, "EXISTS s", Frame::Integer(7));
+    b.run(2, "GET k", bulk("v"));
+    passes_and_fails_with(&mut b, bulk("w"));
+}
