@@ -911,7 +911,7 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
             Some(sub) => lookup_subcommand(spec, sub.as_bytes()),
             None => Some(spec),
         });
-    let keys: Vec<Vec<u8>> = match spec {
+    let mut keys: Vec<Vec<u8>> = match spec {
         // Its keys follow STREAMS (it writes the groups' PELs).
         Some(_) if top == "xreadgroup" => xreadgroup_keys(args),
         Some(spec) => spec
@@ -922,6 +922,14 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
         None if args.len() >= 2 && is_single_key_command(top) => vec![args[1].clone()],
         None => return Effect::World,
     };
+    // GEORADIUS's STORE/STOREDIST destination (written, or deleted when
+    // nothing matched) is not in its one key spec.
+    if matches!(top, "georadius" | "georadiusbymember") {
+        let stores = args.windows(2).filter(|w| {
+            w[0].eq_ignore_ascii_case(b"store") || w[0].eq_ignore_ascii_case(b"storedist")
+        });
+        keys.extend(stores.map(|w| w[1].clone()));
+    }
     // Commands whose keys are not at fixed positions (scripts, numkeys
     // forms) or which reach other databases are treated as touching
     // everything, or every database.
