@@ -105,6 +105,11 @@ pub const NOT_RUN: &[(&str, &str)] = &[
         "conservation",
         "needs which writes interleaved each snapshot in execution order",
     ),
+    (
+        "streams",
+        "replays XADD, XREADGROUP, XCLAIM and trims in execution order against its model of \
+         each stream and group (the probe runs the stream workload under the other checkers)",
+    ),
 ];
 
 /// Fills `history.executions` with one execution per answered request (in

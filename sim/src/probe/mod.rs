@@ -100,7 +100,7 @@ impl ProbeConfig {
 /// messages are routed as the world routes them, see `client.rs`).
 pub const PROBE_WORKLOADS: &[&str] = &[
     "kv", "counter", "pipeline", "scan", "ttl", "big", "ping", "hashes", "sets", "zsets", "lists",
-    "blocking", "transfer", "pubsub",
+    "blocking", "transfer", "pubsub", "streams",
 ];
 
 /// Clients a pub/sub workload gets in a row: its role follows the client
