@@ -377,6 +377,8 @@ impl<'a> Ctx<'a> {
         if !self.server.keyspace.dbs[i].expires.is_empty() {
             if let Some(v) = self.server.keyspace.dbs[i].expire_if_needed(key, now_ms) {
                 self.server.keyspace.expired_keys += 1;
+                // A blocked XREADGROUP learns that its stream is gone.
+                self.server.blocking.signal(i, key);
                 let lazy = self.server.config.lazyfree_lazy_expire;
                 self.propagate_deletion(i, key, lazy);
                 self.free(v, lazy);

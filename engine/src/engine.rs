@@ -397,6 +397,14 @@ impl Engine {
         }
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
         self.cron(now);
+        // Active expiry may have deleted a stream a blocked XREADGROUP
+        // waits on: it is told now (Redis serves ready keys before sleep).
+        if self.server.blocking.has_ready() {
+            self.pipeline().serve_ready_keys(now);
+            let mut args = std::mem::take(&mut self.args);
+            self.process_unblocked(now, &mut args);
+            self.args = args;
+        }
         self.after_input_persist(now);
     }
 

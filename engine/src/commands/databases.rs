@@ -180,6 +180,8 @@ fn move_(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let db = ctx.db();
     let expire = db.get_expire(key);
     let value = db.remove(key).expect("looked up");
+    let src_db = ctx.db_index();
+    ctx.server.blocking.signal(src_db, key);
     let db = &mut ctx.server.keyspace.dbs[dst_db];
     db.set(key, value, false);
     if let Some(when) = expire {
@@ -252,6 +254,8 @@ fn flush_db(ctx: &mut Ctx, i: usize, lazy: bool) {
     }
     let removed = db.len() as u64;
     let (keys, expires) = db.take();
+    // Blocked XREADGROUPs learn that their streams are gone.
+    ctx.server.blocking.signal_db(i);
     let garbage = Garbage::Db(Box::new(crate::event::FreedDb { keys, expires }));
     if lazy {
         ctx.work(1);

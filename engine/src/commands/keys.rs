@@ -193,6 +193,8 @@ fn rename_generic(ctx: &mut Ctx, args: &[Vec<u8>], nx: bool) {
     let db = ctx.db();
     let expire = db.get_expire(src);
     let value = db.remove(src).expect("looked up");
+    let i = ctx.db_index();
+    ctx.server.blocking.signal(i, src);
     ctx.store(dst, value, false);
     if let Some(when) = expire {
         ctx.db().set_expire(dst, when);

@@ -31,6 +31,8 @@ impl Engine {
             let lazy = self.server.config.lazyfree_lazy_expire;
             for (key, _) in &freed[freed_before..] {
                 self.server.propagation.deletion(i, key, lazy);
+                // A blocked XREADGROUP learns that its stream is gone.
+                self.server.blocking.signal(i, key);
             }
             db.keys.shrink_if_needed();
             db.expires.shrink_if_needed();

@@ -60,7 +60,7 @@ impl Pipeline<'_> {
     /// in signal order, each key's waiters first blocked first. Serving can
     /// signal more keys (BLMOVE's destination); those are served in the
     /// next round.
-    pub(super) fn serve_ready_keys(&mut self, now: Now) {
+    pub(crate) fn serve_ready_keys(&mut self, now: Now) {
         // A round that serves nobody changes nothing and signals nothing,
         // and each serve unblocks a client; so there are at most as many
         // rounds as blocked clients, plus the last, empty one.

@@ -400,3 +400,40 @@ fn streams_survive_an_aof_restart_and_rewrite() {
         }
     }
 }
+
+/// RENAME, FLUSHALL and expiry (lazy or by the cron) delete a stream as
+/// DEL does: a blocked XREADGROUP is ended at once (checked against
+/// redis-server 7.0.15, which ends it with the same error).
+#[test]
+fn rename_flushall_and_expiry_end_a_blocked_xreadgroup() {
+    let (mut h, a, b) = host();
+    let read = [
+        "xreadgroup",
+        "group",
+        "g",
+        "c",
+        "block",
+        "0",
+        "streams",
+        "s",
+        ">",
+    ];
+    let gone = || [err("UNBLOCKED the stream key no longer exists")];
+    h.cmd(b, &["xgroup", "create", "s", "g", "$", "mkstream"]);
+    h.send(a, &read);
+    h.cmd(b, &["rename", "s", "s2"]);
+    assert_eq!(h.frames(a), gone());
+    h.cmd(b, &["xgroup", "create", "s", "g", "$", "mkstream"]);
+    h.send(a, &read);
+    h.cmd(b, &["flushall"]);
+    assert_eq!(h.frames(a), gone());
+    // Expired by the cron, with no other command to follow.
+    h.cmd(b, &["xgroup", "create", "s", "g", "$", "mkstream"]);
+    h.cmd(b, &["pexpire", "s", "50"]);
+    h.send(a, &read);
+    assert!(h.frames(a).is_empty());
+    for _ in 0..40 {
+        h.advance_ms(100);
+    }
+    assert_eq!(h.frames(a), gone());
+}
