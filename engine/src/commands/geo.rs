@@ -273,15 +273,22 @@ fn geodist(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     reply_distance(&mut ctx.w(), d);
 }
 
+/// The sorted set a looked-up value is, if any; `Err` for another type.
+fn as_zset(value: Option<&mut Value>) -> Result<Option<&ZSet>, ()> {
+    match value {
+        None => Ok(None),
+        Some(Value::ZSet(z)) => Ok(Some(&**z)),
+        Some(_) => Err(()),
+    }
+}
+
 /// GEOHASH key [member ...]
 fn geohash_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let members = &args[2..];
     ctx.work(members.len() as u64);
     let (value, mut w) = ctx.lookup_and_writer(&args[1]);
-    let z = match value {
-        None => None,
-        Some(Value::ZSet(z)) => Some(&**z),
-        Some(_) => return w.error(WRONGTYPE),
+    let Ok(z) = as_zset(value) else {
+        return w.error(WRONGTYPE);
     };
     w.array_len(members.len());
     for member in members {
@@ -297,10 +304,8 @@ fn geopos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let members = &args[2..];
     ctx.work(members.len() as u64);
     let (value, mut w) = ctx.lookup_and_writer(&args[1]);
-    let z = match value {
-        None => None,
-        Some(Value::ZSet(z)) => Some(&**z),
-        Some(_) => return w.error(WRONGTYPE),
+    let Ok(z) = as_zset(value) else {
+        return w.error(WRONGTYPE);
     };
     w.array_len(members.len());
     for member in members {
