@@ -253,16 +253,22 @@ fn hset(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let pairs = &args[2..];
     let added = update_hash(ctx, &args[1], |hash, limits| {
-        pairs
+        let mut lookup_units = 0;
+        let added = pairs
             .chunks_exact(2)
-            .filter(|pair| hash.insert(&pair[0], &pair[1], limits))
-            .count()
+            .filter(|pair| {
+                let (added, units) = hash.insert_counted(&pair[0], &pair[1], limits);
+                lookup_units += units;
+                added
+            })
+            .count();
+        (added, lookup_units)
     });
-    let Ok(added) = added else {
+    let Ok((added, lookup_units)) = added else {
         return ctx.error(WRONGTYPE);
     };
     let pair_count = pairs.len() / 2;
-    ctx.work(pair_count as u64);
+    ctx.work(pair_count as u64 + lookup_units);
     ctx.server.dirty += pair_count as u64;
     if ctx.spec.name == "hmset" {
         ctx.ok();
@@ -310,13 +316,17 @@ fn hmget(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Some(Value::Hash(hash)) => Some(hash),
         Some(_) => return w.error(WRONGTYPE),
     };
+    let mut lookup_units = 0;
     w.array_len(fields.len());
     for field in fields {
-        match hash.as_ref().and_then(|h| h.get(field)) {
+        let (value, units) = hash.as_ref().map_or((None, 0), |h| h.get_counted(field));
+        lookup_units += units;
+        match value {
             Some(v) => w.bulk(v),
             None => w.null(),
         }
     }
+    ctx.work_units += lookup_units;
 }
 
 /// HDEL key field [field ...]: deletes the key once its last field goes.
@@ -324,20 +334,24 @@ fn hdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
     let fields = &args[2..];
     ctx.work(fields.len() as u64);
-    let (deleted, now_empty) = match hash_at(ctx, key) {
+    let (deleted, now_empty, lookup_units) = match hash_at(ctx, key) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => return ctx.int(0),
         Ok(Some(hash)) => {
             let mut deleted = 0;
+            let mut lookup_units = 0;
             for field in fields {
-                deleted += i64::from(hash.remove(field));
+                let (removed, units) = hash.remove_counted(field);
+                lookup_units += units;
+                deleted += i64::from(removed);
                 if hash.is_empty() {
                     break;
                 }
             }
-            (deleted, hash.is_empty())
+            (deleted, hash.is_empty(), lookup_units)
         }
     };
+    ctx.work(lookup_units);
     if now_empty {
         ctx.delete(key, false);
     }

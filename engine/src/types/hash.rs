@@ -12,6 +12,9 @@ use crate::dict::Dict;
 
 pub mod listpack;
 
+/// Listpack pairs compared per work unit of a field lookup.
+pub const LISTPACK_PAIRS_PER_UNIT: usize = 8;
+
 /// A hash value.
 #[derive(Clone, Debug, Default)]
 pub struct Hash {
@@ -97,9 +100,19 @@ impl Hash {
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        self.get_counted(field).0
+    }
+
+    /// [`Hash::get`], and the work units of the lookup: a listpack is
+    /// searched pair by pair (a unit per [`LISTPACK_PAIRS_PER_UNIT`] pairs
+    /// compared, the pace the cost audit measures), a table in O(1).
+    pub fn get_counted(&self, field: &[u8]) -> (Option<&[u8]>, u64) {
         match &self.encoding {
-            Encoding::Listpack(lp) => find_pair(lp, field).map(|pair| pair.value),
-            Encoding::Table(t) => t.dict.get(field).map(|v| &**v),
+            Encoding::Listpack(lp) => {
+                let (pair, compared) = find_pair(lp, field);
+                (pair.map(|p| p.value), scan_units(compared))
+            }
+            Encoding::Table(t) => (t.dict.get(field).map(|v| &**v), 0),
         }
     }
 
@@ -111,22 +124,34 @@ impl Hash {
     /// to a hash table first when either is longer than the listpack limit,
     /// and after the insert when the hash has more entries than it.
     pub fn insert(&mut self, field: &[u8], value: &[u8], limits: &Limits) -> bool {
+        self.insert_counted(field, value, limits).0
+    }
+
+    /// [`Hash::insert`], and the work units of its lookup (see
+    /// [`Hash::get_counted`]).
+    pub fn insert_counted(&mut self, field: &[u8], value: &[u8], limits: &Limits) -> (bool, u64) {
         let value_max = limits.hash_max_listpack_value_bytes;
         if self.is_listpack() && (field.len() > value_max || value.len() > value_max) {
             self.convert_to_table();
         }
+        let mut units = 0;
         let added = match &mut self.encoding {
-            Encoding::Listpack(lp) => match find_pair(lp, field) {
-                Some(pair) => {
-                    lp.replace(pair.value_span, value);
-                    false
+            Encoding::Listpack(lp) => {
+                let (pair, compared) = find_pair(lp, field);
+                units = scan_units(compared);
+                match pair {
+                    Some(pair) => {
+                        let span = pair.value_span;
+                        lp.replace(span, value);
+                        false
+                    }
+                    None => {
+                        lp.push(field);
+                        lp.push(value);
+                        true
+                    }
                 }
-                None => {
-                    lp.push(field);
-                    lp.push(value);
-                    true
-                }
-            },
+            }
             Encoding::Table(t) => {
                 t.value_bytes += value.len();
                 match t.dict.get_mut(field) {
@@ -145,25 +170,32 @@ impl Hash {
         if self.is_listpack() && self.len() > limits.hash_max_listpack_entries {
             self.convert_to_table();
         }
-        added
+        (added, units)
     }
 
     /// Removes `field`; returns whether it was there.
     pub fn remove(&mut self, field: &[u8]) -> bool {
+        self.remove_counted(field).0
+    }
+
+    /// [`Hash::remove`], and the work units of its lookup (see
+    /// [`Hash::get_counted`]).
+    pub fn remove_counted(&mut self, field: &[u8]) -> (bool, u64) {
         match &mut self.encoding {
-            Encoding::Listpack(lp) => match find_pair(lp, field) {
-                Some(pair) => {
-                    lp.remove_range(pair.field_span.start, pair.value_span.end, 2);
-                    true
+            Encoding::Listpack(lp) => {
+                let (pair, compared) = find_pair(lp, field);
+                let span = pair.map(|p| (p.field_span.start, p.value_span.end));
+                if let Some((start, end)) = span {
+                    lp.remove_range(start, end, 2);
                 }
-                None => false,
-            },
+                (span.is_some(), scan_units(compared))
+            }
             Encoding::Table(t) => match t.dict.remove(field) {
                 Some((_, value)) => {
                     t.value_bytes -= value.len();
-                    true
+                    (true, 0)
                 }
-                None => false,
+                None => (false, 0),
             },
         }
     }
@@ -227,19 +259,28 @@ struct Pair<'a> {
     value: &'a [u8],
 }
 
-fn find_pair<'a>(lp: &'a Listpack, field: &[u8]) -> Option<Pair<'a>> {
+/// The pair named `field`, and how many pairs were compared to find it.
+fn find_pair<'a>(lp: &'a Listpack, field: &[u8]) -> (Option<Pair<'a>>, usize) {
     let mut entries = lp.iter();
+    let mut compared = 0;
     while let (Some((field_span, f)), Some((value_span, value))) = (entries.next(), entries.next())
     {
+        compared += 1;
         if f == field {
-            return Some(Pair {
+            let pair = Pair {
                 field_span,
                 value_span,
                 value,
-            });
+            };
+            return (Some(pair), compared);
         }
     }
-    None
+    (None, compared)
+}
+
+/// Work units of comparing `pairs` listpack pairs.
+fn scan_units(pairs: usize) -> u64 {
+    (pairs / LISTPACK_PAIRS_PER_UNIT) as u64
 }
 
 /// The hashtable encoding's pairs, borrowed.

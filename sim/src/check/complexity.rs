@@ -60,6 +60,10 @@ pub enum Term {
     /// it as `O(1)` because its size is capped by configuration; up to
     /// [`PACKED_ELEMENTS_MAX`] elements, `N`, above it nothing.
     Packed,
+    /// A small encoding searched linearly once per argument (HSET, HMGET,
+    /// HDEL of many fields on a listpack): per argument, a unit per
+    /// [`PACKED_SCAN_PER_UNIT`] of the largest small value's elements.
+    ArgsPacked,
     /// `O(N)`: the elements at its keys, before and after.
     N,
     /// `O(N log N)`: a sort, or a skiplist insert per element.
@@ -121,6 +125,10 @@ pub enum Term {
 /// Above this many elements a collection is never in a small encoding
 /// (the largest default threshold is `set-max-intset-entries` 512).
 pub const PACKED_ELEMENTS_MAX: u64 = 512;
+/// Elements of a small encoding compared per work unit of a search
+/// ([`Term::ArgsPacked`]; the engine charges a unit per 8 hash pairs, and
+/// a pair counts as one element here).
+pub const PACKED_SCAN_PER_UNIT: u64 = 8;
 
 /// The smallest encoding of one reply item (`:1\r\n`).
 pub const REPLY_ITEM_BYTES_MIN: u64 = 4;
@@ -180,6 +188,14 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
                 false => 0,
             };
             small(&s.before) + small(&s.after)
+        }
+        Term::ArgsPacked => {
+            let small = |v: &ValueSizes| match v.elements_max <= PACKED_ELEMENTS_MAX {
+                true => v.elements_max,
+                false => 0,
+            };
+            let scan = small(&s.before).max(small(&s.after)) / PACKED_SCAN_PER_UNIT;
+            s.args_count.saturating_mul(scan)
         }
         Term::N => n,
         Term::NLogN => n.saturating_mul(log_n),
@@ -250,6 +266,8 @@ use Term::*;
 const ONE: &[Term] = &[];
 /// `O(1)` over a small encoding: hash, set and sorted-set member access.
 const PACKED: &[Term] = &[Packed];
+/// A small encoding searched once per argument.
+const PACKED_ARGS: &[Term] = &[Packed, ArgsPacked];
 /// `O(log N)` per argument, over a small encoding too.
 const LOG: &[Term] = &[ArgsLogN, Packed];
 /// Work units of a pass over a dense HyperLogLog's registers (16384
@@ -354,7 +372,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("getex", ONE),
     ("getrange", LINEAR),
     ("getset", ONE),
-    ("hdel", PACKED),
+    ("hdel", PACKED_ARGS),
     ("hello", TABLES),
     ("hexists", PACKED),
     ("hget", PACKED),
@@ -363,11 +381,11 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("hincrbyfloat", PACKED),
     ("hkeys", LINEAR),
     ("hlen", ONE),
-    ("hmget", PACKED),
-    ("hmset", PACKED),
+    ("hmget", PACKED_ARGS),
+    ("hmset", PACKED_ARGS),
     ("hrandfield", LINEAR_OUT),
     ("hscan", SCAN_GLOB),
-    ("hset", PACKED),
+    ("hset", PACKED_ARGS),
     ("hsetnx", PACKED),
     ("hstrlen", PACKED),
     ("hvals", LINEAR),

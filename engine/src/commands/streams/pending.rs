@@ -3,7 +3,7 @@
 //! they change (`streamPropagateXCLAIM`), never as themselves.
 
 use super::range::write_entry;
-use super::read::{setid_argv, xclaim_argv};
+use super::read::{setid_argv, xclaim_argv, PROPAGATED_ARGV_UNITS};
 use super::{is_word, lookup_stream, parse_i64, parse_strict_id, wrongtype, SYNTAX_ERROR};
 use crate::cmd::Ctx;
 use crate::resp::ReplyWriter;
@@ -366,6 +366,7 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     ctx.server.dirty += dirty;
     ctx.propagate_none();
+    ctx.work(PROPAGATED_ARGV_UNITS * propagate.len() as u64);
     for argv in &propagate {
         ctx.propagate(argv);
     }
@@ -487,6 +488,7 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.work(1 + looked + claimed.len() as u64);
     ctx.server.dirty += propagate.len() as u64;
     ctx.propagate_none();
+    ctx.work(PROPAGATED_ARGV_UNITS * propagate.len() as u64);
     for argv in &propagate {
         ctx.propagate(argv);
     }

@@ -336,6 +336,7 @@ fn serve_one(
     };
     ctx.work(work);
     ctx.server.dirty += 1;
+    ctx.work(PROPAGATED_ARGV_UNITS * propagate.len() as u64);
     for argv in &propagate {
         ctx.propagate(argv);
     }
@@ -441,6 +442,11 @@ fn read_counter_after(s: &Stream, group: &Group, id: StreamId) -> Option<u64> {
 
 /// `XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID
 /// LASTID last` (`streamPropagateXCLAIM`).
+/// Work units of one command built for propagation (an XCLAIM or XGROUP
+/// SETID of a dozen arguments, each allocated): an entry delivered or
+/// claimed costs more in them than in the stream itself.
+pub(super) const PROPAGATED_ARGV_UNITS: u64 = 8;
+
 pub(super) fn xclaim_argv(
     key: &[u8],
     group: &[u8],

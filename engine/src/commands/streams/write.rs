@@ -106,6 +106,9 @@ fn parse_add_trim(
     Ok(a)
 }
 
+/// Entries freed per work unit when a trim drops whole nodes.
+const FREED_ENTRIES_PER_UNIT: u64 = 4;
+
 /// Trims `key`'s stream per `a`; returns the entries removed. Charges the
 /// nodes and entries visited.
 fn trim_stream(ctx: &mut Ctx, key: &[u8], a: &AddTrimArgs) -> u64 {
@@ -114,7 +117,8 @@ fn trim_stream(ctx: &mut Ctx, key: &[u8], a: &AddTrimArgs) -> u64 {
         return 0;
     };
     let (deleted, visited) = s.trim(trim, a.approx, a.limit);
-    ctx.work(visited);
+    // Whole nodes go in one step each, but each of their entries is freed.
+    ctx.work(visited + deleted / FREED_ENTRIES_PER_UNIT);
     deleted
 }
 
