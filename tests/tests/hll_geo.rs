@@ -147,6 +147,19 @@ fn pfadd_of_100k_elements_matches_redis_byte_for_byte() {
 }
 
 /// GEOADDs `points` to `key` on both servers, 100 per command.
+/// PFSELFTEST: Redis's takes about a second (10 million elements); ours
+/// runs the same tests smaller. Both say OK, and refuse arguments alike.
+#[test]
+fn pfselftest_answers_as_redis() {
+    let Some(redis) = redis_server() else { return };
+    let seedkv = ServerProcess::seedkv(&[]);
+    let (mut theirs, mut ours) = (Raw::connect(redis.port), Raw::connect(seedkv.port));
+    same(&mut ours, &mut theirs, &["PFSELFTEST"]);
+    same(&mut ours, &mut theirs, &["PFSELFTEST", "extra"]);
+    same(&mut ours, &mut theirs, &["DBSIZE"]);
+    same(&mut ours, &mut theirs, &["COMMAND", "INFO", "PFSELFTEST"]);
+}
+
 fn geoadd_all(ours: &mut Raw, theirs: &mut Raw, key: &str, points: &[(String, String, String)]) {
     for chunk in points.chunks(100) {
         let mut args = vec!["GEOADD", key];

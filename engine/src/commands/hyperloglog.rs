@@ -11,6 +11,8 @@ use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::types::hll::{self, Corrupt, Encoding, REGISTERS};
 use crate::value::{RString, Value, WRONGTYPE};
 
+mod selftest;
+
 const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 const INVALIDOBJ: &str = "INVALIDOBJ Corrupted HLL object detected";
 
@@ -70,6 +72,19 @@ pub const COMMANDS: &[CommandSpec] = &[
         summary: "Merge N different HyperLogLogs into a single one.",
         complexity: "O(N) to merge N HyperLogLogs, but with high constant times.",
         handler: Some(pfmerge),
+        ..HLL
+    },
+    CommandSpec {
+        name: "pfselftest",
+        arity: 1,
+        flags: ADMIN | O_N,
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        acl_categories: &["hyperloglog", "admin", "slow", "dangerous"],
+        summary: "An internal command for testing HyperLogLog values",
+        complexity: "N/A",
+        handler: Some(selftest::pfselftest),
         ..HLL
     },
 ];

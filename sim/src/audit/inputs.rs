@@ -214,6 +214,7 @@ pub fn inputs() -> Vec<Input> {
             "PFDEBUG TODENSE h",
         )
         .declared(0.0, "a fixed pass over 16384 registers"),
+        db("pfselftest", "PFSELFTEST").declared(0.0, "a fixed self-test"),
         // Geo (a sorted set of geohash scores).
         c(
             "geoadd",

@@ -50,6 +50,10 @@ pub const SCRIPT_BUSY_UNITS: u64 = 5_000 * 1_000_000 / seedkv_engine::stopwatch:
 /// table, configuration parameters, INFO fields, LATENCY events × samples,
 /// help texts, the slow log at its default length...).
 pub const SERVER_TABLE_UNITS: u64 = 32 * 1024;
+/// PFSELFTEST's two tests: 8 cycles over 16384 registers and 100,000
+/// elements added to a dense and a sparse HLL (the engine charges about
+/// 226,000 units; the bound multiplies this by its slack).
+pub const HLL_SELFTEST_UNITS: u64 = 40_000;
 
 /// One declared step of a command's complexity, over measured sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +84,8 @@ pub enum Term {
     /// A dense HyperLogLog's 16384 registers per key argument (PFCOUNT
     /// and PFMERGE merge them; PFADD may promote to dense).
     HllDense,
+    /// PFSELFTEST's fixed tests ([`HLL_SELFTEST_UNITS`]).
+    HllSelfTest,
     /// `O(N × M)` over the two longest strings (LCS).
     StringProduct,
     /// `N`, each element matched against the request's pattern (HSCAN,
@@ -203,6 +209,7 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
         Term::ReplyItems => s.reply_bytes / REPLY_ITEM_BYTES_MIN,
         Term::ArgsNLogN => s.args_count.saturating_mul(n + 1).saturating_mul(log_n),
         Term::HllDense => s.args_count.saturating_mul(HLL_DENSE_UNITS),
+        Term::HllSelfTest => HLL_SELFTEST_UNITS,
         Term::StringProduct => {
             let longest = s.before.string_bytes_max.max(s.after.string_bytes_max);
             longest.saturating_mul(longest) / LCS_CELLS_PER_ELEMENT
@@ -441,6 +448,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("pfcount", &[ArgsNLogN, HllDense]),
     ("pfdebug", &[ArgsNLogN, HllDense]),
     ("pfmerge", &[ArgsNLogN, HllDense]),
+    ("pfselftest", &[HllSelfTest]),
     ("ping", ONE),
     ("psetex", ONE),
     ("psubscribe", PUBSUB),

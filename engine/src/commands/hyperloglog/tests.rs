@@ -133,3 +133,20 @@ fn adversarial_values_never_panic() {
         };
     }
 }
+
+#[test]
+fn pfselftest_passes_charges_its_work_and_leaves_the_keyspace_alone() {
+    let mut t = engine();
+    let c = t.connect();
+    t.cmd(c, &["SET", "k", "v"]);
+    assert_eq!(t.cmd(c, &["PFSELFTEST"]), simple("OK"));
+    let units = t.executed_work("pfselftest");
+    // 8 register cycles (512 units each) and 100,000 elements added twice.
+    assert!(units > 200_000, "charged {units}");
+    assert!(units < 2_000_000, "charged {units}");
+    assert_eq!(t.cmd(c, &["DBSIZE"]), int(1));
+    assert_eq!(
+        t.cmd(c, &["PFSELFTEST", "x"]),
+        err("ERR wrong number of arguments for 'pfselftest' command")
+    );
+}

@@ -51,7 +51,8 @@ fn hyperloglog(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("PFDEBUG DECODE rare:h")
         .add("PFDEBUG GETREG rare:h")
         .add("PFDEBUG TODENSE rare:h")
-        .add("PFDEBUG ENCODING rare:h");
+        .add("PFDEBUG ENCODING rare:h")
+        .add("PFSELFTEST");
 }
 
 fn geo(s: &mut Section, _rng: &mut ChaCha8Rng) {
