@@ -12,6 +12,11 @@
 //! sources; `math.random` is Redis's own generator (rand48), whose state
 //! is part of the server's; a script's cost is counted in VM instructions by a count hook
 //! and charged as work units (see [`lua::INSTRUCTIONS_PER_WORK_UNIT`]).
+//! The Lua is patched (third_party/lua-src/PATCHES.md) to hash tables,
+//! functions, userdata and coroutines by creation number, not address: a
+//! table's layout, `pairs` order and `tostring`, the collector's schedule
+//! and with it how deep a recursion gets before "stack overflow" (so the
+//! instruction count) are then a function of what ran in the state.
 //!
 //! Files: `lua` (the state, compile, error handler), `sandbox` (the Lua
 //! prelude: read-only globals, the `redis` table, math.random), `call`
