@@ -104,7 +104,9 @@ fn set_bit(bytes: &mut [u8], offset: u64, on: bool) {
 /// `bits` bits from `offset` as an unsigned number, zero past the end.
 fn read_field(bytes: &[u8], offset: u64, bits: u32) -> u64 {
     debug_assert!((1..=64).contains(&bits));
-    (0..u64::from(bits)).fold(0u64, |acc, j| (acc << 1) | u64::from(bit_at(bytes, offset + j)))
+    (0..u64::from(bits)).fold(0u64, |acc, j| {
+        (acc << 1) | u64::from(bit_at(bytes, offset + j))
+    })
 }
 
 /// Writes the low `bits` bits of `value` at `offset` (string long enough).
@@ -530,20 +532,21 @@ impl KeyspaceModel {
             return Expected::integer(0);
         }
         let byte = |s: &Vec<u8>, j: usize| s.get(j).copied().unwrap_or(0);
-        let result: Vec<u8> = (0..max_len)
-            .map(|j| {
-                let first = byte(&sources[0], j);
-                sources[1..].iter().fold(
-                    if op == Op::Not { !first } else { first },
-                    |acc, s| match op {
-                        Op::And => acc & byte(s, j),
-                        Op::Or => acc | byte(s, j),
-                        Op::Xor => acc ^ byte(s, j),
-                        Op::Not => unreachable!("NOT has one source"),
-                    },
-                )
-            })
-            .collect();
+        let result: Vec<u8> =
+            (0..max_len)
+                .map(|j| {
+                    let first = byte(&sources[0], j);
+                    sources[1..].iter().fold(
+                        if op == Op::Not { !first } else { first },
+                        |acc, s| match op {
+                            Op::And => acc & byte(s, j),
+                            Op::Or => acc | byte(s, j),
+                            Op::Xor => acc ^ byte(s, j),
+                            Op::Not => unreachable!("NOT has one source"),
+                        },
+                    )
+                })
+                .collect();
         self.store(db, dest, Entry::string(result));
         Expected::integer(max_len as i64)
     }
