@@ -233,6 +233,20 @@ impl Field {
         }
     }
 
+    /// A signed SET's value made to fit. Redis tests it with
+    /// `checkSignedBitfieldOverflow(v, 0)`, whose `max - v` wraps in 64
+    /// bits for a `v` far below the range: that reads as an overflow
+    /// upwards, so SAT stores the maximum (i63 below -2^62, i8 below
+    /// -2^63+128). Confirmed on redis-server 7.0.15.
+    fn fit_signed_set(&self, v: i64) -> Option<i128> {
+        let max_minus_v = self.max() - i128::from(v);
+        // For i64 Redis skips that test (nothing overflows).
+        if self.overflow == Overflow::Sat && self.bits < 64 && max_minus_v > i128::from(i64::MAX) {
+            return Some(self.max());
+        }
+        self.fit(i128::from(v))
+    }
+
     /// Runs the operation on a string grown for it: its reply.
     fn apply(&self, bytes: &mut [u8]) -> Frame {
         let old = self.read(bytes);
@@ -241,7 +255,7 @@ impl Field {
             // An unsigned SET takes the value's 64-bit pattern: -1 is
             // 2^64-1, which saturates to the maximum.
             FieldOp::Set(v) if !self.signed => (self.fit(i128::from(v as u64)), old),
-            FieldOp::Set(v) => (self.fit(i128::from(v)), old),
+            FieldOp::Set(v) => (self.fit_signed_set(v), old),
             FieldOp::IncrBy(by) => {
                 let new = self.fit(old + i128::from(by));
                 (new, new.unwrap_or(0))

@@ -213,6 +213,38 @@ fn bitfield_overflow_modes_and_hash_offsets() {
     passes_and_fails_with(&mut b, ints(&[Some(128), Some(-1)]));
 }
 
+/// Redis's signed overflow check wraps `max - value` for a SET value far
+/// below the range: SAT then stores the maximum, not the minimum.
+#[test]
+fn bitfield_sat_set_far_below_the_range_stores_the_maximum() {
+    let mut b = Builder::new();
+    b.run(
+        1,
+        "BITFIELD k OVERFLOW SAT SET i8 0 -9223372036854775808 GET i8 0 \
+         SET i8 0 -9223372036854775681 GET i8 0 SET i8 0 -9223372036854775680 GET i8 0 \
+         SET i63 0 -4611686018427387905 GET i63 0 SET i62 0 -4611686018427387904 GET i62 0",
+        ints(&[
+            Some(0),
+            Some(127),
+            Some(127),
+            Some(127),
+            Some(127),
+            Some(-128),
+            Some(-4611686018427387904),
+            Some(4611686018427387903),
+            Some(2305843009213693951),
+            Some(-2305843009213693952),
+        ]),
+    );
+    b.run(
+        1,
+        "BITFIELD k OVERFLOW SAT SET i64 0 -5 GET i64 0",
+        ints(&[Some(-9223372036854775806), Some(-5)]),
+    );
+    b.run(1, "BITFIELD k GET i62 0", ints(&[Some(-2)]));
+    passes_and_fails_with(&mut b, ints(&[Some(2305843009213693951)]));
+}
+
 #[test]
 fn bitfield_creates_the_key_even_when_every_write_fails() {
     let mut b = Builder::new();
