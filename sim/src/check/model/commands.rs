@@ -105,11 +105,7 @@ fn family_arity(name: &str) -> Option<(Family, i64)> {
         .or_else(|| hashes::arity(name).map(|n| (Family::Hashes, n)))
         .or_else(|| sets::arity(name).map(|n| (Family::Sets, n)))
         .or_else(|| zsets::arity(name).map(|n| (Family::ZSets, n)))
-        .or_else(|| {
-            bitmaps::arity(name)
-                .filter(|_| std::env::var_os("NO_BITS").is_none())
-                .map(|n| (Family::Bitmaps, n))
-        })
+        .or_else(|| bitmaps::arity(name).map(|n| (Family::Bitmaps, n)))
 }
 
 /// SET's expiry option.
