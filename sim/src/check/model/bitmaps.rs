@@ -128,7 +128,7 @@ fn grow_for_bit(bytes: &mut Vec<u8>, max_bit: u64) {
 /// Whether writing bit `max_bit` of a string of `len` bytes stays within
 /// what the model follows.
 fn growth_followed(len: usize, max_bit: u64) -> bool {
-    (max_bit >> 3) + 1 <= MODEL_STRING_MAX_BYTES.max(len as u64)
+    (max_bit >> 3) < MODEL_STRING_MAX_BYTES.max(len as u64)
 }
 
 /// Set bits among bits `first..=last` (MSB-first numbering).
