@@ -80,6 +80,7 @@ use crate::check::{CheckCounts, Checker, RunFacts, Violation};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{ConnId, Execution, History, Op};
 
+mod bitmaps;
 mod commands;
 pub(crate) mod expected;
 mod hashes;
