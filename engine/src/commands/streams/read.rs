@@ -487,7 +487,6 @@ impl Propagated {
 
 /// `XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID
 /// LASTID last` (`streamPropagateXCLAIM`).
-
 pub(super) fn xclaim_argv(
     key: &[u8],
     group: &[u8],
