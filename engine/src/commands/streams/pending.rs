@@ -3,7 +3,7 @@
 //! they change (`streamPropagateXCLAIM`), never as themselves.
 
 use super::range::write_entry;
-use super::read::{setid_argv, xclaim_argv, PROPAGATED_ARGV_UNITS};
+use super::read::{setid_argv, xclaim_argv, Propagated};
 use super::{is_word, lookup_stream, parse_i64, parse_strict_id, wrongtype, SYNTAX_ERROR};
 use crate::cmd::Ctx;
 use crate::resp::ReplyWriter;
@@ -290,7 +290,7 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         None => now_ms,
     } as u64;
     let transfer = crate::planted::xclaim_transfer(&ctx.server.planted);
-    let mut propagate = Vec::new();
+    let mut propagate = Propagated::new(ctx.propagating());
     let mut dirty = 0u64;
     let mut body = Vec::new();
     let mut w = ReplyWriter::new(&mut body, ctx.protocol);
@@ -312,8 +312,10 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         let g = group_of(s, &group);
         if !exists {
             if let Some(p) = g.pel.get(&id) {
-                let argv = xclaim_argv(&key, &group, &p.consumer, id, p, g.last_id);
-                propagate.push(with_id_arg(argv, &args[at]));
+                propagate.push(|| {
+                    let argv = xclaim_argv(&key, &group, &p.consumer, id, p, g.last_id);
+                    with_id_arg(argv, &args[at])
+                });
                 propagate_last_id = false;
                 dirty += 1;
                 g.ack(id);
@@ -348,8 +350,10 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         } else if !o.justid {
             p.delivery_count += 1;
         }
-        let argv = xclaim_argv(&key, &group, &consumer, id, p, g.last_id);
-        propagate.push(with_id_arg(argv, &args[at]));
+        propagate.push(|| {
+            let argv = xclaim_argv(&key, &group, &consumer, id, p, g.last_id);
+            with_id_arg(argv, &args[at])
+        });
         propagate_last_id = false;
         dirty += 1;
         claimed += 1;
@@ -361,15 +365,12 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
     }
     if propagate_last_id {
-        propagate.push(setid_argv(&key, &group, &s.groups[&group]));
+        propagate.push(|| setid_argv(&key, &group, &s.groups[&group]));
         dirty += 1;
     }
     ctx.server.dirty += dirty;
     ctx.propagate_none();
-    ctx.work(PROPAGATED_ARGV_UNITS * propagate.len() as u64);
-    for argv in &propagate {
-        ctx.propagate(argv);
-    }
+    propagate.hand_over(ctx);
     let mut w = ctx.w();
     w.array_len(claimed);
     w.raw(&body);
@@ -414,13 +415,13 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (key, group, consumer) = (args[1].clone(), args[2].clone(), args[3].clone());
     let now_ms = ctx.now_ms();
     let protocol = ctx.protocol;
+    let mut propagate = Propagated::new(ctx.propagating());
     let s = match with_group(ctx, &key, &group) {
         Err(()) => return,
         Ok(None) => return no_group(ctx, &key, &group),
         Ok(Some(s)) => s,
     };
     let mut attempts = count.saturating_mul(10);
-    let mut propagate = Vec::new();
     let mut deleted = Vec::new();
     let mut claimed = Vec::new();
     let mut cursor = Some(start);
@@ -439,7 +440,7 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         if s.get(id).is_none() {
             let g = group_of(s, &group);
             let p = &g.pel[&id];
-            propagate.push(xclaim_argv(&key, &group, &p.consumer, id, p, g.last_id));
+            propagate.push(|| xclaim_argv(&key, &group, &p.consumer, id, p, g.last_id));
             g.ack(id);
             deleted.push(id);
             count -= 1;
@@ -460,7 +461,7 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         if !justid {
             p.delivery_count += 1;
         }
-        propagate.push(xclaim_argv(&key, &group, &consumer, id, p, g.last_id));
+        propagate.push(|| xclaim_argv(&key, &group, &consumer, id, p, g.last_id));
         claimed.push(id);
         count -= 1;
     }
@@ -486,11 +487,9 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         w.bulk(id.to_string().as_bytes());
     }
     ctx.work(1 + looked + claimed.len() as u64);
-    ctx.server.dirty += propagate.len() as u64;
+    // One change per entry claimed or dropped, as Redis counts them.
+    ctx.server.dirty += (claimed.len() + deleted.len()) as u64;
     ctx.propagate_none();
-    ctx.work(PROPAGATED_ARGV_UNITS * propagate.len() as u64);
-    for argv in &propagate {
-        ctx.propagate(argv);
-    }
+    propagate.hand_over(ctx);
     ctx.w().raw(&body);
 }
