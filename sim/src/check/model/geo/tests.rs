@@ -411,3 +411,37 @@ fn geo_declines_what_the_cell_walk_misses() {
     );
     passes_and_fails_with(&mut b, array(Vec::new()));
 }
+
+/// Replays a transcript recorded on a real server through the model: one
+/// line per request, `<command with single spaces>\t<raw reply in hex>`
+/// (HELLO's reply may be any map), as `sim/scripts/geo-transcript.py`
+/// records them. Run with
+/// `SEEDKV_GEO_TRANSCRIPT=path cargo test -p seedkv-sim --lib transcript -- --ignored`.
+#[test]
+#[ignore = "needs a transcript recorded on redis-server"]
+fn geo_transcript_from_a_real_server() {
+    let path = std::env::var("SEEDKV_GEO_TRANSCRIPT").expect("SEEDKV_GEO_TRANSCRIPT names a file");
+    let text = std::fs::read_to_string(path).expect("the transcript reads");
+    let mut b = Builder::new();
+    for line in text.lines() {
+        let (command, hex) = line.split_once('\t').expect("command TAB reply");
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex"))
+            .collect();
+        let mut decoder = seedkv_engine::resp::FrameDecoder::new();
+        decoder.feed(&bytes);
+        let reply = decoder
+            .next_frame()
+            .expect("valid RESP")
+            .expect("a whole reply");
+        b.run(1, command, reply);
+    }
+    let mut counts = crate::check::CheckCounts::default();
+    if let Err(v) = ReferenceModel.check_counted(&b.history, &RunFacts::default(), &mut counts) {
+        panic!("the model disagrees with the server: {}", v.message);
+    }
+    eprintln!(
+        "replies compared {} declined {}",
+        counts.compared, counts.declined
+    );
+}
