@@ -306,8 +306,8 @@ fn draw_collections(seed: u64) -> (Vec<WorkloadKind>, u32) {
             if kind == WorkloadKind::Blocking {
                 drawn.push(kind);
             }
-            if kind == WorkloadKind::Transfer || kind == WorkloadKind::Geo {
-                // Two clients contend for the accounts (the geo sets).
+            if kind == WorkloadKind::Transfer {
+                // Two clients contend for the accounts.
                 drawn.push(kind);
             }
             if kind == WorkloadKind::PubSub {
