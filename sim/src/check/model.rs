@@ -83,6 +83,7 @@ use crate::history::{ConnId, Execution, History, Op};
 mod bitmaps;
 mod commands;
 pub(crate) mod expected;
+mod geo;
 mod hashes;
 mod lists;
 pub(crate) mod redis_c;

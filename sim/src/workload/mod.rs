@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -21,6 +21,7 @@ pub mod blocking;
 pub mod contention;
 pub mod counter;
 pub mod cscan;
+pub mod geo;
 pub mod hashes;
 pub mod kv;
 pub mod lists;
@@ -146,6 +147,9 @@ pub enum WorkloadKind {
     /// Bitmap commands (SETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD...) on
     /// shared `bit:` keys, mixed with the string commands on them.
     Bits,
+    /// Geo sets around one region (and the odd point elsewhere): GEOADD,
+    /// lookups, every search form with STORE, and sorted-set reads (`geo:`).
+    Geo,
 }
 
 impl WorkloadKind {
@@ -170,6 +174,7 @@ impl WorkloadKind {
         WorkloadKind::Adversarial,
         WorkloadKind::Streams,
         WorkloadKind::Bits,
+        WorkloadKind::Geo,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -199,6 +204,7 @@ impl WorkloadKind {
         WorkloadKind::Adversarial,
         WorkloadKind::Streams,
         WorkloadKind::Bits,
+        WorkloadKind::Geo,
     ];
 
     pub fn name(self) -> &'static str {
@@ -223,6 +229,7 @@ impl WorkloadKind {
             WorkloadKind::Adversarial => "adversarial",
             WorkloadKind::Streams => "streams",
             WorkloadKind::Bits => "bits",
+            WorkloadKind::Geo => "geo",
         }
     }
 
@@ -253,6 +260,7 @@ impl WorkloadKind {
             WorkloadKind::Adversarial => Box::new(adversarial::Adversarial::new(rng)),
             WorkloadKind::Streams => Box::new(streams::Streams::new(client)),
             WorkloadKind::Bits => Box::new(bits::Bits::new()),
+            WorkloadKind::Geo => Box::new(geo::Geo::new(rng)),
         }
     }
 }

@@ -9,7 +9,7 @@
 use seedkv_engine::resp::Frame;
 
 use super::redis_c::{glob_match, parse_i64_strict, NOT_AN_INTEGER, SYNTAX_ERROR, WRONGTYPE};
-use super::{bitmaps, hashes, lists, sets, zsets};
+use super::{bitmaps, geo, hashes, lists, sets, zsets};
 use super::{Entry, Expected, KeyState, KeyspaceModel, Typed, Value, DB_COUNT};
 use crate::history::Execution;
 
@@ -70,6 +70,7 @@ pub(crate) fn modelled_keys<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<(Vec<
                 .or_else(|| sets::keys(name, args))
                 .or_else(|| zsets::keys(name, args))
                 .or_else(|| bitmaps::keys(name, args))
+                .or_else(|| geo::keys(name, args))
         }
     })
 }
@@ -97,6 +98,7 @@ enum Family {
     Sets,
     ZSets,
     Bitmaps,
+    Geo,
 }
 
 fn family_arity(name: &str) -> Option<(Family, i64)> {
@@ -106,6 +108,7 @@ fn family_arity(name: &str) -> Option<(Family, i64)> {
         .or_else(|| sets::arity(name).map(|n| (Family::Sets, n)))
         .or_else(|| zsets::arity(name).map(|n| (Family::ZSets, n)))
         .or_else(|| bitmaps::arity(name).map(|n| (Family::Bitmaps, n)))
+        .or_else(|| geo::arity(name).map(|n| (Family::Geo, n)))
 }
 
 /// SET's expiry option.
@@ -249,6 +252,7 @@ impl KeyspaceModel {
                 Family::Sets => self.set_command(&call),
                 Family::ZSets => self.zset_command(&call),
                 Family::Bitmaps => self.bitmap_command(&call),
+                Family::Geo => self.geo_command(&call),
             };
         }
         let key = args.get(1).map_or(&[][..], Vec::as_slice);
