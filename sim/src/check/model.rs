@@ -83,6 +83,7 @@ use crate::history::{ConnId, Execution, History, Op};
 mod commands;
 pub(crate) mod expected;
 mod hashes;
+mod hll;
 mod lists;
 pub(crate) mod redis_c;
 mod sets;

@@ -9,7 +9,7 @@
 use seedkv_engine::resp::Frame;
 
 use super::redis_c::{glob_match, parse_i64_strict, NOT_AN_INTEGER, SYNTAX_ERROR, WRONGTYPE};
-use super::{hashes, lists, sets, zsets};
+use super::{hashes, hll, lists, sets, zsets};
 use super::{Entry, Expected, KeyState, KeyspaceModel, Typed, Value, DB_COUNT};
 use crate::history::Execution;
 
@@ -69,6 +69,7 @@ pub(crate) fn modelled_keys<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<(Vec<
                 .or_else(|| hashes::keys(name, args))
                 .or_else(|| sets::keys(name, args))
                 .or_else(|| zsets::keys(name, args))
+                .or_else(|| hll::keys(name, args))
         }
     })
 }
@@ -95,6 +96,7 @@ enum Family {
     Hashes,
     Sets,
     ZSets,
+    Hll,
 }
 
 fn family_arity(name: &str) -> Option<(Family, i64)> {
@@ -103,6 +105,7 @@ fn family_arity(name: &str) -> Option<(Family, i64)> {
         .or_else(|| hashes::arity(name).map(|n| (Family::Hashes, n)))
         .or_else(|| sets::arity(name).map(|n| (Family::Sets, n)))
         .or_else(|| zsets::arity(name).map(|n| (Family::ZSets, n)))
+        .or_else(|| hll::arity(name).map(|n| (Family::Hll, n)))
 }
 
 /// SET's expiry option.
@@ -245,6 +248,7 @@ impl KeyspaceModel {
                 Family::Hashes => self.hash_command(&call),
                 Family::Sets => self.set_command(&call),
                 Family::ZSets => self.zset_command(&call),
+                Family::Hll => self.hll_command(&call),
             };
         }
         let key = args.get(1).map_or(&[][..], Vec::as_slice);
