@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `hll:` for hll), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -21,6 +21,7 @@ pub mod contention;
 pub mod counter;
 pub mod cscan;
 pub mod hashes;
+pub mod hll;
 pub mod kv;
 pub mod lists;
 pub mod ping;
@@ -142,6 +143,9 @@ pub enum WorkloadKind {
     /// Stream producers, readers, consumer-group workers that crash and
     /// are claimed from, and trimmers (`strm:`).
     Streams,
+    /// HyperLogLogs on shared `hll:` keys, one grown past the sparse
+    /// limit; GET/SET/APPEND on them as strings (`hll:`).
+    Hll,
 }
 
 impl WorkloadKind {
@@ -165,6 +169,7 @@ impl WorkloadKind {
         WorkloadKind::Contention,
         WorkloadKind::Adversarial,
         WorkloadKind::Streams,
+        WorkloadKind::Hll,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -193,6 +198,7 @@ impl WorkloadKind {
         WorkloadKind::PubSub,
         WorkloadKind::Adversarial,
         WorkloadKind::Streams,
+        WorkloadKind::Hll,
     ];
 
     pub fn name(self) -> &'static str {
@@ -216,6 +222,7 @@ impl WorkloadKind {
             WorkloadKind::Contention => "contention",
             WorkloadKind::Adversarial => "adversarial",
             WorkloadKind::Streams => "streams",
+            WorkloadKind::Hll => "hll",
         }
     }
 
@@ -245,6 +252,7 @@ impl WorkloadKind {
             WorkloadKind::Contention => Box::new(contention::Contention::new(client)),
             WorkloadKind::Adversarial => Box::new(adversarial::Adversarial::new(rng)),
             WorkloadKind::Streams => Box::new(streams::Streams::new(client)),
+            WorkloadKind::Hll => Box::new(hll::Hll::new(client)),
         }
     }
 }

@@ -153,3 +153,90 @@ fn every_reply_of_the_transcript_is_compared() {
         );
     }
 }
+
+/// A real run of the hll workload: the model compares most replies (it
+/// is not passing by declining).
+#[test]
+fn an_hll_run_is_mostly_compared() {
+    use crate::knobs::{Knobs, Overrides};
+    use crate::workload::WorkloadKind;
+    let overrides = Overrides {
+        workloads: Some(vec![WorkloadKind::Hll]),
+        ops: Some(3_000),
+        no_faults: true,
+        ..Overrides::default()
+    };
+    let mut world = crate::world::World::new(1, Knobs::draw(1, &overrides), None, false, false);
+    world.run();
+    let mut counts = crate::check::CheckCounts::default();
+    ReferenceModel
+        .check_counted(&world.history, &RunFacts::default(), &mut counts)
+        .expect("clean engine");
+    assert!(counts.compared_percent() > 90.0, "{counts:?}");
+}
+
+/// Debugging aid: `HLL_DUMP_SEED=N HLL_DUMP_OPS=M cargo test ... dump_run
+/// -- --ignored` writes the run's executed requests, in execution order,
+/// with their recorded replies, as `/tmp/hll-run.resp` (RESP commands) and
+/// `/tmp/hll-run.replies` (one rendered reply a line), to replay against
+/// redis-server.
+#[test]
+#[ignore]
+fn dump_run() {
+    use crate::knobs::{Knobs, Overrides};
+    use crate::workload::WorkloadKind;
+    use std::fmt::Write as _;
+    let seed = std::env::var("HLL_DUMP_SEED").map_or(1, |s| s.parse().expect("seed"));
+    let ops = std::env::var("HLL_DUMP_OPS").map_or(130, |s| s.parse().expect("ops"));
+    let overrides = Overrides {
+        workloads: Some(vec![WorkloadKind::Hll]),
+        ops: Some(ops),
+        clients: Some(1),
+        no_faults: true,
+        ..Overrides::default()
+    };
+    let mut world =
+        crate::world::World::new(seed, Knobs::draw(seed, &overrides), None, false, false);
+    world.run();
+    let history = &world.history;
+    let ops = crate::check::model::index_ops(history);
+    let mut resp = Vec::new();
+    let mut replies = String::new();
+    for exec in &history.executions {
+        let Some(op) = ops.get(&(exec.conn, exec.seq_in_conn)) else {
+            continue;
+        };
+        resp.extend_from_slice(format!("*{}\r\n", op.args.len()).as_bytes());
+        for a in &op.args {
+            resp.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            resp.extend_from_slice(a);
+            resp.extend_from_slice(b"\r\n");
+        }
+        let shown = op.complete.as_ref().map(|(_, r)| format!("{r:?}"));
+        let _ = writeln!(replies, "{}", shown.unwrap_or_default());
+    }
+    std::fs::write("/tmp/hll-run.resp", resp).expect("write");
+    std::fs::write("/tmp/hll-run.replies", replies).expect("write");
+    if let Err(v) = ReferenceModel.check(history, &RunFacts::default()) {
+        panic!("{}", v.message);
+    }
+}
+
+/// Debugging aid: checks the model against `/tmp/hll-tx.txt`, a transcript
+/// of raw requests (hex arguments) and redis-server's replies.
+#[test]
+#[ignore]
+fn replay_redis_transcript() {
+    let text = std::fs::read_to_string("/tmp/hll-tx.txt").expect("transcript");
+    let mut b = Builder::new();
+    for line in text.lines() {
+        let (args, recorded) = line.split_once('\t').expect("args<TAB>reply");
+        let args: Vec<Vec<u8>> = args.split(' ').map(unhex).collect();
+        let index = b.op(1, "PING", b.now_ns, None);
+        b.history.ops[index].args = args;
+        b.execute(index, 10);
+        b.history.ops[index].complete = Some((b.now_ns, reply(recorded)));
+        b.advance_ms(0);
+    }
+    check(&b).expect("the model agrees with redis-server");
+}
