@@ -37,7 +37,7 @@ fn run_unanswered(b: &mut Builder, text: &str) {
 /// the estimate are redis-server's.
 fn grown_matches_redis(n: usize, fixture: &str, count: i64, dense: bool) {
     let bytes = unhex(fixture);
-    assert_eq!(encoding::validate(&bytes).is_some(), true);
+    assert!(encoding::validate(&bytes).is_some());
     assert_eq!(
         encoding::validate(&bytes) == Some(Encoding::Dense),
         dense,
