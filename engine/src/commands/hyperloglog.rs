@@ -148,7 +148,9 @@ fn pfadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Ok(Some(s)) => {
             s.raw = true;
             let (updated, work, result) = add_all(&mut s.bytes, elements, sparse_max_bytes);
-            if result.is_ok() && updated > 0 {
+            // Redis's sparse updates invalidate the cache as they go, so
+            // the elements added before a corruption leave it invalid.
+            if updated > 0 {
                 hll::invalidate_cache(&mut s.bytes);
             }
             ctx.work(work);

@@ -301,10 +301,13 @@ fn sparse_to_dense(s: &[u8]) -> Result<Vec<u8>, Corrupt> {
     let mut at = HDR_BYTES;
     while at < s.len() {
         let op = op_at(s, at);
+        // Any run past the last register is corruption (the
+        // CVE-2025-32023 fix in redis-server 7.0.15 as shipped checks
+        // zero runs too, and no longer accepts a VAL cut off at the end).
+        if op.span + idx > REGISTERS {
+            return Err(Corrupt);
+        }
         if op.value > 0 {
-            if op.span + idx > REGISTERS {
-                break;
-            }
             for r in idx..idx + op.span {
                 dense_set(regs, r, op.value);
             }
@@ -503,10 +506,11 @@ pub fn merge_into(max: &mut [u8; REGISTERS], s: &[u8]) -> Result<(), Corrupt> {
     let mut at = HDR_BYTES;
     while at < s.len() {
         let op = op_at(s, at);
+        // As in `sparse_to_dense`: a run past the last register is corrupt.
+        if op.span + i > REGISTERS {
+            return Err(Corrupt);
+        }
         if op.value > 0 {
-            if op.span + i > REGISTERS {
-                break;
-            }
             for m in &mut max[i..i + op.span] {
                 *m = (*m).max(op.value);
             }

@@ -86,6 +86,10 @@ pub enum Term {
     HllDense,
     /// PFSELFTEST's fixed tests ([`HLL_SELFTEST_UNITS`]).
     HllSelfTest,
+    /// PFMERGE into a sparse destination: an in-place sparse update per
+    /// register the union sets (at most 4 per source byte, 16384 in all),
+    /// each walking the destination's opcodes (a unit per 64 bytes).
+    HllSparseMerge,
     /// `O(N × M)` over the two longest strings (LCS).
     StringProduct,
     /// `N`, each element matched against the request's pattern (HSCAN,
@@ -210,6 +214,11 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
         Term::ArgsNLogN => s.args_count.saturating_mul(n + 1).saturating_mul(log_n),
         Term::HllDense => s.args_count.saturating_mul(HLL_DENSE_UNITS),
         Term::HllSelfTest => HLL_SELFTEST_UNITS,
+        Term::HllSparseMerge => {
+            let registers = s.before.string_bytes.saturating_mul(4).min(16_384);
+            let longest = s.before.string_bytes_max.max(s.after.string_bytes_max);
+            registers.saturating_mul(1 + longest / STRING_BYTES_PER_ELEMENT)
+        }
         Term::StringProduct => {
             let longest = s.before.string_bytes_max.max(s.after.string_bytes_max);
             longest.saturating_mul(longest) / LCS_CELLS_PER_ELEMENT
@@ -447,7 +456,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("pfadd", &[ArgsNLogN, HllDense]),
     ("pfcount", &[ArgsNLogN, HllDense]),
     ("pfdebug", &[ArgsNLogN, HllDense]),
-    ("pfmerge", &[ArgsNLogN, HllDense]),
+    ("pfmerge", &[ArgsNLogN, HllDense, HllSparseMerge]),
     ("pfselftest", &[HllSelfTest]),
     ("ping", ONE),
     ("psetex", ONE),

@@ -72,6 +72,10 @@ pub const FAST_WORK_UNITS_MAX: u64 = 1_000;
 /// time depends on the drawn bandwidth, which the bound does not cover.
 pub const FAST_REQUEST_BYTES_MAX: usize = 512;
 
+/// Replies larger than this are not judged either, for the same reason (a
+/// GET of a dense HyperLogLog's 12 KB took a few us past the bound).
+pub const FAST_REPLY_BYTES_MAX: u64 = 4_096;
+
 /// The constant-time commands the invariant judges. Commands whose work
 /// grows with their arguments or a hint (MSET, MGET, SCAN's COUNT) are
 /// reported but not judged.
@@ -385,6 +389,7 @@ fn check_fast_latency(
             || is_stall(exec)
             || pipelined
             || request_bytes > FAST_REQUEST_BYTES_MAX
+            || reply_bytes_max(reply) > FAST_REPLY_BYTES_MAX
             || op.invoke_ns < history.faults_end_ns
         {
             continue;

@@ -85,6 +85,7 @@ mod commands;
 pub(crate) mod expected;
 mod geo;
 mod hashes;
+mod hll;
 mod lists;
 pub(crate) mod redis_c;
 mod sets;

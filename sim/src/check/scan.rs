@@ -628,7 +628,7 @@ mod tests {
         let mut b = Builder::new();
         b.run(2, "MSET a 1 b 2", simple("OK"));
         b.run(1, "SCAN 0", scan_reply("5", &["a"]));
-        b.run(2, "PFADD b f", Frame::Integer(1));
+        b.run(2, "XDEL b 1-1", Frame::Integer(1));
         b.history.executions.last_mut().unwrap().flags = seedkv_engine::cmd::flags::WRITE;
         b.run(1, "SCAN 5", scan_reply("0", &[]));
         check_scans(&b.history).expect("b became unknown");

@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -23,6 +23,7 @@ pub mod counter;
 pub mod cscan;
 pub mod geo;
 pub mod hashes;
+pub mod hll;
 pub mod kv;
 pub mod lists;
 pub mod ping;
@@ -150,6 +151,9 @@ pub enum WorkloadKind {
     /// Geo sets around one region (and the odd point elsewhere): GEOADD,
     /// lookups, every search form with STORE, and sorted-set reads (`geo:`).
     Geo,
+    /// HyperLogLogs on shared `hll:` keys, one grown past the sparse
+    /// limit; GET/SET/APPEND on them as strings (`hll:`).
+    Hll,
 }
 
 impl WorkloadKind {
@@ -175,6 +179,7 @@ impl WorkloadKind {
         WorkloadKind::Streams,
         WorkloadKind::Bits,
         WorkloadKind::Geo,
+        WorkloadKind::Hll,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -205,6 +210,7 @@ impl WorkloadKind {
         WorkloadKind::Streams,
         WorkloadKind::Bits,
         WorkloadKind::Geo,
+        WorkloadKind::Hll,
     ];
 
     pub fn name(self) -> &'static str {
@@ -230,6 +236,7 @@ impl WorkloadKind {
             WorkloadKind::Streams => "streams",
             WorkloadKind::Bits => "bits",
             WorkloadKind::Geo => "geo",
+            WorkloadKind::Hll => "hll",
         }
     }
 
@@ -261,6 +268,7 @@ impl WorkloadKind {
             WorkloadKind::Streams => Box::new(streams::Streams::new(client)),
             WorkloadKind::Bits => Box::new(bits::Bits::new()),
             WorkloadKind::Geo => Box::new(geo::Geo::new(rng)),
+            WorkloadKind::Hll => Box::new(hll::Hll::new(client)),
         }
     }
 }

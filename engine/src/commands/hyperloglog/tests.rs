@@ -55,6 +55,31 @@ fn strings_that_are_not_hlls_are_refused() {
 }
 
 #[test]
+fn elements_added_before_a_corruption_leave_the_cache_invalid() {
+    // redis-server 7.0.15: a sparse HLL with a VAL byte appended still
+    // takes elements in its registers, until a promotion finds it corrupt;
+    // the updates before that stay, and so does their invalidated cache.
+    let mut t = TestEngine::with_config(Config {
+        record_executions: true,
+        hll_sparse_max_bytes: 34,
+        ..Config::default()
+    });
+    let c = t.connect();
+    assert_eq!(t.cmd(c, &["PFADD", "k", "a", "b", "c"]), int(1));
+    assert_eq!(t.cmd(c, &["PFCOUNT", "k"]), int(3));
+    t.cmd_bytes(c, &[b"APPEND", b"k", b"\xc3\xbf"]);
+    let invalid = err("INVALIDOBJ Corrupted HLL object detected");
+    assert_eq!(
+        t.cmd(c, &["PFADD", "k", "d", "e", "f", "g", "h", "i", "j"]),
+        invalid
+    );
+    let redis: &[u8] = b"HYLL\x01\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x80\
+        \x5c\x7b\x80\x44\x76\x80\x50\xb1\x84\x4b\xfb\x80\x42\x5a\xc3\xbf";
+    assert_eq!(t.cmd(c, &["GET", "k"]), Frame::Bulk(redis.to_vec()));
+    assert_eq!(t.cmd(c, &["PFCOUNT", "k"]), invalid);
+}
+
+#[test]
 fn pfmerge_and_a_union_count_agree() {
     let mut t = engine();
     let c = t.connect();

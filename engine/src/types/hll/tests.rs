@@ -58,6 +58,21 @@ fn a_sparse_body_covering_too_few_registers_is_corrupt() {
 }
 
 #[test]
+fn a_run_past_the_last_register_is_corrupt_even_after_a_full_body() {
+    // redis-server 7.0.15 (with the CVE-2025-32023 fix): a VAL byte
+    // appended to a valid sparse HLL makes PFCOUNT of several keys,
+    // PFMERGE and PFDEBUG TODENSE reply INVALIDOBJ, as a zero run does.
+    for tail in [0x80u8, 0x00] {
+        let mut s = new_sparse();
+        raise(&mut s, 100, 1, 3000).unwrap();
+        s.push(tail);
+        let mut max = [0u8; REGISTERS];
+        assert_eq!(merge_into(&mut max, &s), Err(Corrupt), "tail {tail:#x}");
+        assert_eq!(make_dense(&mut s), Err(Corrupt), "tail {tail:#x}");
+    }
+}
+
+#[test]
 fn murmur64a_matches_the_reference_vectors() {
     // The second value comes from an independent Python transcription;
     // the differential tests check PFADD's registers against Redis itself.

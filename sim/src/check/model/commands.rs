@@ -9,7 +9,7 @@
 use seedkv_engine::resp::Frame;
 
 use super::redis_c::{glob_match, parse_i64_strict, NOT_AN_INTEGER, SYNTAX_ERROR, WRONGTYPE};
-use super::{bitmaps, geo, hashes, lists, sets, zsets};
+use super::{bitmaps, geo, hashes, hll, lists, sets, zsets};
 use super::{Entry, Expected, KeyState, KeyspaceModel, Typed, Value, DB_COUNT};
 use crate::history::Execution;
 
@@ -71,6 +71,7 @@ pub(crate) fn modelled_keys<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<(Vec<
                 .or_else(|| zsets::keys(name, args))
                 .or_else(|| bitmaps::keys(name, args))
                 .or_else(|| geo::keys(name, args))
+                .or_else(|| hll::keys(name, args))
         }
     })
 }
@@ -99,6 +100,7 @@ enum Family {
     ZSets,
     Bitmaps,
     Geo,
+    Hll,
 }
 
 fn family_arity(name: &str) -> Option<(Family, i64)> {
@@ -109,6 +111,7 @@ fn family_arity(name: &str) -> Option<(Family, i64)> {
         .or_else(|| zsets::arity(name).map(|n| (Family::ZSets, n)))
         .or_else(|| bitmaps::arity(name).map(|n| (Family::Bitmaps, n)))
         .or_else(|| geo::arity(name).map(|n| (Family::Geo, n)))
+        .or_else(|| hll::arity(name).map(|n| (Family::Hll, n)))
 }
 
 /// SET's expiry option.
@@ -253,6 +256,7 @@ impl KeyspaceModel {
                 Family::ZSets => self.zset_command(&call),
                 Family::Bitmaps => self.bitmap_command(&call),
                 Family::Geo => self.geo_command(&call),
+                Family::Hll => self.hll_command(&call),
             };
         }
         let key = args.get(1).map_or(&[][..], Vec::as_slice);

@@ -356,10 +356,10 @@ fn dbsize_out_of_range_fails() {
 fn unknown_commands_make_keys_unknown_until_overwritten() {
     let mut b = Builder::new();
     b.run(1, "SET k v", ok());
-    b.run(1, "PFADD k f", Frame::Integer(1));
+    b.run(1, "XDEL k 1-1", Frame::Integer(1));
     b.history.executions.last_mut().unwrap().flags = seedkv_engine::cmd::flags::WRITE;
-    b.history.executions.last_mut().unwrap().name = "pfadd";
-    // Whatever PFADD did, the model cannot say what GET, KEYS or DBSIZE see.
+    b.history.executions.last_mut().unwrap().name = "xdel";
+    // Whatever XDEL did, the model cannot say what GET, KEYS or DBSIZE see.
     b.run(
         2,
         "GET k",
@@ -624,10 +624,10 @@ fn sorted_sets_follow_redis() {
 fn collection_writes_on_unknown_keys_stay_unknown() {
     let mut b = Builder::new();
     b.run(1, "RPUSH l a", int(1));
-    b.run(1, "PFADD l x", int(1));
+    b.run(1, "XDEL l 1-1", int(1));
     let last = b.history.executions.len() - 1;
     b.history.executions[last].flags = seedkv_engine::cmd::flags::WRITE;
-    b.history.executions[last].name = "pfadd";
+    b.history.executions[last].name = "xdel";
     b.run(1, "RPUSH l b", int(7));
     b.run(1, "LRANGE l 0 -1", arr(&["x"]));
     b.run(1, "DEL l", int(1));
