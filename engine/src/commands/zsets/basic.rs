@@ -29,6 +29,9 @@ const RANDMEMBER_REPEATS_MAX: u64 = 1 << 24;
 const RANDMEMBER_SUB_STRATEGY_MUL: u64 = 3;
 
 /// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
+/// Work units per member ZADD parses and inserts.
+const ZADD_MEMBER_UNITS: u64 = 3;
+
 pub(crate) fn zadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     zadd_generic(ctx, args, false);
 }
@@ -82,7 +85,9 @@ fn zadd_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], incr_command: bool) {
             None => return ctx.error(NOT_A_FLOAT),
         }
     }
-    ctx.work(pairs as u64);
+    // A member costs a score parse, a dict insert and a skiplist node (the
+    // cost audit measures ~340 ns, three units).
+    ctx.work(ZADD_MEMBER_UNITS * pairs as u64);
 
     let key = &args[1];
     let limits = ctx.limits();
