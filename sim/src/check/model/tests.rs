@@ -4,9 +4,7 @@
 
 use seedkv_engine::resp::Frame;
 
-use super::testkit::{bulk, error, simple, Builder};
-use super::ReferenceModel;
-use crate::check::{Checker, RunFacts};
+use super::testkit::{bulk, check, error, passes_and_fails_with, simple, Builder};
 
 pub(crate) mod testkit {
     //! Hand-built histories for checker tests.
@@ -142,26 +140,30 @@ pub(crate) mod testkit {
             self.now_ns += ms * 1_000_000;
         }
     }
-}
 
-fn check(b: &Builder) -> Result<(), String> {
-    ReferenceModel
-        .check(&b.history, &RunFacts::default())
-        .map_err(|v| v.message)
+    /// The reference model's verdict on `b`'s history.
+    pub fn check(b: &Builder) -> Result<(), String> {
+        use crate::check::{Checker, RunFacts};
+        super::super::ReferenceModel
+            .check(&b.history, &RunFacts::default())
+            .map_err(|v| v.message)
+    }
+
+    /// Asserts the history passes, and that replacing the last reply with
+    /// `wrong` fails (the recorded reply is put back afterwards).
+    pub fn passes_and_fails_with(b: &mut Builder, wrong: Frame) {
+        check(b).expect("consistent history passes");
+        let last = b.history.ops.len() - 1;
+        let reply = &mut b.history.ops[last].complete.as_mut().expect("completed").1;
+        let saved = std::mem::replace(reply, wrong);
+        let message = check(b).expect_err("planted inconsistency is caught");
+        assert!(message.contains("expected"), "{message}");
+        b.history.ops[last].complete.as_mut().expect("completed").1 = saved;
+    }
 }
 
 fn ok() -> Frame {
     simple("OK")
-}
-
-/// Runs the script, then asserts it passes, and that replacing the reply of
-/// the last step with `wrong` fails.
-fn passes_and_fails_with(b: &mut Builder, wrong: Frame) {
-    check(b).expect("consistent history passes");
-    let last = b.history.ops.len() - 1;
-    b.history.ops[last].complete.as_mut().expect("completed").1 = wrong;
-    let message = check(b).expect_err("planted inconsistency is caught");
-    assert!(message.contains("expected"), "{message}");
 }
 
 #[test]

@@ -3,29 +3,13 @@
 
 use seedkv_engine::resp::Frame;
 
-use super::super::testkit::{bulk, error, simple, Builder};
+use super::super::testkit::{bulk, error, passes_and_fails_with, simple, Builder};
 
 fn ok() -> Frame {
     simple("OK")
 }
 use super::super::ReferenceModel;
 use crate::check::{CheckCounts, Checker, RunFacts};
-
-fn check(b: &Builder) -> Result<(), String> {
-    ReferenceModel
-        .check(&b.history, &RunFacts::default())
-        .map_err(|v| v.message)
-}
-
-/// Asserts the history passes, and that replacing the last reply with
-/// `wrong` fails.
-fn passes_and_fails_with(b: &mut Builder, wrong: Frame) {
-    check(b).expect("consistent history passes");
-    let last = b.history.ops.len() - 1;
-    b.history.ops[last].complete.as_mut().expect("completed").1 = wrong;
-    let message = check(b).expect_err("planted inconsistency is caught");
-    assert!(message.contains("expected"), "{message}");
-}
 
 fn int(n: i64) -> Frame {
     Frame::Integer(n)

@@ -4,31 +4,9 @@
 
 use seedkv_engine::resp::Frame;
 
-use super::super::testkit::{bulk, error, Builder};
+use super::super::testkit::{bulk, check, error, passes_and_fails_with, Builder};
 use super::super::ReferenceModel;
 use crate::check::{Checker, RunFacts};
-
-fn check(b: &Builder) -> Result<(), String> {
-    ReferenceModel
-        .check(&b.history, &RunFacts::default())
-        .map_err(|v| v.message)
-}
-
-/// The history passes, and replacing the last reply with `wrong` fails.
-fn passes_and_fails_with(b: &mut Builder, wrong: Frame) {
-    check(b).expect("consistent history passes");
-    let last = b.history.ops.len() - 1;
-    let saved = b.history.ops[last]
-        .complete
-        .as_ref()
-        .expect("completed")
-        .1
-        .clone();
-    b.history.ops[last].complete.as_mut().expect("completed").1 = wrong;
-    let message = check(b).expect_err("planted inconsistency is caught");
-    assert!(message.contains("expected"), "{message}");
-    b.history.ops[last].complete.as_mut().expect("completed").1 = saved;
-}
 
 fn int(n: i64) -> Frame {
     Frame::Integer(n)

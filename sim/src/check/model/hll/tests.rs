@@ -6,7 +6,7 @@
 use seedkv_engine::resp::Frame;
 
 use super::encoding::{self, Encoding};
-use crate::check::model::testkit::Builder;
+use crate::check::model::testkit::{check, Builder};
 use crate::check::model::ReferenceModel;
 use crate::check::{Checker, RunFacts};
 
@@ -19,12 +19,6 @@ fn unhex(text: &str) -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
         .collect()
-}
-
-fn check(b: &Builder) -> Result<(), String> {
-    ReferenceModel
-        .check(&b.history, &RunFacts::default())
-        .map_err(|v| v.message)
 }
 
 /// Runs `text` with its reply unrecorded (it still takes effect).
