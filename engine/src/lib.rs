@@ -24,6 +24,7 @@ pub mod glob;
 pub(crate) mod idle;
 mod invariants;
 pub(crate) mod lru;
+pub mod meta;
 pub(crate) mod multi;
 pub(crate) mod pause;
 pub mod persist;
