@@ -198,7 +198,7 @@ fn xread_keys(args: &[Vec<u8>]) -> Vec<KeyRef> {
         return Vec::new();
     };
     let num = argc - at - 1;
-    if num == 0 || num % 2 != 0 {
+    if num == 0 || !num.is_multiple_of(2) {
         return Vec::new();
     }
     (at + 1..argc - num / 2).map(|i| key(i, NO_FLAGS)).collect()

@@ -235,7 +235,6 @@ pub static GEORADIUS: CommandMeta = CommandMeta {
             Arg { name: "key", kind: "key", key_spec_index: Some(1), token: Some("STORE"), flags: &["optional"], ..Arg::DEFAULT },
             Arg { name: "key", kind: "key", key_spec_index: Some(2), token: Some("STOREDIST"), flags: &["optional"], ..Arg::DEFAULT },
         ],
-        ..Docs::DEFAULT
     },
     subcommands: &[],
 };
@@ -284,7 +283,6 @@ pub static GEORADIUS_RO: CommandMeta = CommandMeta {
                     Arg { name: "desc", kind: "pure-token", token: Some("DESC"), ..Arg::DEFAULT },
                 ], ..Arg::DEFAULT },
         ],
-        ..Docs::DEFAULT
     },
     subcommands: &[],
 };
@@ -336,7 +334,6 @@ pub static GEORADIUSBYMEMBER: CommandMeta = CommandMeta {
             Arg { name: "key", kind: "key", key_spec_index: Some(1), token: Some("STORE"), flags: &["optional"], ..Arg::DEFAULT },
             Arg { name: "key", kind: "key", key_spec_index: Some(2), token: Some("STOREDIST"), flags: &["optional"], ..Arg::DEFAULT },
         ],
-        ..Docs::DEFAULT
     },
     subcommands: &[],
 };

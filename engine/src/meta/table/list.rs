@@ -194,7 +194,6 @@ pub static BRPOPLPUSH: CommandMeta = CommandMeta {
             Arg { name: "destination", kind: "key", key_spec_index: Some(1), ..Arg::DEFAULT },
             Arg { name: "timeout", kind: "double", ..Arg::DEFAULT },
         ],
-        ..Docs::DEFAULT
     },
     subcommands: &[],
 };

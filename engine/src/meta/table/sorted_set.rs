@@ -824,7 +824,6 @@ pub static ZRANGEBYSCORE: CommandMeta = CommandMeta {
                     Arg { name: "count", kind: "integer", ..Arg::DEFAULT },
                 ], ..Arg::DEFAULT },
         ],
-        ..Docs::DEFAULT
     },
     subcommands: &[],
 };
@@ -1113,7 +1112,6 @@ pub static ZREVRANGEBYSCORE: CommandMeta = CommandMeta {
                     Arg { name: "count", kind: "integer", ..Arg::DEFAULT },
                 ], ..Arg::DEFAULT },
         ],
-        ..Docs::DEFAULT
     },
     subcommands: &[],
 };
