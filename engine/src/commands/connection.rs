@@ -28,7 +28,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "echo",
         arity: 2,
-        flags: FAST,
+        // Like PING, ECHO answers while loading and on a stale replica.
+        flags: FAST | LOADING | STALE,
         summary: "Echo the given string",
         handler: Some(echo),
         ..CONN

@@ -242,7 +242,11 @@ fn command_count_list_info_docs() {
         entry[2],
         Frame::Array(vec![s("admin"), s("noscript"), s("loading"), s("stale")])
     );
-    assert_eq!(entry[7], Frame::Array(vec![s("nondeterministic_output")]));
+    // Tips are bulk strings, unlike flags and categories.
+    assert_eq!(
+        entry[7],
+        Frame::Array(vec![bulk("nondeterministic_output")])
+    );
 
     // DOCS: a map of name to summary/since/group/complexity(/subcommands).
     t.cmd(c, &["hello", "3"]);
