@@ -181,6 +181,17 @@ pub fn find(full_name: &str) -> Option<&'static CommandMeta> {
     }
 }
 
+/// The indices in `args` of the keys a request names, for a command
+/// named by its full name (`get`, `object|encoding`); none for a command
+/// redis-server 7.0.15 lacks. Client tracking and scripts use this, so that
+/// every consumer of key positions agrees with COMMAND GETKEYS. The work is
+/// linear in `args.len()`, which the caller charges.
+pub fn request_keys(full_name: &str, args: &[Vec<u8>]) -> Vec<usize> {
+    find(full_name)
+        .map(|meta| command_keys(meta, args).iter().map(|k| k.index).collect())
+        .unwrap_or_default()
+}
+
 fn top(name: &str) -> Option<&'static CommandMeta> {
     let i = table::ALL.binary_search_by(|m| m.name.cmp(name)).ok()?;
     Some(table::ALL[i])

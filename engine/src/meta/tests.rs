@@ -140,6 +140,12 @@ fn keys_from_specs_and_procedures() {
     assert_eq!(keys("xread", "xread streams a b 0"), [2]);
     assert_eq!(keys("migrate", "migrate h 1  0 10 keys a b"), [7, 8]);
     assert_eq!(keys("object|encoding", "object encoding k"), [2]);
+    let memory_usage: Vec<Vec<u8>> = ["memory", "usage", "k"]
+        .iter()
+        .map(|w| w.as_bytes().to_vec())
+        .collect();
+    assert_eq!(request_keys("memory|usage", &memory_usage), [2]);
+    assert!(request_keys("nosuch", &memory_usage).is_empty());
     // Redis counts keys in a C int: 2^32 + 1 wraps to one key, 2^32 to none.
     assert_eq!(keys("lmpop", "lmpop 4294967297 a left"), [2]);
     assert_eq!(

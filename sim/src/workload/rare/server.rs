@@ -83,6 +83,17 @@ fn command_config_info(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("COMMAND DOCS get")
         .add("COMMAND GETKEYS set rare:a b")
         .add("COMMAND GETKEYSANDFLAGS lmove rare:a rare:b left left")
+        // Keys that move: found by keyword and key-count specs, or by the
+        // command's own procedure when a spec cannot say (SORT's STORE, a
+        // key count that does not parse); EVAL may name no key at all.
+        .add("COMMAND GETKEYS eval s 2 rare:a rare:b x")
+        .add("COMMAND GETKEYS zunionstore rare:c 2x rare:a rare:b")
+        .add("COMMAND GETKEYS sort rare:a by w store rare:b")
+        .add("COMMAND GETKEYSANDFLAGS set rare:a b get")
+        .add("COMMAND GETKEYS xread count 1 streams rare:a rare:b 0 0")
+        .add("COMMAND GETKEYS eval s 0")
+        .add("COMMAND INFO zunionstore object")
+        .add("COMMAND DOCS georadius client")
         .add("COMMAND HELP")
         .add("CONFIG GET maxmemory*")
         // Set to its default: no other workload's behaviour changes.
