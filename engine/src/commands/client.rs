@@ -1,5 +1,5 @@
 //! CLIENT: ID SETNAME GETNAME LIST INFO KILL UNBLOCK PAUSE UNPAUSE NO-EVICT
-//! SETINFO HELP.
+//! REPLY SETINFO HELP.
 //!
 //! CLIENT LIST and CLIENT INFO print Redis 7.0.15's fields in its order.
 //! Fields seedkv has no counterpart for are constant (`sub=0`, `multi=-1`,
@@ -132,6 +132,14 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
             ..CLIENT_ADMIN
         },
         CommandSpec {
+            name: "client|reply",
+            arity: 3,
+            since: "3.2.0",
+            summary: "Instruct the server whether to reply to commands",
+            handler: Some(client_reply),
+            ..CLIENT
+        },
+        CommandSpec {
             name: "client|setinfo",
             arity: 4,
             since: "7.2.0",
@@ -182,6 +190,22 @@ fn client_no_evict(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     ctx.client().no_evict = on;
     ctx.ok();
+}
+
+/// CLIENT REPLY ON|OFF|SKIP. OFF and SKIP have no reply of their own; the
+/// pipeline drops the replies they suppress (see [`crate::reply_mode`]).
+fn client_reply(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let mode = &mut ctx.client().reply_mode;
+    if args[2].eq_ignore_ascii_case(b"on") {
+        mode.on();
+        ctx.ok();
+    } else if args[2].eq_ignore_ascii_case(b"off") {
+        mode.off = true;
+    } else if args[2].eq_ignore_ascii_case(b"skip") {
+        mode.skip_next_command();
+    } else {
+        ctx.error("ERR syntax error");
+    }
 }
 
 /// Redis 7.2's CLIENT SETINFO LIB-NAME / LIB-VER.
@@ -598,6 +622,8 @@ fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
             "    Stop the current client pause, resuming traffic.",
             "PAUSE <timeout> [WRITE|ALL]",
             "    Suspend all, or just write, clients for <timeout> milliseconds.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
