@@ -240,10 +240,27 @@ struct Current {
     argv_bytes: usize,
 }
 
+/// A request CLIENT PAUSE holds. Redis blocks a postponed client after
+/// looking its command up, so CLIENT LIST shows it with the `b` flag, its
+/// command as `cmd=` and its arguments in `argv-mem`.
+struct Held {
+    cmd: &'static str,
+    argv_bytes: usize,
+}
+
+/// The request of `id` that CLIENT PAUSE holds, if any.
+fn held(ctx: &Ctx, id: ClientId) -> Option<Held> {
+    let args = ctx.server.pause.held_args(id)?;
+    let cmd = match crate::pipeline::lookup(&ctx.server.commands, args) {
+        Some(crate::pipeline::Found::Runs((_, spec))) => spec.name,
+        _ => ctx.clients.get(&id).map_or("NULL", |c| c.last_command),
+    };
+    let argv_bytes = args.iter().map(Vec::len).sum();
+    Some(Held { cmd, argv_bytes })
+}
+
 /// One CLIENT LIST line (without the trailing newline), Redis 7.0.15 fields.
-/// `held`: CLIENT PAUSE holds the client's request (Redis blocks a
-/// postponed client, so it shows the `b` flag).
-fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
+fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> String {
     let is_current = c.id == current.id;
     let age_s = now.mono_ns.saturating_sub(c.created.mono_ns) / 1_000_000_000;
     let idle_s = if is_current {
@@ -255,7 +272,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
     if !c.subscriptions.is_empty() {
         flags.push('P');
     }
-    if c.blocked.is_some() || held {
+    if c.blocked.is_some() || held.is_some() {
         flags.push('b');
     }
     if c.no_evict {
@@ -271,17 +288,13 @@ fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
     }
     let qbuf = c.parser.buffered_bytes();
     // A blocked client still holds its command's arguments, as in Redis.
-    let argv_mem = match &c.blocked {
-        _ if is_current => current.argv_bytes,
-        Some(blocked) => blocked.args_bytes(),
-        None => 0,
+    let (cmd, argv_mem) = match (&c.blocked, held) {
+        _ if is_current => (current.cmd, current.argv_bytes),
+        (Some(blocked), _) => (c.last_command, blocked.args_bytes()),
+        (None, Some(held)) => (held.cmd, held.argv_bytes),
+        (None, None) => (c.last_command, 0),
     };
     let obl = c.pending_output().len();
-    let cmd = if is_current {
-        current.cmd
-    } else {
-        c.last_command
-    };
     let name = c
         .name
         .as_deref()
@@ -330,8 +343,7 @@ fn current(ctx: &Ctx, args: &[Vec<u8>]) -> Current {
 
 fn client_info(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let cur = current(ctx, args);
-    let held = ctx.server.pause.holds(ctx.client_id);
-    let mut text = info_line(&ctx.clients[&ctx.client_id], ctx.now, &cur, held);
+    let mut text = info_line(&ctx.clients[&ctx.client_id], ctx.now, &cur, None);
     text.push('\n');
     ctx.w().verbatim("txt", text.as_bytes());
 }
@@ -377,7 +389,7 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id.0)) {
                 continue;
             }
-            text.push_str(&info_line(c, ctx.now, &cur, ctx.server.pause.holds(c.id)));
+            text.push_str(&info_line(c, ctx.now, &cur, held(ctx, c.id)));
             text.push('\n');
         }
     }
