@@ -807,6 +807,7 @@ pub fn inputs() -> Vec<Input> {
         db("client|info", "CLIENT INFO"),
         db("client|help", "CLIENT HELP"),
         db("client|no-evict", "CLIENT NO-EVICT on"),
+        db("client|reply", "CLIENT REPLY ON"),
         db("client|setinfo", "CLIENT SETINFO lib-name audit"),
         db("client|pause", "CLIENT PAUSE 0")
             .declared(0.0, "CLIENT PAUSE 0 (ends at once) is the safe form"),

@@ -335,6 +335,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("client|list", &[Clients]),
     ("client|no-evict", ONE),
     ("client|pause", &[Clients]),
+    ("client|reply", ONE),
     ("client|setinfo", ONE),
     ("client|setname", ONE),
     ("client|unblock", &[Clients]),

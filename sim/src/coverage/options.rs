@@ -197,6 +197,7 @@ pub const OPTIONS: &[(&str, &[&str])] = &[
     ("client|list", &["TYPE", "NORMAL", "PUBSUB", "ID"]),
     ("client|pause", &["WRITE", "ALL"]),
     ("client|no-evict", &["ON", "OFF"]),
+    ("client|reply", &["ON", "OFF", "SKIP"]),
     ("client|setinfo", &["LIB-NAME", "LIB-VER"]),
     ("client|unblock", &["TIMEOUT", "ERROR"]),
     ("command|list", &["FILTERBY", "MODULE", "ACLCAT", "PATTERN"]),
