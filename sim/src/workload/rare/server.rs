@@ -164,6 +164,10 @@ fn introspection(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("MEMORY MALLOC-STATS")
         .add("MEMORY PURGE")
         .add("MEMORY HELP")
+        .add("LOLWUT")
+        .add("LOLWUT VERSION 5")
+        .add("LOLWUT VERSION 5 20 3 3")
+        .add("LOLWUT VERSION 6")
         .add("DEBUG HELP")
         .add("DEBUG SLEEP 0");
 }
