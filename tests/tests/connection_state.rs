@@ -73,20 +73,6 @@ impl Raw {
         }
         out
     }
-
-    /// Everything the server writes within `wait` (nothing, for a
-    /// dropped reply).
-    fn drain(&mut self, wait: Duration) -> Vec<u8> {
-        let deadline = Instant::now() + wait;
-        let mut out = Vec::new();
-        while Instant::now() < deadline {
-            let mut chunk = [0u8; 16 * 1024];
-            if let Ok(n) = self.stream.read(&mut chunk) {
-                out.extend_from_slice(&chunk[..n]);
-            }
-        }
-        out
-    }
 }
 
 fn lossy(bytes: &[u8]) -> String {
@@ -249,7 +235,7 @@ fn a_paused_client_shows_as_blocked() {
 fn object_freq_and_idletime_follow_the_policy() {
     same_on_both("object", |port| {
         let mut c = Raw::connect(port);
-        let mut out = c.transcript(&[
+        let out = c.transcript(&[
             &["FLUSHALL"],
             &["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"],
             &["SET", "f", "vf"],

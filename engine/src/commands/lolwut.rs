@@ -43,6 +43,11 @@ pub const PIXELS_PER_WORK_UNIT: u64 = 64;
 /// glibc's RAND_MAX: the displacements are fractions of `rand()` over it.
 const RAND_MAX: i32 = i32::MAX;
 
+/// lwDrawSquare divides by this literal, not by √2 to full precision, and
+/// the rounding of the corners depends on the difference.
+#[allow(clippy::approx_constant)]
+const REDIS_SQRT_2: f64 = 1.4142135623;
+
 const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 
 fn lolwut(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -173,7 +178,7 @@ impl Canvas {
     /// lwDrawSquare: the four corners on the circle through them, starting
     /// at 45 degrees plus `angle`, in C's mix of float and double.
     fn square(&mut self, x: i32, y: i32, size: f32, angle: f32) {
-        let size = ((f64::from(size) / 1.4142135623) as f32).round();
+        let size = ((f64::from(size) / REDIS_SQRT_2) as f32).round();
         let mut k = (std::f64::consts::FRAC_PI_4 + f64::from(angle)) as f32;
         let mut corners = [(0, 0); 4];
         for corner in &mut corners {
