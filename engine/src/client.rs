@@ -108,6 +108,11 @@ pub struct Client {
     /// Since when (monotonic ns) its pending output has been over its
     /// class's soft limit, as of the last check; `None` when under it.
     pub output_soft_limit_since_ns: Option<u64>,
+    /// CLIENT REPLY's state (see [`crate::reply_mode`]).
+    pub reply_mode: crate::reply_mode::ReplyMode,
+    /// Pushes to this client written while its replies are suppressed:
+    /// the pipeline appends them once it has dropped the command's reply.
+    pub held_pushes: Vec<u8>,
 }
 
 impl Client {
@@ -138,6 +143,8 @@ impl Client {
             monitor: false,
             subscriptions: Default::default(),
             output_soft_limit_since_ns: None,
+            reply_mode: Default::default(),
+            held_pushes: Vec::new(),
         }
     }
 

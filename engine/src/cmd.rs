@@ -326,6 +326,23 @@ impl<'a> Ctx<'a> {
         self.w().null();
     }
 
+    /// Writes a push (a pub/sub confirmation or message) to the calling
+    /// client: into the reply, or aside while CLIENT REPLY suppresses its
+    /// replies, since Redis delivers pushes regardless (see
+    /// [`crate::reply_mode`]).
+    pub fn push_to_self(&mut self, write: impl FnOnce(&mut ReplyWriter)) {
+        let protocol = self.protocol;
+        let c = self
+            .clients
+            .get_mut(&self.client_id)
+            .expect("calling client exists");
+        if c.reply_mode.suppressed() {
+            write(&mut ReplyWriter::new(&mut c.held_pushes, protocol));
+        } else {
+            write(&mut self.w());
+        }
+    }
+
     /// Records `units` of work.
     pub fn work(&mut self, units: u64) {
         self.work_units += units;

@@ -155,11 +155,20 @@ pub fn admit(
 }
 
 /// Redis 7.0 looks keys up with LOOKUP_NOTOUCH for these: asking about a
-/// key does not make it recently used.
+/// key does not make it recently used. RANDOMKEY only checks the expiry of
+/// the key it draws (`dbRandomKey`), which does not touch it either.
 fn looks_without_touching(name: &str) -> bool {
     matches!(
         name,
-        "type" | "exists" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "object" | "memory"
+        "type"
+            | "exists"
+            | "ttl"
+            | "pttl"
+            | "expiretime"
+            | "pexpiretime"
+            | "object"
+            | "memory"
+            | "randomkey"
     )
 }
 

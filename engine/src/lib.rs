@@ -33,6 +33,7 @@ pub(crate) mod planted;
 pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
+pub(crate) mod reply_mode;
 pub mod resp;
 pub mod scripting;
 pub(crate) mod server;

@@ -91,6 +91,11 @@ impl Pause {
         !self.held.is_empty() && self.held.contains_key(&client)
     }
 
+    /// The request CLIENT PAUSE holds for `client`, if it holds one.
+    pub fn held_args(&self, client: ClientId) -> Option<&[Vec<u8>]> {
+        self.held.get(&client).map(Vec::as_slice)
+    }
+
     /// Clients held right now.
     pub fn held_count(&self) -> usize {
         debug_assert_eq!(self.held.len(), self.order.len());

@@ -194,8 +194,11 @@ impl Pipeline<'_> {
             (&mut reply, reply_start),
         );
         let Some(evict_work_units) = admitted else {
-            // Queued by MULTI: `+QUEUED` is its whole effect.
-            self.clients.get_mut(&client).expect("client").output = reply;
+            // Queued by MULTI: `+QUEUED` is its whole effect (and is
+            // dropped like any reply under CLIENT REPLY OFF or SKIP).
+            let c = self.clients.get_mut(&client).expect("client");
+            crate::reply_mode::command_finished(c, &mut reply, reply_start);
+            c.output = reply;
             return;
         };
         let mut done = match resolved {
@@ -568,12 +571,18 @@ impl Pipeline<'_> {
         };
         match caller {
             Caller::Request | Caller::Exec { .. } => {
+                if caller == Caller::Request && block.is_none() {
+                    crate::reply_mode::command_finished(c, reply, reply_start);
+                }
                 c.output = std::mem::take(reply);
                 if let Some((_, spec)) = command {
                     c.last_command = spec.name;
                 }
             }
-            Caller::Unblocked => c.output.extend_from_slice(reply),
+            Caller::Unblocked => {
+                crate::reply_mode::command_finished(c, reply, 0);
+                c.output.extend_from_slice(reply);
+            }
             Caller::Script { .. } => {}
         }
         if let Some((parent, spec)) = command {

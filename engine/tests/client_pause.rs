@@ -423,3 +423,40 @@ fn a_held_client_outlives_the_idle_timeout() {
     }
     assert_eq!(w.frames(held), [ok()], "served when the pause ends");
 }
+
+/// The text of a verbatim or bulk reply.
+fn text(frame: Frame) -> String {
+    match frame {
+        Frame::Bulk(b) | Frame::Verbatim { data: b, .. } => String::from_utf8(b).unwrap(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_held_client_counts_as_blocked_and_lists_its_held_command() {
+    let mut w = recording_host();
+    let (admin, writer, reader) = (w.connect(), w.connect(), w.connect());
+    assert_eq!(w.cmd(admin, &["CLIENT", "PAUSE", "2000", "WRITE"]), ok());
+    w.send(writer, &["SET", "k", "1"]);
+    assert_eq!(w.frames(writer), [], "SET waits");
+    // Redis 7.0.15: blocked_clients:1, and the held client's CLIENT LIST
+    // line says flags=b cmd=set argv-mem=5 (the lengths of SET, k, 1).
+    let info = text(w.cmd(reader, &["INFO", "clients"]));
+    assert!(info.contains("\r\nblocked_clients:1\r\n"), "{info}");
+    assert!(
+        info.contains("\r\nclients_in_timeout_table:0\r\n"),
+        "{info}"
+    );
+    let list = text(w.cmd(reader, &["CLIENT", "LIST"]));
+    let line = list
+        .lines()
+        .find(|l| l.starts_with(&format!("id={} ", writer.0)))
+        .expect("the writer is listed");
+    for field in [" flags=b ", " argv-mem=5 ", " cmd=set "] {
+        assert!(line.contains(field), "{field} in {line}");
+    }
+    assert_eq!(w.cmd(admin, &["CLIENT", "UNPAUSE"]), ok());
+    assert_eq!(w.frames(writer), [ok()]);
+    let info = text(w.cmd(reader, &["INFO", "clients"]));
+    assert!(info.contains("\r\nblocked_clients:0\r\n"), "{info}");
+}

@@ -22,6 +22,7 @@ pub mod persistence;
 /// The one real-time path (sockets, threads, `Instant`): see its docs.
 pub mod probe;
 pub mod queue;
+pub mod reply_mode;
 pub mod report;
 pub mod rng;
 pub mod run;

@@ -1,5 +1,5 @@
 //! CLIENT: ID SETNAME GETNAME LIST INFO KILL UNBLOCK PAUSE UNPAUSE NO-EVICT
-//! SETINFO HELP.
+//! REPLY SETINFO HELP.
 //!
 //! CLIENT LIST and CLIENT INFO print Redis 7.0.15's fields in its order.
 //! Fields seedkv has no counterpart for are constant (`sub=0`, `multi=-1`,
@@ -132,6 +132,14 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
             ..CLIENT_ADMIN
         },
         CommandSpec {
+            name: "client|reply",
+            arity: 3,
+            since: "3.2.0",
+            summary: "Instruct the server whether to reply to commands",
+            handler: Some(client_reply),
+            ..CLIENT
+        },
+        CommandSpec {
             name: "client|setinfo",
             arity: 4,
             since: "7.2.0",
@@ -184,6 +192,22 @@ fn client_no_evict(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.ok();
 }
 
+/// CLIENT REPLY ON|OFF|SKIP. OFF and SKIP have no reply of their own; the
+/// pipeline drops the replies they suppress (see [`crate::reply_mode`]).
+fn client_reply(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    let mode = &mut ctx.client().reply_mode;
+    if args[2].eq_ignore_ascii_case(b"on") {
+        mode.on();
+        ctx.ok();
+    } else if args[2].eq_ignore_ascii_case(b"off") {
+        mode.off = true;
+    } else if args[2].eq_ignore_ascii_case(b"skip") {
+        mode.skip_next_command();
+    } else {
+        ctx.error("ERR syntax error");
+    }
+}
+
 /// Redis 7.2's CLIENT SETINFO LIB-NAME / LIB-VER.
 fn client_setinfo(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let attr = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
@@ -216,10 +240,27 @@ struct Current {
     argv_bytes: usize,
 }
 
+/// A request CLIENT PAUSE holds. Redis blocks a postponed client after
+/// looking its command up, so CLIENT LIST shows it with the `b` flag, its
+/// command as `cmd=` and its arguments in `argv-mem`.
+struct Held {
+    cmd: &'static str,
+    argv_bytes: usize,
+}
+
+/// The request of `id` that CLIENT PAUSE holds, if any.
+fn held(ctx: &Ctx, id: ClientId) -> Option<Held> {
+    let args = ctx.server.pause.held_args(id)?;
+    let cmd = match crate::pipeline::lookup(&ctx.server.commands, args) {
+        Some(crate::pipeline::Found::Runs((_, spec))) => spec.name,
+        _ => ctx.clients.get(&id).map_or("NULL", |c| c.last_command),
+    };
+    let argv_bytes = args.iter().map(Vec::len).sum();
+    Some(Held { cmd, argv_bytes })
+}
+
 /// One CLIENT LIST line (without the trailing newline), Redis 7.0.15 fields.
-/// `held`: CLIENT PAUSE holds the client's request (Redis blocks a
-/// postponed client, so it shows the `b` flag).
-fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
+fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> String {
     let is_current = c.id == current.id;
     let age_s = now.mono_ns.saturating_sub(c.created.mono_ns) / 1_000_000_000;
     let idle_s = if is_current {
@@ -231,7 +272,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
     if !c.subscriptions.is_empty() {
         flags.push('P');
     }
-    if c.blocked.is_some() || held {
+    if c.blocked.is_some() || held.is_some() {
         flags.push('b');
     }
     if c.no_evict {
@@ -247,17 +288,13 @@ fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
     }
     let qbuf = c.parser.buffered_bytes();
     // A blocked client still holds its command's arguments, as in Redis.
-    let argv_mem = match &c.blocked {
-        _ if is_current => current.argv_bytes,
-        Some(blocked) => blocked.args_bytes(),
-        None => 0,
+    let (cmd, argv_mem) = match (&c.blocked, held) {
+        _ if is_current => (current.cmd, current.argv_bytes),
+        (Some(blocked), _) => (c.last_command, blocked.args_bytes()),
+        (None, Some(held)) => (held.cmd, held.argv_bytes),
+        (None, None) => (c.last_command, 0),
     };
     let obl = c.pending_output().len();
-    let cmd = if is_current {
-        current.cmd
-    } else {
-        c.last_command
-    };
     let name = c
         .name
         .as_deref()
@@ -306,8 +343,7 @@ fn current(ctx: &Ctx, args: &[Vec<u8>]) -> Current {
 
 fn client_info(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let cur = current(ctx, args);
-    let held = ctx.server.pause.holds(ctx.client_id);
-    let mut text = info_line(&ctx.clients[&ctx.client_id], ctx.now, &cur, held);
+    let mut text = info_line(&ctx.clients[&ctx.client_id], ctx.now, &cur, None);
     text.push('\n');
     ctx.w().verbatim("txt", text.as_bytes());
 }
@@ -353,7 +389,7 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id.0)) {
                 continue;
             }
-            text.push_str(&info_line(c, ctx.now, &cur, ctx.server.pause.holds(c.id)));
+            text.push_str(&info_line(c, ctx.now, &cur, held(ctx, c.id)));
             text.push('\n');
         }
     }
@@ -598,6 +634,8 @@ fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
             "    Stop the current client pause, resuming traffic.",
             "PAUSE <timeout> [WRITE|ALL]",
             "    Suspend all, or just write, clients for <timeout> milliseconds.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",

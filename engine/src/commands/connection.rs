@@ -249,12 +249,22 @@ fn reset(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     c.protocol = Protocol::Resp2;
     c.name = None;
     c.authenticated = !needs_auth;
+    // CLIENT REPLY OFF ends, but a RESET that was itself skipped stays
+    // unanswered; CLIENT NO-EVICT survives RESET in Redis 7.0.
+    c.reply_mode.reset();
     // RESET also discards MULTI, forgets watched keys and ends MONITOR.
     let c = ctx
         .clients
         .get_mut(&ctx.client_id)
         .expect("calling client exists");
     crate::multi::client_gone(ctx.server, c);
+    reset_tracking(ctx);
     ctx.protocol = Protocol::Resp2;
     ctx.w().simple("RESET");
 }
+
+/// RESET turns client-side caching off (Redis's `disableTracking` in
+/// `clearClientConnectionState`). This branch has no CLIENT TRACKING yet,
+/// so there is no tracking state to clear: the CLIENT TRACKING work calls
+/// its own teardown from here.
+fn reset_tracking(_ctx: &mut Ctx) {}

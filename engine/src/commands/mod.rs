@@ -17,6 +17,7 @@ pub mod keys;
 pub mod latency;
 pub mod latency_graph;
 pub mod lists;
+pub mod lolwut;
 pub mod memory;
 pub mod monitor;
 pub mod object;
@@ -72,6 +73,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     pubsub::COMMANDS,
     scripting::COMMANDS,
     debug::COMMANDS,
+    lolwut::COMMANDS,
     persistence::COMMANDS,
 ];
 

@@ -227,14 +227,15 @@ fn confirm(ctx: &mut Ctx, kind: &str, name: Option<&[u8]>) {
     } else {
         subscriptions.count()
     };
-    let mut w = ctx.w();
-    w.push_len(3);
-    w.bulk_str(kind);
-    match name {
-        Some(name) => w.bulk(name),
-        None => w.null(),
-    }
-    w.int(count as i64);
+    ctx.push_to_self(|w| {
+        w.push_len(3);
+        w.bulk_str(kind);
+        match name {
+            Some(name) => w.bulk(name),
+            None => w.null(),
+        }
+        w.int(count as i64);
+    });
 }
 
 fn subscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -426,8 +427,7 @@ pub fn publish_message(ctx: &mut Ctx, channel: &[u8], message: &[u8]) -> usize {
 /// the engine queues it for transmission once and checks its limits.
 fn deliver(ctx: &mut Ctx, id: ClientId, write: impl FnOnce(&mut ReplyWriter)) {
     if id == ctx.client_id {
-        write(&mut ctx.w());
-        return;
+        return ctx.push_to_self(write);
     }
     let Some(c) = ctx.clients.get_mut(&id) else {
         debug_assert!(false, "a subscriber is connected");

@@ -504,6 +504,8 @@ pub fn inputs() -> Vec<Input> {
         db("bgsave", "BGSAVE").error_ok("no storage in the audit"),
         db("bgrewriteaof", "BGREWRITEAOF").error_ok("no storage in the audit"),
         db("lastsave", "LASTSAVE"),
+        db("lolwut", "LOLWUT VERSION 5 1000 200 200")
+            .declared(0.0, "the largest canvas seedkv draws, a fixed size"),
         c("flushall", "keys in the db", &["MSET {kvs}"], "FLUSHALL"),
         c("flushdb", "keys in the db", &["MSET {kvs}"], "FLUSHDB"),
         db("swapdb", "SWAPDB 0 1"),
@@ -807,6 +809,7 @@ pub fn inputs() -> Vec<Input> {
         db("client|info", "CLIENT INFO"),
         db("client|help", "CLIENT HELP"),
         db("client|no-evict", "CLIENT NO-EVICT on"),
+        db("client|reply", "CLIENT REPLY ON"),
         db("client|setinfo", "CLIENT SETINFO lib-name audit"),
         db("client|pause", "CLIENT PAUSE 0")
             .declared(0.0, "CLIENT PAUSE 0 (ends at once) is the safe form"),

@@ -55,6 +55,13 @@ pub const SERVER_TABLE_UNITS: u64 = 32 * 1024;
 /// 226,000 units; the bound multiplies this by its slack).
 pub const HLL_SELFTEST_UNITS: u64 = 40_000;
 
+/// LOLWUT's largest canvas (the engine refuses a larger one), a unit per
+/// `PIXELS_PER_WORK_UNIT` pixels, plus a unit per square (at most 200 ×
+/// 200).
+pub const LOLWUT_CANVAS_UNITS: u64 = seedkv_engine::commands::lolwut::CANVAS_PIXELS_MAX
+    / seedkv_engine::commands::lolwut::PIXELS_PER_WORK_UNIT
+    + 200 * 200;
+
 /// One declared step of a command's complexity, over measured sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Term {
@@ -86,6 +93,8 @@ pub enum Term {
     HllDense,
     /// PFSELFTEST's fixed tests ([`HLL_SELFTEST_UNITS`]).
     HllSelfTest,
+    /// LOLWUT's canvas, at most [`LOLWUT_CANVAS_UNITS`].
+    LolwutCanvas,
     /// PFMERGE into a sparse destination: an in-place sparse update per
     /// register the union sets (at most 4 per source byte, 16384 in all),
     /// each walking the destination's opcodes (a unit per 64 bytes).
@@ -214,6 +223,7 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
         Term::ArgsNLogN => s.args_count.saturating_mul(n + 1).saturating_mul(log_n),
         Term::HllDense => s.args_count.saturating_mul(HLL_DENSE_UNITS),
         Term::HllSelfTest => HLL_SELFTEST_UNITS,
+        Term::LolwutCanvas => LOLWUT_CANVAS_UNITS,
         Term::HllSparseMerge => {
             let registers = s.before.string_bytes.saturating_mul(4).min(16_384);
             let longest = s.before.string_bytes_max.max(s.after.string_bytes_max);
@@ -335,6 +345,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("client|list", &[Clients]),
     ("client|no-evict", ONE),
     ("client|pause", &[Clients]),
+    ("client|reply", ONE),
     ("client|setinfo", ONE),
     ("client|setname", ONE),
     ("client|unblock", &[Clients]),
@@ -424,6 +435,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("llen", ONE),
     ("lmove", ONE),
     ("lmpop", POPS),
+    ("lolwut", &[LolwutCanvas]),
     ("lpop", POPS),
     ("lpos", LINEAR),
     ("lpush", ONE),

@@ -34,8 +34,13 @@ impl Checker for Liveness {
             .map(|c| (c.conn, c.closed.is_some()))
             .collect();
         let allowances = blocking_allowances(history);
-        for (op, allowance) in history.ops.iter().zip(allowances) {
+        // CLIENT REPLY OFF or SKIP: these requests are never answered.
+        let silenced = crate::reply_mode::silenced(history);
+        for (i, (op, allowance)) in history.ops.iter().zip(allowances).enumerate() {
             let Some(allowance) = allowance else { continue };
+            if silenced.contains(&i) {
+                continue;
+            }
             let bound = facts.liveness_bound_ns + allowance;
             let from = op.invoke_ns.max(history.faults_end_ns);
             let waited = match &op.complete {

@@ -65,9 +65,11 @@ impl Checker for PipelineOrder {
         for seqs in executed.values_mut() {
             seqs.sort_unstable();
         }
-        let mut per_conn: BTreeMap<ConnId, Vec<&Op>> = BTreeMap::new();
-        for op in &history.ops {
-            per_conn.entry(op.conn).or_default().push(op);
+        let silenced = crate::reply_mode::silenced(history);
+        let mut per_conn: BTreeMap<ConnId, Vec<(bool, &Op)>> = BTreeMap::new();
+        for (i, op) in history.ops.iter().enumerate() {
+            let silenced = silenced.contains(&i);
+            per_conn.entry(op.conn).or_default().push((silenced, op));
         }
         let empty = Vec::new();
         for (conn, ops) in &per_conn {
@@ -88,7 +90,7 @@ impl Checker for PipelineOrder {
             // Between MULTI and EXEC/DISCARD a request may be answered
             // +QUEUED, and runs only if EXEC does.
             let mut in_multi = false;
-            for (i, op) in ops.iter().enumerate() {
+            for (i, &(silenced, op)) in ops.iter().enumerate() {
                 let queued = in_multi
                     && matches!(&op.complete, Some((_, Frame::Simple(s))) if s == b"QUEUED");
                 let name = op.args[0].to_ascii_uppercase();
@@ -102,6 +104,18 @@ impl Checker for PipelineOrder {
                         "conn {conn}: request #{i} recorded with index {}",
                         op.seq_in_conn
                     ));
+                }
+                if silenced {
+                    // CLIENT REPLY dropped its reply: none may come.
+                    if let Some((_, reply)) = &op.complete {
+                        return violation(format!(
+                            "conn {conn}: request #{i} ({}) got a reply ({}) that CLIENT REPLY \
+                             suppressed",
+                            render_args(&op.args),
+                            crate::world::frame_summary(reply)
+                        ));
+                    }
+                    continue;
                 }
                 let Some((complete_ns, reply)) = &op.complete else {
                     answered_prefix = false;

@@ -197,6 +197,8 @@ pub const OPTIONS: &[(&str, &[&str])] = &[
     ("client|list", &["TYPE", "NORMAL", "PUBSUB", "ID"]),
     ("client|pause", &["WRITE", "ALL"]),
     ("client|no-evict", &["ON", "OFF"]),
+    ("client|reply", &["ON", "OFF", "SKIP"]),
+    ("lolwut", &["VERSION"]),
     ("client|setinfo", &["LIB-NAME", "LIB-VER"]),
     ("client|unblock", &["TIMEOUT", "ERROR"]),
     ("command|list", &["FILTERBY", "MODULE", "ACLCAT", "PATTERN"]),

@@ -385,6 +385,10 @@ impl Client<'_> {
             };
             let before_seq = self.record.ops[i].seq_in_conn;
             let wanted = live.reply_frames.pop_front().unwrap_or(1);
+            if wanted == 0 {
+                // Silenced by CLIENT REPLY: no reply will come.
+                continue;
+            }
             let messages = self.workload.takes_messages();
             let mut parts: Vec<Frame> = Vec::new();
             // Bounded by the deadline: a message or a part of a reply of

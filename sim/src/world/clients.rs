@@ -55,9 +55,12 @@ impl World {
                 let end = cs.up_sent_bytes + self.scratch.len() as u64;
                 cs.up_watched.push_back((end, seq_in_conn));
             }
-            c.outstanding.push_back(self.history.ops.len());
+            // A request CLIENT REPLY silenced (no frames) awaits nothing.
             let frames = c.workload.reply_frames(&request);
-            c.reply_frames.push_back(frames);
+            if frames > 0 {
+                c.outstanding.push_back(self.history.ops.len());
+                c.reply_frames.push_back(frames);
+            }
             self.history.ops.push(Op {
                 client,
                 conn,
@@ -69,6 +72,11 @@ impl World {
             });
         }
         self.clients[ci].batch = batch;
+        // The batch ends when its last reply is in: one must come.
+        assert!(
+            !self.clients[ci].outstanding.is_empty(),
+            "a batch whose every reply CLIENT REPLY silenced"
+        );
         if self.trace.printing() {
             let c = &self.clients[ci];
             let first = c.outstanding.front().map_or(String::new(), |&i| {

@@ -197,3 +197,156 @@ fn no_evict_setinfo_help() {
         simple("CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
     );
 }
+
+/// Sends `commands` pipelined in one input and returns the raw output.
+fn pipelined(t: &mut TestEngine, c: ClientId, commands: &[&[&str]]) -> Vec<u8> {
+    let mut input = Vec::new();
+    for args in commands {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        input.extend_from_slice(&crate::resp::reply::encode_request(&args));
+    }
+    t.raw(c, &input)
+}
+
+/// The transcripts below were taken from redis-server 7.0.15.
+#[test]
+fn reply_off_skip_on_drop_replies_and_errors() {
+    let mut t = TestEngine::new();
+    let c = t.connect();
+    let out = pipelined(
+        &mut t,
+        c,
+        &[
+            &["CLIENT", "REPLY", "OFF"],
+            &["SET", "k", "v"],
+            &["GETX"],
+            &["CLIENT", "REPLY", "SKIP"],
+            &["GET", "k"],
+            &["CLIENT", "REPLY", "ON"],
+            &["GET", "k"],
+        ],
+    );
+    assert_eq!(out, b"+OK\r\n$1\r\nv\r\n");
+    let out = pipelined(
+        &mut t,
+        c,
+        &[
+            &["CLIENT", "REPLY", "SKIP"],
+            &["GET", "k"],
+            &["GET", "k"],
+            &["CLIENT", "REPLY", "bad"],
+            &["CLIENT", "REPLY"],
+        ],
+    );
+    assert_eq!(
+        out,
+        b"$1\r\nv\r\n-ERR syntax error\r\n\
+          -ERR wrong number of arguments for 'client|reply' command\r\n"
+    );
+    let skip: &[&str] = &["CLIENT", "REPLY", "SKIP"];
+    let out = pipelined(&mut t, c, &[skip, skip, &["PING", "1"], &["PING", "2"]]);
+    assert_eq!(
+        out, b"$1\r\n2\r\n",
+        "a second SKIP skips the command after it"
+    );
+    let off: &[&str] = &["CLIENT", "REPLY", "OFF"];
+    let on: &[&str] = &["CLIENT", "REPLY", "ON"];
+    let out = pipelined(&mut t, c, &[off, skip, &["PING", "1"], on, &["PING", "2"]]);
+    assert_eq!(out, b"+OK\r\n$1\r\n2\r\n", "SKIP is ignored while OFF");
+}
+
+#[test]
+fn reply_reset_answers_under_off_but_not_when_skipped() {
+    let mut t = TestEngine::new();
+    let c = t.connect();
+    let skip: &[&str] = &["CLIENT", "REPLY", "SKIP"];
+    let off: &[&str] = &["CLIENT", "REPLY", "OFF"];
+    let out = pipelined(&mut t, c, &[skip, &["RESET"], &["PING", "2"]]);
+    assert_eq!(out, b"$1\r\n2\r\n");
+    let out = pipelined(&mut t, c, &[off, &["RESET"], &["PING", "2"]]);
+    assert_eq!(out, b"+RESET\r\n$1\r\n2\r\n");
+}
+
+/// Publishes `m` on `ch`, leaving the subscribers' output for the caller.
+fn publish(t: &mut TestEngine, publisher: ClientId) {
+    let request = crate::resp::reply::encode_request(&[b"PUBLISH", b"ch", b"m"]);
+    t.engine.handle_input(t.now, publisher, &request);
+}
+
+#[test]
+fn reply_off_still_delivers_pushes() {
+    let mut t = TestEngine::new();
+    let (sub, publisher) = (t.connect(), t.connect());
+    let out = pipelined(
+        &mut t,
+        sub,
+        &[&["CLIENT", "REPLY", "OFF"], &["SUBSCRIBE", "ch"]],
+    );
+    assert_eq!(out, b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
+    publish(&mut t, publisher);
+    assert_eq!(
+        t.raw(sub, b""),
+        b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nm\r\n"
+    );
+    assert_eq!(
+        t.raw(sub, &crate::resp::reply::encode_request(&[b"RESET"])),
+        b"+RESET\r\n"
+    );
+    // RESP3: a message to a subscriber whose replies are off is a push.
+    pipelined(&mut t, sub, &[&["HELLO", "3"], &["SUBSCRIBE", "ch"]]);
+    assert_eq!(pipelined(&mut t, sub, &[&["CLIENT", "REPLY", "OFF"]]), b"");
+    publish(&mut t, publisher);
+    assert_eq!(
+        t.raw(sub, b""),
+        b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nm\r\n"
+    );
+    assert_eq!(
+        pipelined(&mut t, sub, &[&["CLIENT", "REPLY", "ON"]]),
+        b"+OK\r\n"
+    );
+}
+
+#[test]
+fn reply_skip_drops_a_blocked_commands_later_reply_and_queued() {
+    let mut t = TestEngine::new();
+    let (c, pusher) = (t.connect(), t.connect());
+    let out = pipelined(
+        &mut t,
+        c,
+        &[&["CLIENT", "REPLY", "SKIP"], &["BLPOP", "l", "0"]],
+    );
+    assert_eq!(out, b"");
+    assert_eq!(t.cmd(pusher, &["RPUSH", "l", "x"]), int(1));
+    assert_eq!(t.raw(c, b""), b"", "the served BLPOP's reply is skipped");
+    assert_eq!(t.cmd(c, &["PING"]), simple("PONG"));
+    // Inside EXEC, SKIP has no reply of its own (Redis 7.0.15 sends the
+    // array header of two with one element) and skips the command after
+    // EXEC, since the SKIP is spent only when a request completes.
+    let out = pipelined(
+        &mut t,
+        c,
+        &[
+            &["MULTI"],
+            &["CLIENT", "REPLY", "SKIP"],
+            &["SET", "k", "1"],
+            &["EXEC"],
+            &["PING", "a"],
+            &["PING", "b"],
+        ],
+    );
+    assert_eq!(
+        out,
+        b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n$1\r\nb\r\n"
+    );
+    let out = pipelined(
+        &mut t,
+        c,
+        &[
+            &["CLIENT", "REPLY", "SKIP"],
+            &["MULTI"],
+            &["SET", "k", "1"],
+            &["EXEC"],
+        ],
+    );
+    assert_eq!(out, b"+QUEUED\r\n*1\r\n+OK\r\n");
+}

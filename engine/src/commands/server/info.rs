@@ -173,7 +173,9 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  tracking_clients:0\r\n\
                  clients_in_timeout_table:{}\r\n",
                 cfg.maxclients,
-                ctx.server.blocking.blocked_count(),
+                // Redis 7.0 blocks a client that CLIENT PAUSE postpones
+                // (BLOCKED_PAUSE), so it counts among the blocked.
+                ctx.server.blocking.blocked_count() + ctx.server.pause.held_count(),
                 ctx.server.blocking.timeouts_count(),
             )
         }

@@ -33,6 +33,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Request, Workload, WorkloadKind};
 use crate::history::Delivery;
+use crate::reply_mode::ReplyState;
 
 mod bits;
 mod data;
@@ -106,6 +107,8 @@ pub struct Rare {
     /// Subscriptions held on this connection (channels, patterns, shard
     /// channels), for the number of confirmations an unsubscribe gets.
     subscribed_count: usize,
+    /// CLIENT REPLY on this connection: which requests get no reply.
+    reply: ReplyState,
 }
 
 impl Rare {
@@ -117,6 +120,7 @@ impl Rare {
             script: VecDeque::new(),
             seq: 0,
             subscribed_count: 0,
+            reply: ReplyState::default(),
         }
     }
 
@@ -179,6 +183,17 @@ impl Workload for Rare {
 
     fn reply_frames(&mut self, request: &Request) -> usize {
         let name = request[0].to_ascii_lowercase();
+        let answered = self.reply.request(request);
+        // A CLIENT REPLY takes effect at once only outside MULTI, and
+        // confirmations are pushes that CLIENT REPLY OFF does not drop:
+        // the script sends neither in a silenced stretch.
+        debug_assert!(
+            self.reply.is_on()
+                || !matches!(name.as_slice(), b"multi" | b"subscribe" | b"unsubscribe")
+        );
+        if !answered {
+            return 0;
+        }
         match name.as_slice() {
             b"subscribe" | b"psubscribe" | b"ssubscribe" => {
                 self.subscribed_count += request.len() - 1;
@@ -205,6 +220,7 @@ impl Workload for Rare {
 
     fn on_connect(&mut self) {
         self.subscribed_count = 0;
+        self.reply = ReplyState::default();
     }
 
     fn think_ns(&mut self, rng: &mut ChaCha8Rng) -> u64 {
@@ -242,6 +258,9 @@ pub fn expected_error(args: &[Vec<u8>]) -> Option<&'static str> {
         ("object", "freq") => Some("ERR An LFU maxmemory policy is not selected"),
         ("latency", "graph") => Some("ERR No samples available for event"),
         ("client", "kill") if args.len() == 3 => Some("ERR No such client"),
+        ("client", "reply") if !matches!(word(2), "on" | "off" | "skip") => {
+            Some("ERR syntax error")
+        }
         _ => None,
     }
 }

@@ -9,6 +9,7 @@ use super::{r, Section, SectionFn, HOME_DB, SWAP_DBS};
 pub(crate) const SECTIONS: &[SectionFn] = &[
     connection,
     client,
+    client_reply,
     command_config_info,
     introspection,
     scripting,
@@ -70,6 +71,37 @@ fn client(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add(&format!("CLIENT UNBLOCK {id} TIMEOUT"))
         .add(&format!("CLIENT UNBLOCK {id} ERROR"))
         .add("CLIENT HELP");
+}
+
+/// CLIENT REPLY OFF, SKIP and ON around reads and writes whose replies
+/// are dropped. The client expects no reply to those (see
+/// [`crate::reply_mode`]); every batch ends answered with replies on, so
+/// that the client knows when it is done and nothing else on the
+/// connection is silenced. The commands are of the kinds the reference
+/// model predicts, but it declines to once the connection has sent
+/// CLIENT REPLY (until RESET).
+fn client_reply(s: &mut Section, _rng: &mut ChaCha8Rng) {
+    let value = s.unique();
+    s.batch(HOME_DB)
+        .add("CLIENT REPLY OFF")
+        .add(&format!("SET rare:reply {value}"))
+        .add("INCR rare:reply:n")
+        .add("CLIENT REPLY SKIP")
+        .add("CLIENT REPLY ON")
+        .add("CLIENT REPLY SKIP")
+        .add("GET rare:reply")
+        .add("CLIENT REPLY SKIP")
+        .add("CLIENT REPLY SKIP")
+        .add("PING skipped")
+        .add("GET rare:reply")
+        .add("CLIENT REPLY maybe");
+    s.batch(HOME_DB)
+        .add("CLIENT REPLY SKIP")
+        .add("INCR rare:reply:n")
+        .add("CLIENT REPLY OFF")
+        .add("RESET")
+        .add(&format!("SELECT {HOME_DB}"))
+        .add("GET rare:reply:n");
 }
 
 fn command_config_info(s: &mut Section, _rng: &mut ChaCha8Rng) {
@@ -143,6 +175,10 @@ fn introspection(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("MEMORY MALLOC-STATS")
         .add("MEMORY PURGE")
         .add("MEMORY HELP")
+        .add("LOLWUT")
+        .add("LOLWUT VERSION 5")
+        .add("LOLWUT VERSION 5 20 3 3")
+        .add("LOLWUT VERSION 6")
         .add("DEBUG HELP")
         .add("DEBUG SLEEP 0");
 }
