@@ -205,6 +205,24 @@ impl Functions {
         Ok(self.vm.as_mut().expect("created above"))
     }
 
+    /// The libraries as RDB records (`rdbSaveFunctions`), for a save.
+    pub fn rdb_records(&self, compress: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for library in self.libraries.values() {
+            payload::put_library(&mut out, library, compress);
+        }
+        out
+    }
+
+    /// Replaces the libraries with those an RDB file holds (a load starts
+    /// from an empty set, as Redis's `emptyData` flushes the functions
+    /// before it loads a file). On error the libraries are left as they
+    /// were.
+    pub fn load_from_rdb(&mut self, codes: Vec<Vec<u8>>) -> Result<(), String> {
+        let mut cost = LoadCost::default();
+        self.restore(codes, Policy::Flush, &mut cost)
+    }
+
     /// Bytes the functions' Lua state uses (INFO `used_memory_vm_functions`).
     pub fn used_memory_vm_bytes(&self) -> usize {
         self.vm.as_ref().map_or(0, |vm| vm.vm.used_memory_bytes())

@@ -324,3 +324,31 @@ fn writes_propagate_as_redis_does() {
         ["SELECT", "0", "FUNCTION", "LOAD", COUNTER, "incrby", "k", "5", "FUNCTION", "DELETE", "counter", ""]
     );
 }
+
+/// `SAVE` on redis-server 7.0.15 after `FUNCTION LOAD` of [`LIB1`] and
+/// `SET k v`: the library's record sits between the aux fields and the
+/// database.
+const REDIS_RDB_HEX: &str = "524544495330303130fa0972656469732d76657206372e302e3135fa0a72656469732d62697473c040fa056374696d65c2876a106bfa08757365642d6d656dc2a8383e00fa08616f662d62617365c000f5404623216c7561206e616d653d6c6962310a72656469732e72656769737465725f66756e6374696f6e28276666272c2066756e6374696f6e28292072657475726e203120656e6429fe00fb010000016b0176ff081e6d3dea94fb9b";
+
+#[test]
+fn rdb_files_carry_libraries_both_ways() {
+    let (mut t, c) = engine();
+    let redis_file = unhex(REDIS_RDB_HEX);
+    let report = t.engine.load_rdb_file(t.now, &redis_file).expect("loads");
+    assert_eq!(report.functions, vec![LIB1.as_bytes().to_vec()]);
+    assert_eq!(t.cmd(c, &["FCALL", "ff", "0"]), int(1));
+    assert_eq!(t.cmd(c, &["GET", "k"]), bulk("v"));
+    // The file seedkv writes holds the same record at the same place.
+    let saved = t.engine.rdb_file_bytes(t.now);
+    let record = &redis_file[0x50..0x99];
+    assert_eq!(record[0], crate::rdb::file::opcode::FUNCTION2);
+    let at = saved
+        .windows(record.len())
+        .position(|w| w == record)
+        .expect("the library is saved");
+    assert_eq!(saved[at + record.len()], crate::rdb::file::opcode::SELECTDB);
+    let (mut u, d) = engine();
+    assert_eq!(u.cmd(d, &["FUNCTION", "LIST"]), Frame::Array(vec![]));
+    u.engine.load_rdb_file(u.now, &saved).expect("loads");
+    assert_eq!(u.cmd(d, &["FCALL", "FF", "0"]), int(1));
+}
