@@ -87,6 +87,13 @@ impl Functions {
         self.owners.len()
     }
 
+    /// Libraries, functions and a unit per 64 bytes of code: what walking
+    /// them all costs (FUNCTION LIST, DUMP, FLUSH, a save).
+    pub fn size_units(&self) -> u64 {
+        let code_bytes: usize = self.libraries.values().map(|l| l.code.len()).sum();
+        (self.libraries.len() + self.owners.len()) as u64 + code_bytes as u64 / 64
+    }
+
     /// The function `name` (any case) and its library.
     pub fn function(&self, name: &[u8]) -> Option<(&Library, &Function)> {
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
