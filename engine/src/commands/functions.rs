@@ -94,7 +94,8 @@ const FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "function|stats",
         flags: NOSCRIPT | ALLOW_BUSY,
-        summary: "Return information about the function currently running (name, description, duration)",
+        summary:
+            "Return information about the function currently running (name, description, duration)",
         tips: &[
             "nondeterministic_output",
             "request_policy:all_shards",
@@ -174,7 +175,10 @@ fn function_load(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         replace = true;
     }
     let mut cost = LoadCost::default();
-    let outcome = ctx.server.functions.load(&args[code_at], replace, &mut cost);
+    let outcome = ctx
+        .server
+        .functions
+        .load(&args[code_at], replace, &mut cost);
     ctx.work(cost.work_units());
     match outcome {
         Ok(name) => {
@@ -304,7 +308,8 @@ fn function_dump(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
         .is_none_or(|v| v == "yes");
     let functions = &ctx.server.functions;
     let payload = payload::dump(functions.libraries(), compress);
-    let units = functions.libraries_count() as u64 + payload.len() as u64 / REPLY_BYTES_PER_WORK_UNIT;
+    let units =
+        functions.libraries_count() as u64 + payload.len() as u64 / REPLY_BYTES_PER_WORK_UNIT;
     ctx.work(units);
     ctx.bulk(&payload);
 }
@@ -318,11 +323,9 @@ fn function_restore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         None => Policy::Append,
         Some(arg) => match Policy::parse(arg) {
             Some(policy) => policy,
-            None => {
-                return ctx.error(
-                    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
-                )
-            }
+            None => return ctx.error(
+                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            ),
         },
     };
     ctx.work(args[2].len() as u64 / REPLY_BYTES_PER_WORK_UNIT);

@@ -88,7 +88,9 @@ const LOOP_LIBRARY: &str = "FUNCTION LOAD #!lua~name=loops{nl}redis.register_fun
 
 /// `n` libraries `l0 ... l(n-1)` of one function each (see
 /// `template::library_code`).
-const N_LIBRARIES: &[&str] = &["*n FUNCTION LOAD #!lua~name=l{i}{nl}redis.register_function('f{i}',function()~return~1~end)"];
+const N_LIBRARIES: &[&str] = &[
+    "*n FUNCTION LOAD #!lua~name=l{i}{nl}redis.register_function('f{i}',function()~return~1~end)",
+];
 const QUADRATIC_PATTERNS: &str = "O(N) per pattern in the patterns already subscribed \
      (Redis's list search): n patterns in one call are O(n^2)";
 const INFO_MEMORY: &str = "Redis reads its allocator (O(1)); seedkv estimates the dataset \

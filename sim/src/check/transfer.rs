@@ -117,8 +117,8 @@ pub fn script_keys(args: &[Vec<u8>]) -> Option<&[Vec<u8>]> {
         b"FCALL",
         b"FCALL_RO",
     ]
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n));
+    .iter()
+    .any(|n| name.eq_ignore_ascii_case(n));
     if !is_script {
         return None;
     }

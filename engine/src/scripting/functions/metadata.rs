@@ -20,10 +20,7 @@ pub const BAD_NAME: &str = "Library names can only contain letters, numbers, or 
 /// Whether `name` is a valid library or function name: one or more ASCII
 /// letters, digits or underscores.
 pub fn valid_name(name: &[u8]) -> bool {
-    !name.is_empty()
-        && name
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+    !name.is_empty() && name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// Parses the shebang, with Redis's errors in Redis's order (the name is

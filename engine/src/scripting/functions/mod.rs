@@ -123,9 +123,18 @@ impl Functions {
     /// FUNCTION LOAD [REPLACE]: returns the library's name, or the error
     /// reply, in Redis's order: metadata, name, engine, existence, code,
     /// at least one function, function names free in other libraries.
-    pub fn load(&mut self, code: &[u8], replace: bool, cost: &mut LoadCost) -> Result<String, String> {
+    pub fn load(
+        &mut self,
+        code: &[u8],
+        replace: bool,
+        cost: &mut LoadCost,
+    ) -> Result<String, String> {
         let library = self.compile(code, !replace, cost)?;
-        let old = if replace { self.unlink(&library.name) } else { None };
+        let old = if replace {
+            self.unlink(&library.name)
+        } else {
+            None
+        };
         if let Some(taken) = self.collision(&library) {
             if let Some(old) = old {
                 self.link(old);
@@ -140,7 +149,12 @@ impl Functions {
     /// Checks a library's metadata, then compiles and runs its code. With
     /// `unique`, a name already loaded is refused before the code runs
     /// (Redis's "Library 'x' already exists").
-    fn compile(&mut self, code: &[u8], unique: bool, cost: &mut LoadCost) -> Result<Library, String> {
+    fn compile(
+        &mut self,
+        code: &[u8],
+        unique: bool,
+        cost: &mut LoadCost,
+    ) -> Result<Library, String> {
         let meta = metadata::parse(code)?;
         if !metadata::valid_name(meta.name.as_bytes()) {
             return Err(format!("ERR {}", metadata::BAD_NAME));

@@ -73,7 +73,9 @@ impl Functions {
             }
             replaced.extend(self.unlink(name));
         }
-        let taken = incoming.values().find_map(|library| self.collision(library));
+        let taken = incoming
+            .values()
+            .find_map(|library| self.collision(library));
         if let Some(taken) = taken {
             for old in replaced {
                 self.link(old);

@@ -48,7 +48,13 @@ pub fn fcall(ctx: &mut Ctx, args: &mut [Vec<u8>], read_only: bool) {
         propagate: true,
     };
     let caller_db = ctx.client().db;
-    let outcome = run_function(ctx, &mut run, &args[1], &args[3..keys_end], &args[keys_end..]);
+    let outcome = run_function(
+        ctx,
+        &mut run,
+        &args[1],
+        &args[3..keys_end],
+        &args[keys_end..],
+    );
     // A function's SELECT stays inside the function.
     ctx.client().db = caller_db;
     ctx.server.scripting.rng = run.rng;
@@ -67,7 +73,8 @@ pub fn fcall(ctx: &mut Ctx, args: &mut [Vec<u8>], read_only: bool) {
 /// `allow-oom` or `no-writes`).
 fn over_maxmemory(ctx: &mut Ctx) -> bool {
     let maxmemory_bytes = ctx.server.config.maxmemory_bytes;
-    maxmemory_bytes > 0 && crate::evict::used_memory_bytes(ctx.server, ctx.clients) > maxmemory_bytes
+    maxmemory_bytes > 0
+        && crate::evict::used_memory_bytes(ctx.server, ctx.clients) > maxmemory_bytes
 }
 
 /// Runs function `name`; returns its encoded reply (in the caller's

@@ -30,7 +30,10 @@ fn load_and_call() {
         t.cmd(c, &["FCALL_RO", "incr_by", "1", "k", "1"]),
         err("ERR Can not execute a script with write flag using *_ro command.")
     );
-    assert_eq!(t.cmd(c, &["FCALL", "nope", "0"]), err("ERR Function not found"));
+    assert_eq!(
+        t.cmd(c, &["FCALL", "nope", "0"]),
+        err("ERR Function not found")
+    );
     assert_eq!(
         t.cmd(c, &["FCALL", "peek", "x"]),
         err("ERR Bad number of keys provided")
@@ -99,7 +102,10 @@ fn names_collide_across_libraries_and_replace_restores_on_failure() {
         err("ERR Library 'counter' already exists")
     );
     let other = "#!lua name=other\nredis.register_function('PEEK', function() return 1 end)";
-    assert_eq!(load(&mut t, c, other), err("ERR Function PEEK already exists"));
+    assert_eq!(
+        load(&mut t, c, other),
+        err("ERR Function PEEK already exists")
+    );
     // A REPLACE that collides keeps the old library.
     let bad = "#!lua name=counter\nredis.register_function('x', function() return 1 end)";
     let clash = "#!lua name=clash\nredis.register_function('x', function() return 2 end)";
@@ -116,7 +122,10 @@ fn names_collide_across_libraries_and_replace_restores_on_failure() {
         bulk("counter")
     );
     assert_eq!(t.cmd(c, &["FCALL", "x", "0"]), int(1));
-    assert_eq!(t.cmd(c, &["FCALL", "peek", "0"]), err("ERR Function not found"));
+    assert_eq!(
+        t.cmd(c, &["FCALL", "peek", "0"]),
+        err("ERR Function not found")
+    );
     assert_eq!(
         t.cmd(c, &["FUNCTION", "DELETE", "nope"]),
         err("ERR Library not found")
@@ -248,13 +257,19 @@ fn dump_is_redis_bytes_and_restore_policies() {
         t.cmd_bytes(c, &args)
     };
     assert_eq!(restore(&mut t, &[]), err("ERR Library lib1 already exists"));
-    assert_eq!(restore(&mut t, &[b"append"]), err("ERR Library lib1 already exists"));
+    assert_eq!(
+        restore(&mut t, &[b"append"]),
+        err("ERR Library lib1 already exists")
+    );
     assert_eq!(restore(&mut t, &[b"REPLACE"]), simple("OK"));
     assert_eq!(t.cmd(c, &["FUNCTION", "FLUSH"]), simple("OK"));
     let other = "#!lua name=lib2\nredis.register_function('ff', function() return 2 end)";
     assert_eq!(load(&mut t, c, other), bulk("lib2"));
     assert_eq!(restore(&mut t, &[]), err("ERR Function ff already exists"));
-    assert_eq!(restore(&mut t, &[b"replace"]), err("ERR Function ff already exists"));
+    assert_eq!(
+        restore(&mut t, &[b"replace"]),
+        err("ERR Function ff already exists")
+    );
     assert_eq!(t.cmd(c, &["FCALL", "ff", "0"]), int(2));
     assert_eq!(restore(&mut t, &[b"FLUSH"]), simple("OK"));
     assert_eq!(t.cmd(c, &["FCALL", "ff", "0"]), int(1));
@@ -264,7 +279,9 @@ fn dump_is_redis_bytes_and_restore_policies() {
     );
     assert_eq!(
         restore(&mut t, &[b"flush", b"x"]),
-        err("ERR unknown subcommand or wrong number of arguments for 'RESTORE'. Try FUNCTION HELP.")
+        err(
+            "ERR unknown subcommand or wrong number of arguments for 'RESTORE'. Try FUNCTION HELP."
+        )
     );
     let mut broken = redis_payload.clone();
     broken.pop();
@@ -318,10 +335,16 @@ fn writes_propagate_as_redis_does() {
     assert_eq!(t.cmd(c, &["FCALL_RO", "peek", "1", "k"]), bulk("5"));
     assert_eq!(t.cmd(c, &["FUNCTION", "DELETE", "counter"]), simple("OK"));
     let stream = String::from_utf8(t.engine.propagation_mut().take()).expect("text");
-    let lines: Vec<&str> = stream.split("\r\n").filter(|l| !l.starts_with(['*', '$'])).collect();
+    let lines: Vec<&str> = stream
+        .split("\r\n")
+        .filter(|l| !l.starts_with(['*', '$']))
+        .collect();
     assert_eq!(
         lines,
-        ["SELECT", "0", "FUNCTION", "LOAD", COUNTER, "incrby", "k", "5", "FUNCTION", "DELETE", "counter", ""]
+        [
+            "SELECT", "0", "FUNCTION", "LOAD", COUNTER, "incrby", "k", "5", "FUNCTION", "DELETE",
+            "counter", ""
+        ]
     );
 }
 

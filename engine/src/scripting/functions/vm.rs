@@ -55,8 +55,9 @@ impl FunctionsVm {
         let collector: Collector = Rc::new(RefCell::new(None));
         let register = {
             let collector = Rc::clone(&collector);
-            vm.lua
-                .create_function(move |lua, args: MultiValue| register_function(lua, &collector, args))?
+            vm.lua.create_function(move |lua, args: MultiValue| {
+                register_function(lua, &collector, args)
+            })?
         };
         let api: Table = vm
             .lua
@@ -184,7 +185,11 @@ fn register_function(lua: &Lua, collector: &Collector, args: MultiValue) -> mlua
     let registered = match args.len() {
         1 => named_args(lua, args.front().cloned().unwrap_or(Value::Nil))?,
         2 => positional_args(lua, &args)?,
-        _ => return Err(raise("wrong number of arguments to redis.register_function")),
+        _ => {
+            return Err(raise(
+                "wrong number of arguments to redis.register_function",
+            ))
+        }
     };
     let mut collected = collector.borrow_mut();
     let list = collected.as_mut().expect("checked above");
@@ -217,10 +222,14 @@ fn lua_string(lua: &Lua, v: &Value) -> Option<Vec<u8>> {
 
 fn positional_args(lua: &Lua, args: &MultiValue) -> mlua::Result<Registered> {
     let Some(name) = args.front().and_then(|v| lua_string(lua, v)) else {
-        return Err(raise("first argument to redis.register_function must be a string"));
+        return Err(raise(
+            "first argument to redis.register_function must be a string",
+        ));
     };
     let Some(Value::Function(callback)) = args.get(1) else {
-        return Err(raise("second argument to redis.register_function must be a function"));
+        return Err(raise(
+            "second argument to redis.register_function must be a function",
+        ));
     };
     Ok(Registered {
         name: String::from_utf8_lossy(&name).into_owned(),
@@ -285,10 +294,14 @@ fn named_args(lua: &Lua, table: Value) -> mlua::Result<Registered> {
         }
     }
     let Some(name) = name else {
-        return Err(raise("redis.register_function must get a function name argument"));
+        return Err(raise(
+            "redis.register_function must get a function name argument",
+        ));
     };
     let Some(callback) = callback else {
-        return Err(raise("redis.register_function must get a callback argument"));
+        return Err(raise(
+            "redis.register_function must get a callback argument",
+        ));
     };
     Ok(Registered {
         name: String::from_utf8_lossy(&name).into_owned(),

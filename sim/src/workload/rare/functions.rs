@@ -48,7 +48,12 @@ fn functions(s: &mut Section, _rng: &mut ChaCha8Rng) {
     let (set, get) = (format!("{lib}_set"), format!("{lib}_get"));
     s.batch(HOME_DB)
         .add("DEL rare:fn")
-        .push(bytes(&[b"FUNCTION", b"LOAD", b"REPLACE", &library_code(client)]))
+        .push(bytes(&[
+            b"FUNCTION",
+            b"LOAD",
+            b"REPLACE",
+            &library_code(client),
+        ]))
         .add(&format!("FCALL {set} 1 rare:fn v"))
         .add(&format!("FCALL_RO {get} 1 rare:fn"))
         .add(&format!("FCALL {get} 1 rare:fn"))
@@ -56,11 +61,21 @@ fn functions(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("FUNCTION LIST")
         .add("FUNCTION STATS")
         .add("FUNCTION DUMP")
-        .push(bytes(&[b"FUNCTION", b"RESTORE", &library_payload(client), b"REPLACE"]))
+        .push(bytes(&[
+            b"FUNCTION",
+            b"RESTORE",
+            &library_payload(client),
+            b"REPLACE",
+        ]))
         .add("FUNCTION KILL")
         .add("FUNCTION HELP")
         .add(&format!("FUNCTION DELETE {lib}"))
-        .push(bytes(&[b"FUNCTION", b"RESTORE", &library_payload(client), b"APPEND"]))
+        .push(bytes(&[
+            b"FUNCTION",
+            b"RESTORE",
+            &library_payload(client),
+            b"APPEND",
+        ]))
         .add(&format!("FUNCTION DELETE {lib}"))
         .push(bytes(&[b"FUNCTION", b"RESTORE", &library_payload(client)]))
         .add(&format!("FUNCTION DELETE {lib}"));
@@ -74,6 +89,11 @@ fn solo_functions(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("FUNCTION FLUSH")
         .add("FUNCTION FLUSH ASYNC")
         .add("FUNCTION FLUSH SYNC")
-        .push(bytes(&[b"FUNCTION", b"RESTORE", &library_payload(client), b"FLUSH"]))
+        .push(bytes(&[
+            b"FUNCTION",
+            b"RESTORE",
+            &library_payload(client),
+            b"FLUSH",
+        ]))
         .add("FUNCTION FLUSH");
 }
