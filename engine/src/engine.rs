@@ -162,6 +162,7 @@ impl Engine {
                 monitors: Vec::new(),
                 pubsub: Default::default(),
                 scripting: Default::default(),
+                functions: Default::default(),
                 evict: Default::default(),
                 pause: Default::default(),
                 persist: Default::default(),

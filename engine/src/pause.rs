@@ -215,6 +215,13 @@ fn may_write(server: &Server, spec: &CommandSpec, args: &[Vec<u8>]) -> bool {
         // that flag because COMMAND INFO does not show it in 7.0.
         "publish" | "spublish" => true,
         "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => script_may_write(server, spec, args),
+        // `fcallGetCommandFlags`: a function writes unless it declares
+        // `no-writes`; an unknown one keeps the command's flags (FCALL may
+        // replicate, FCALL_RO does not).
+        "fcall" | "fcall_ro" => match args.get(1).and_then(|f| server.functions.flags_of(f)) {
+            Some(flags) => !flags.no_writes,
+            None => spec.name == "fcall",
+        },
         _ => false,
     }
 }

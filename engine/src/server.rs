@@ -40,6 +40,8 @@ pub struct Server {
     pub pubsub: crate::pubsub::PubSub,
     /// Lua scripts and their state (see [`crate::scripting`]).
     pub scripting: crate::scripting::Scripting,
+    /// Function libraries (see [`crate::scripting::functions`]).
+    pub functions: crate::scripting::functions::Functions,
     /// `maxmemory` eviction (see [`crate::evict`]).
     pub evict: crate::evict::EvictState,
     /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::pause`]).

@@ -51,6 +51,9 @@ pub struct Sizes {
     pub channels: u64,
     pub patterns: u64,
     pub scripts: u64,
+    /// Function libraries, their functions and their code (a unit per 64
+    /// bytes), before.
+    pub functions: u64,
     /// The calling client's MULTI queue and watched keys, before.
     pub queued: u64,
     pub watched: u64,
@@ -249,6 +252,7 @@ pub fn measure_before(
         channels: (server.pubsub.channels_count() + server.pubsub.shard_channels_count()) as u64,
         patterns: server.pubsub.patterns_count() as u64,
         scripts: server.scripting.cached_scripts_count() as u64,
+        functions: server.functions.size_units(),
         queued: tx
             .and_then(|tx| tx.multi.as_ref())
             .map_or(0, |m| m.queue.len() as u64),

@@ -71,7 +71,9 @@ pub fn run(data: &[u8]) {
             lfu_decay_time_min: 1,
         };
         let mut file = Vec::new();
-        write_file(&keyspace, &opts, &mut |chunk| file.extend_from_slice(chunk));
+        write_file(&keyspace, &[], &opts, &mut |chunk| {
+            file.extend_from_slice(chunk)
+        });
         let mut back = Keyspace::new(1);
         let again = load_file(&file, &options(true, false), &mut back)
             .unwrap_or_else(|e| panic!("a file we wrote loads (compress {compress}): {e}"));

@@ -10,6 +10,7 @@ pub mod databases;
 pub mod debug;
 pub mod dump;
 pub mod expire;
+pub mod functions;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
@@ -72,6 +73,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     monitor::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
+    functions::COMMANDS,
     debug::COMMANDS,
     lolwut::COMMANDS,
     persistence::COMMANDS,

@@ -152,6 +152,10 @@ impl Engine {
             self.server.keyspace.set_access(access);
             let report = crate::rdb::file::load_file(bytes, &opts, &mut self.server.keyspace)
                 .map_err(|e| format!("{e} Bad file format reading the append only file {name}"))?;
+            self.server
+                .functions
+                .load_from_rdb(report.functions.clone())
+                .map_err(|e| format!("{e} Bad file format reading the append only file {name}"))?;
             pos = report.consumed_bytes;
             self.log(LogLevel::Notice, "Reading the remaining AOF tail...".into());
         }

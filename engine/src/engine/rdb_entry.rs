@@ -67,7 +67,8 @@ impl Engine {
     /// [`file::write_file`]).
     #[doc(hidden)]
     pub fn write_rdb(&self, opts: &SaveOptions, sink: &mut dyn FnMut(&[u8])) -> SaveReport {
-        file::write_file(&self.server.keyspace, opts, sink)
+        let functions = self.server.functions.rdb_records(opts.compress);
+        file::write_file(&self.server.keyspace, &functions, opts, sink)
     }
 
     /// The whole RDB file a SAVE at `now` would write.
@@ -101,6 +102,10 @@ impl Engine {
         let mut keyspace = Keyspace::new(self.server.config.seed);
         keyspace.set_access(Access::at(now, &self.server.config, true));
         let report = file::load_file(bytes, &opts, &mut keyspace)?;
+        self.server
+            .functions
+            .load_from_rdb(report.functions.clone())
+            .map_err(|e| LoadError::function_library(report.consumed_bytes, e))?;
         self.server.keyspace = keyspace;
         Ok(report)
     }

@@ -130,9 +130,13 @@ pub(crate) enum Saved {
 pub(crate) fn snapshot(server: &Server, now: Now, aof_base: bool) -> (Vec<u8>, u64) {
     let opts = server.rdb_save_options(now, server.allocated_bytes.unwrap_or(0), aof_base);
     let mut out = Vec::new();
-    let report = crate::rdb::file::write_file(&server.keyspace, &opts, &mut |chunk: &[u8]| {
-        out.extend_from_slice(chunk)
-    });
+    let functions = server.functions.rdb_records(opts.compress);
+    let report = crate::rdb::file::write_file(
+        &server.keyspace,
+        &functions,
+        &opts,
+        &mut |chunk: &[u8]| out.extend_from_slice(chunk),
+    );
     (out, report.work_units)
 }
 
@@ -498,7 +502,17 @@ pub(crate) fn load_bytes(
     // relative to now.
     let access = crate::lru::Access::at(now, &server.config, true);
     server.keyspace.set_access(access);
-    match crate::rdb::file::load_file(bytes, &opts, &mut server.keyspace) {
+    let loaded =
+        crate::rdb::file::load_file(bytes, &opts, &mut server.keyspace).and_then(|report| {
+            server
+                .functions
+                .load_from_rdb(report.functions.clone())
+                .map_err(|e| {
+                    crate::rdb::file::LoadError::function_library(report.consumed_bytes, e)
+                })?;
+            Ok(report)
+        });
+    match loaded {
         Ok(report) => {
             let rdb = &mut server.persist.rdb;
             rdb.last_load_keys_loaded = report.keys_loaded;

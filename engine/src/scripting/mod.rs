@@ -28,6 +28,7 @@ mod call;
 
 pub(crate) use call::run_write;
 mod convert;
+pub mod functions;
 mod lua;
 mod rand48;
 mod sandbox;

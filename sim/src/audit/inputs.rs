@@ -81,6 +81,16 @@ fn db(name: &'static str, run: &'static str) -> Input {
 /// The Lua state is made once per server: a setup creates it, so that the
 /// measured EVAL pays for its own script only.
 const WARM_LUA: &[&str] = &["EVAL return~1 0"];
+
+/// A library of two functions that loop `ARGV[1]` times, one of them
+/// read-only (FCALL_RO runs only `no-writes` functions).
+const LOOP_LIBRARY: &str = "FUNCTION LOAD #!lua~name=loops{nl}redis.register_function('loop',function(k,a)~for~i=1,tonumber(a[1])~do~end~return~1~end)~redis.register_function{function_name='loop_ro',callback=function(k,a)~for~i=1,tonumber(a[1])~do~end~return~1~end,flags={'no-writes'}}";
+
+/// `n` libraries `l0 ... l(n-1)` of one function each (see
+/// `template::library_code`).
+const N_LIBRARIES: &[&str] = &[
+    "*n FUNCTION LOAD #!lua~name=l{i}{nl}redis.register_function('f{i}',function()~return~1~end)",
+];
 const QUADRATIC_PATTERNS: &str = "O(N) per pattern in the patterns already subscribed \
      (Redis's list search): n patterns in one call are O(n^2)";
 const INFO_MEMORY: &str = "Redis reads its allocator (O(1)); seedkv estimates the dataset \
@@ -1085,6 +1095,41 @@ pub fn inputs() -> Vec<Input> {
             "SCRIPT FLUSH",
         ),
         db("script|kill", "SCRIPT KILL").error_ok("no script is running (Redis's NOTBUSY)"),
+        // Functions.
+        c(
+            "fcall",
+            "loop iterations",
+            &[LOOP_LIBRARY],
+            "FCALL loop 0 {n}",
+        )
+        .declared(1.0, "the function loops n times"),
+        c(
+            "fcall_ro",
+            "loop iterations",
+            &[LOOP_LIBRARY],
+            "FCALL_RO loop_ro 0 {n}",
+        )
+        .declared(1.0, "the function loops n times"),
+        c(
+            "function|load",
+            "bytes of the library's code",
+            &[],
+            "FUNCTION LOAD REPLACE #!lua~name=big{nl}redis.register_function('f',function()~return~'{rep:x:n}'~end)",
+        )
+        .declared(1.0, "compiling is linear in the code"),
+        c("function|list", "libraries loaded", N_LIBRARIES, "FUNCTION LIST"),
+        c("function|dump", "libraries loaded", N_LIBRARIES, "FUNCTION DUMP"),
+        c("function|flush", "libraries loaded", N_LIBRARIES, "FUNCTION FLUSH"),
+        c(
+            "function|restore",
+            "libraries in the payload",
+            &[],
+            "FUNCTION RESTORE {dumplibs} FLUSH",
+        ),
+        c("function|delete", "libraries loaded", N_LIBRARIES, "FUNCTION DELETE l0"),
+        db("function|stats", "FUNCTION STATS"),
+        db("function|kill", "FUNCTION KILL").error_ok("no function is running (Redis's NOTBUSY)"),
+        db("function|help", "FUNCTION HELP"),
         db("script|debug", "SCRIPT DEBUG NO"),
         db("script|help", "SCRIPT HELP"),
     ]

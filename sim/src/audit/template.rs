@@ -18,9 +18,11 @@
 //! | `{fscored}`| `0.1 m:0 1.2 m:1 ...` (fractional scores)       |
 //! | `{each:X}` | X, n times                                      |
 //! | `{dumplist}` | one argument: a DUMP payload of the list `m:0 ... m:n-1` |
+//! | `{dumplibs}` | one argument: a FUNCTION DUMP payload of `n` libraries `l0 ... l(n-1)`, each registering one function `f<i>` |
 //!
 //! Inside an argument: `{n}` is the size, `{n-1}` and `{n/2}`, `{sha}` the
-//! SHA1 of [`LOOP_SCRIPT`], `{i}`
+//! SHA1 of [`LOOP_SCRIPT`], `{nl}` a newline (a library's shebang line
+//! ends with one), `{i}`
 //! the repetition index of a `*n ` line, and `{rep:TEXT:COUNT}` repeats
 //! TEXT COUNT times, COUNT a number or `n`.
 //!
@@ -60,6 +62,26 @@ pub fn expand(template: &str, n: usize, out: &mut Vec<Request>) {
     }
 }
 
+/// The code of library `l<i>`, which registers one function `f<i>`.
+fn library_code(i: usize) -> String {
+    format!("#!lua name=l{i}\nredis.register_function('f{i}', function() return 1 end)")
+}
+
+/// A FUNCTION DUMP payload (as FUNCTION RESTORE takes it) of the `n`
+/// libraries [`library_code`] `0..n`.
+fn dump_libraries(n: usize) -> Vec<u8> {
+    use seedkv_engine::rdb::{codec, file::opcode, RDB_VERSION};
+    let mut p = Vec::new();
+    for i in 0..n {
+        p.push(opcode::FUNCTION2);
+        codec::put_string(&mut p, library_code(i).as_bytes(), false);
+    }
+    p.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = codec::CRC64.checksum(&p);
+    p.extend_from_slice(&crc.to_le_bytes());
+    p
+}
+
 /// A DUMP payload (as RESTORE takes it) of a list of `n` elements
 /// `m:0 ... m:n-1`, in one listpack node.
 fn dump_list(n: usize) -> Vec<u8> {
@@ -82,6 +104,7 @@ fn dump_list(n: usize) -> Vec<u8> {
 fn expand_token(token: &str, n: usize, i: usize, args: &mut Vec<Vec<u8>>) {
     match token {
         "{dumplist}" => args.push(dump_list(n)),
+        "{dumplibs}" => args.push(dump_libraries(n)),
         "{ints}" => args.extend((0..n).map(|j| j.to_string().into_bytes())),
         "{elems}" => args.extend((0..n).map(|j| format!("m:{j}").into_bytes())),
         "{keys}" => args.extend((0..n).map(|j| format!("k:{j}").into_bytes())),
@@ -138,6 +161,7 @@ fn inline(token: &str, n: usize, i: usize) -> String {
             "n/2" => out.push_str(&(n / 2).to_string()),
             "sha" => out.push_str(&seedkv_engine::scripting::sha1_hex(LOOP_SCRIPT.as_bytes())),
             "i" => out.push_str(&i.to_string()),
+            "nl" => out.push('\n'),
             _ => match inner.strip_prefix("rep:").and_then(|r| r.rsplit_once(':')) {
                 Some((text, count)) => {
                     let count = if count == "n" {

@@ -128,6 +128,9 @@ pub enum Term {
     Tx,
     /// Cached scripts (SCRIPT FLUSH).
     Scripts,
+    /// Function libraries, their functions and code bytes (FUNCTION LIST,
+    /// DUMP, FLUSH; a save writes the libraries too).
+    Functions,
     /// The server's fixed tables ([`SERVER_TABLE_UNITS`]).
     ServerTables,
     /// A fixed table's names matched against the request's patterns
@@ -247,6 +250,7 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
         Term::PubSubArgs => sub.saturating_mul(s.args_count),
         Term::Tx => (s.queued + s.watched).saturating_mul(s.args_count),
         Term::Scripts => s.scripts,
+        Term::Functions => s.functions,
         Term::ServerTables => SERVER_TABLE_UNITS,
         Term::TableGlob => TABLE_NAMES_MAX.saturating_mul(glob_steps(s, TABLE_NAME_BYTES_MAX)),
         Term::Script => SCRIPT_BUSY_UNITS.saturating_add(cx.group_bound_units),
@@ -381,8 +385,23 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("expire", ONE),
     ("expireat", ONE),
     ("expiretime", ONE),
+    // A function runs as a script does, within the same busy budget.
+    ("fcall", &[Script]),
+    ("fcall_ro", &[Script]),
     ("flushall", &[AllElements]),
     ("flushdb", &[AllElements]),
+    ("function|delete", ONE),
+    ("function|dump", &[Functions]),
+    ("function|flush", &[Functions]),
+    ("function|help", TABLES),
+    ("function|kill", ONE),
+    ("function|list", &[Functions]),
+    // A library's code runs at load time under FUNCTION LOAD's timeout
+    // (500 ms of instructions), well inside a script's budget; RESTORE
+    // runs each library's code so, the payload's libraries being few.
+    ("function|load", &[Script]),
+    ("function|restore", &[Script, Functions]),
+    ("function|stats", ONE),
     ("geoadd", LOG),
     ("geodist", LOG),
     ("geohash", LOG),
@@ -495,7 +514,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("rpushx", ONE),
     ("sadd", PACKED),
     // Serializes every key on the command thread, as Redis's rdbSave.
-    ("save", &[Dataset]),
+    ("save", &[Dataset, Functions]),
     ("scan", &[DbKeysGlob]),
     ("scard", ONE),
     ("script|debug", ONE),

@@ -850,6 +850,9 @@ pub(crate) fn is_harmless(name: &str) -> bool {
             | "keys"
             | "randomkey"
             | "acl"
+            // Libraries hold no keys: FUNCTION only changes what a later
+            // FCALL runs, and FCALL is judged as a script.
+            | "function"
     )
 }
 
@@ -906,6 +909,11 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
     if exec.flags & flags::WRITE == 0 {
         return Effect::World;
     }
+    if exec.name.starts_with("function|") {
+        // FUNCTION LOAD, DELETE, FLUSH and RESTORE change libraries, not
+        // keys; what a function then does is a script's effect.
+        return Effect::None;
+    }
     let mut parts = exec.name.split('|');
     let top = parts.next().unwrap_or("");
     let spec = table
@@ -941,6 +949,7 @@ fn unmodelled_effect(table: &CommandTable, exec: &Execution, args: &[Vec<u8>]) -
         "eval"
             | "evalsha"
             | "fcall"
+            | "fcall_ro"
             | "sort"
             | "zunionstore"
             | "zinterstore"

@@ -28,7 +28,8 @@ use super::{Checker, RunFacts, Violation};
 use crate::fxhash::FxHashMap;
 use crate::history::{ConnId, History, Op};
 use crate::workload::transfer::{
-    parse_account, Pool, ACCOUNTS_COUNT, READ_SCRIPT, TOTAL, TRANSFER_SCRIPT,
+    parse_account, Pool, ACCOUNTS_COUNT, READ_FUNCTION, READ_SCRIPT, TOTAL, TRANSFER_FUNCTION,
+    TRANSFER_SCRIPT,
 };
 
 pub struct TransferCheck;
@@ -108,9 +109,16 @@ pub fn queued_before<'h>(conn_ops: &[&'h Op], exec: &Op) -> Option<Vec<&'h Op>> 
 /// and linearizability forget just these where a script ran.
 pub fn script_keys(args: &[Vec<u8>]) -> Option<&[Vec<u8>]> {
     let name = args.first()?;
-    let is_script = [&b"EVAL"[..], b"EVALSHA", b"EVAL_RO", b"EVALSHA_RO"]
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n));
+    let is_script = [
+        &b"EVAL"[..],
+        b"EVALSHA",
+        b"EVAL_RO",
+        b"EVALSHA_RO",
+        b"FCALL",
+        b"FCALL_RO",
+    ]
+    .iter()
+    .any(|n| name.eq_ignore_ascii_case(n));
     if !is_script {
         return None;
     }
@@ -147,7 +155,7 @@ pub fn check_observations(ops: &[Op]) -> Result<(), String> {
         let name = op.args[0].to_ascii_uppercase();
         let values: Option<&[Frame]> = match (name.as_slice(), reply) {
             (b"MGET", Frame::Array(v)) if is_whole_protected_pool(&op.args[1..]) => Some(v),
-            (b"EVAL", Frame::Array(v)) if is_read_script(op) => Some(v),
+            (b"EVAL" | b"FCALL_RO", Frame::Array(v)) if is_read_script(op) => Some(v),
             (b"EXEC", Frame::Array(v)) => {
                 let queued = by_conn
                     .get(&op.conn)
@@ -170,6 +178,7 @@ pub fn check_observations(ops: &[Op]) -> Result<(), String> {
         let what = match name.as_slice() {
             b"EXEC" => "a MULTI of GETs",
             b"EVAL" => "the read script",
+            b"FCALL_RO" => "the read function",
             _ => "MGET",
         };
         let sum = observed_sum(values).map_err(|e| {
@@ -202,14 +211,25 @@ fn render_values(values: &[Frame]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+/// The read script, by EVAL or as the library's `bank_read`.
 fn is_read_script(op: &Op) -> bool {
-    op.args.get(1).is_some_and(|s| s == READ_SCRIPT.as_bytes())
+    is_workload_script(op, READ_SCRIPT, READ_FUNCTION)
 }
 
+/// The transfer script, by EVAL or as the library's `bank_transfer`.
 fn is_transfer_script(op: &Op) -> bool {
-    op.args
-        .get(1)
-        .is_some_and(|s| s == TRANSFER_SCRIPT.as_bytes())
+    is_workload_script(op, TRANSFER_SCRIPT, TRANSFER_FUNCTION)
+}
+
+fn is_workload_script(op: &Op, script: &str, function: &str) -> bool {
+    let (Some(name), Some(body)) = (op.args.first(), op.args.get(1)) else {
+        return false;
+    };
+    if name.eq_ignore_ascii_case(b"EVAL") {
+        return body == script.as_bytes();
+    }
+    let is_fcall = name.eq_ignore_ascii_case(b"FCALL") || name.eq_ignore_ascii_case(b"FCALL_RO");
+    is_fcall && body.eq_ignore_ascii_case(function.as_bytes())
 }
 
 /// What a watched key looked like at WATCH.
@@ -463,7 +483,7 @@ pub fn check_execution_order(history: &History) -> Result<(), String> {
             }
             _ => {}
         }
-        let predicted = if name == b"EVAL" {
+        let predicted = if matches!(name.as_slice(), b"EVAL" | b"FCALL" | b"FCALL_RO") {
             match eval_reply(&mut replay, op, exec.unix_ms) {
                 Some(p) => p,
                 None => continue,

@@ -203,6 +203,10 @@ pub const OPTIONS: &[(&str, &[&str])] = &[
     ("client|unblock", &["TIMEOUT", "ERROR"]),
     ("command|list", &["FILTERBY", "MODULE", "ACLCAT", "PATTERN"]),
     ("script|flush", &["ASYNC", "SYNC"]),
+    ("function|load", &["REPLACE"]),
+    ("function|flush", &["ASYNC", "SYNC"]),
+    ("function|list", &["LIBRARYNAME", "WITHCODE"]),
+    ("function|restore", &["FLUSH", "APPEND", "REPLACE"]),
     ("memory|usage", &["SAMPLES"]),
     ("debug", &["SLEEP", "HELP"]),
     (

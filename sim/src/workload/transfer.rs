@@ -11,10 +11,13 @@
 //! - **Transfers** of 1 ..= [`AMOUNT_MAX`] between two accounts:
 //!   MULTI / DECRBY / INCRBY / EXEC; an optimistic WATCH loop (WATCH a b,
 //!   GET a, GET b; then MULTI, SET a, SET b, EXEC, retried on a null EXEC
-//!   up to [`WATCH_RETRIES_MAX`] times); and an EVAL script (once the
-//!   engine runs scripts: the first batch probes EVAL, see [`Transfer`]).
+//!   up to [`WATCH_RETRIES_MAX`] times); and an EVAL script or an FCALL
+//!   of the `bank` library's `bank_transfer` (once the engine runs
+//!   scripts: the first batch probes EVAL and loads the library, see
+//!   [`Transfer`]).
 //! - **Readers**: MGET of every account (one command is atomic too), GETs
-//!   inside MULTI/EXEC, and a script that GETs each.
+//!   inside MULTI/EXEC, and a script (EVAL, or FCALL_RO of `bank_read`)
+//!   that GETs each.
 //! - **Unprotected pairs**: DECRBY and INCRBY pipelined without MULTI, on a
 //!   pool of their own (`acct:loose:0 ..`) read by MGET and MULTI. Other
 //!   clients' commands may run between the two: a reader of that pool may
@@ -57,6 +60,21 @@ pub const TRANSFER_SCRIPT: &str = "local a = redis.call('DECRBY', KEYS[1], ARGV[
 /// Reads every key of KEYS, one GET each; replies the values in order.
 pub const READ_SCRIPT: &str =
     "local t = {} for i, k in ipairs(KEYS) do t[i] = redis.call('GET', k) end return t";
+
+/// The same two scripts as a function library (Redis 7.0 functions):
+/// `bank_transfer` is [`TRANSFER_SCRIPT`], `bank_read` is [`READ_SCRIPT`]
+/// declared `no-writes` (so that FCALL_RO runs it). Every client loads it
+/// with REPLACE: the same code, whoever loads it last.
+pub const BANK_LIBRARY: &str = "#!lua name=bank\n\
+redis.register_function('bank_transfer', function(keys, args) \
+local a = redis.call('DECRBY', keys[1], args[1]) \
+local b = redis.call('INCRBY', keys[2], args[1]) return {a, b} end)\n\
+redis.register_function{function_name='bank_read', callback=function(keys, args) \
+local t = {} for i, k in ipairs(keys) do t[i] = redis.call('GET', k) end return t end, \
+flags={'no-writes'}}";
+/// The functions of [`BANK_LIBRARY`].
+pub const TRANSFER_FUNCTION: &str = "bank_transfer";
+pub const READ_FUNCTION: &str = "bank_read";
 
 /// The key of account `i` of the protected pool.
 pub fn account_key(i: u32) -> Vec<u8> {
@@ -142,6 +160,9 @@ pub struct Transfer {
     /// The EVAL probe's answer: `None` until it came; scripts are used only
     /// when the engine ran it.
     scripts: Option<bool>,
+    /// Whether the engine loaded [`BANK_LIBRARY`] (FUNCTION LOAD's reply);
+    /// the functions are called only then. A reconnect loads it again.
+    functions: Option<bool>,
     round: Round,
     /// A WATCH round whose EXEC came back null, to start again.
     retry: Option<Retry>,
@@ -176,6 +197,7 @@ impl Transfer {
             client,
             opened: [false; 2],
             scripts: None,
+            functions: None,
             round: Round::Idle,
             retry: None,
         }
@@ -196,6 +218,14 @@ impl Transfer {
         if self.scripts.is_none() {
             batch.push(eval(READ_SCRIPT, pool_keys(Pool::Protected), &[]));
         }
+        if self.functions.is_none() {
+            batch.push(vec![
+                b"FUNCTION".to_vec(),
+                b"LOAD".to_vec(),
+                b"REPLACE".to_vec(),
+                BANK_LIBRARY.as_bytes().to_vec(),
+            ]);
+        }
     }
 
     fn multi_transfer(rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
@@ -207,13 +237,25 @@ impl Transfer {
         batch.push(vec![b"EXEC".to_vec()]);
     }
 
-    fn script_transfer(rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
+    /// A transfer by script: EVAL, or FCALL when the library is loaded.
+    fn script_transfer(&self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
         let (from, to) = pair(rng, Pool::Protected);
-        batch.push(eval(
-            TRANSFER_SCRIPT,
-            vec![from, to],
-            &[int_arg(amount(rng))],
-        ));
+        let amount = [int_arg(amount(rng))];
+        if self.functions == Some(true) && rng.gen_bool(0.5) {
+            batch.push(fcall(TRANSFER_FUNCTION, false, vec![from, to], &amount));
+        } else {
+            batch.push(eval(TRANSFER_SCRIPT, vec![from, to], &amount));
+        }
+    }
+
+    /// A read of the protected pool by script: EVAL, or FCALL_RO.
+    fn script_read(&self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
+        let keys = pool_keys(Pool::Protected);
+        if self.functions == Some(true) && rng.gen_bool(0.5) {
+            batch.push(fcall(READ_FUNCTION, true, keys, &[]));
+        } else {
+            batch.push(eval(READ_SCRIPT, keys, &[]));
+        }
     }
 
     fn multi_read(pool: Pool, batch: &mut Vec<Request>) {
@@ -320,13 +362,26 @@ pub fn eval(script: &str, keys: Vec<Vec<u8>>, args: &[Vec<u8>]) -> Request {
     r
 }
 
+/// `FCALL function numkeys keys... args...` (`FCALL_RO` when `read_only`).
+pub fn fcall(function: &str, read_only: bool, keys: Vec<Vec<u8>>, args: &[Vec<u8>]) -> Request {
+    let name: &[u8] = if read_only { b"FCALL_RO" } else { b"FCALL" };
+    let mut r = vec![
+        name.to_vec(),
+        function.as_bytes().to_vec(),
+        keys.len().to_string().into_bytes(),
+    ];
+    r.extend(keys);
+    r.extend(args.iter().cloned());
+    r
+}
+
 impl Workload for Transfer {
     fn kind(&self) -> WorkloadKind {
         WorkloadKind::Transfer
     }
 
     fn next_batch(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
-        if self.opened != [true, true] || self.scripts.is_none() {
+        if self.opened != [true, true] || self.scripts.is_none() || self.functions.is_none() {
             self.open(batch);
             return;
         }
@@ -344,13 +399,11 @@ impl Workload for Transfer {
         match rng.gen_range(0..100) {
             0..=24 => Self::multi_transfer(rng, batch),
             25..=44 => self.watch(rng, batch),
-            45..=54 if scripts => Self::script_transfer(rng, batch),
+            45..=54 if scripts => self.script_transfer(rng, batch),
             45..=54 => Self::multi_transfer(rng, batch),
             55..=69 => Self::mget(Pool::Protected, batch),
             70..=77 => Self::multi_read(Pool::Protected, batch),
-            78..=83 if scripts => {
-                batch.push(eval(READ_SCRIPT, pool_keys(Pool::Protected), &[]));
-            }
+            78..=83 if scripts => self.script_read(rng, batch),
             78..=83 => Self::mget(Pool::Protected, batch),
             84..=95 => {
                 // The unprotected pair, pipelined; sometimes a reader of
@@ -376,6 +429,15 @@ impl Workload for Transfer {
                 _ => 0,
             };
             self.opened[p] |= matches!(reply, Some(Frame::Integer(_)));
+            return;
+        }
+        if name == b"FUNCTION" && self.functions.is_none() {
+            // The library's name back means it is loaded.
+            self.functions = match reply {
+                Some(Frame::Bulk(_)) => Some(true),
+                Some(_) => Some(false),
+                None => None,
+            };
             return;
         }
         if name == b"EVAL" && self.scripts.is_none() {
@@ -418,6 +480,11 @@ impl Workload for Transfer {
     fn on_connect(&mut self) {
         self.round = Round::Idle;
         self.retry = None;
+        // The library may be gone (a restart from an old file): load it
+        // again before the next function call.
+        if self.functions == Some(true) {
+            self.functions = None;
+        }
     }
 
     fn think_ns(&mut self, rng: &mut ChaCha8Rng) -> u64 {

@@ -14,6 +14,11 @@ const ITEMS_PER_CMD: usize = 64;
 pub(crate) fn dataset_as_commands(server: &Server) -> (Vec<u8>, u64) {
     let mut out = Vec::new();
     let mut work_units = 0u64;
+    // The libraries come first, as Redis's `rewriteFunctions` writes them.
+    for library in server.functions.libraries() {
+        out.extend(encode_request(&[b"FUNCTION", b"LOAD", &library.code[..]]));
+        work_units += 1;
+    }
     for db in &server.keyspace.dbs {
         if db.keys.is_empty() {
             continue;

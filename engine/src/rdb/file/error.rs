@@ -55,11 +55,24 @@ pub enum LoadErrorKind {
     ModuleValue {
         name: String,
     },
-    /// A function library: seedkv has no functions.
+    /// A function library in the pre-release format
+    /// (`RDB_OPCODE_FUNCTION`), which Redis 7.0 refuses too.
     Function,
+    /// A function library could not be loaded (the reason as FUNCTION
+    /// LOAD would reply it).
+    Library(String),
 }
 
 impl LoadError {
+    /// A function library of the file did not load (its code failed, or
+    /// its name or a function's was taken): `reason` is the error reply.
+    pub fn function_library(offset_bytes: usize, reason: String) -> LoadError {
+        LoadError {
+            kind: LoadErrorKind::Library(reason),
+            offset_bytes,
+        }
+    }
+
     /// The warning lines redis-server 7.0.15 logs for this failure, in
     /// order (after which it runs redis-check-rdb, or exits).
     pub fn log_lines(&self) -> Vec<String> {
@@ -101,8 +114,11 @@ impl LoadError {
             LoadErrorKind::ModuleValue { name } => vec![format!(
                 "The RDB file contains module data I can't load: no matching module type '{name}'"
             )],
+            LoadErrorKind::Library(reason) => {
+                vec![format!("Failed loading library, {reason}")]
+            }
             LoadErrorKind::Function => {
-                let mut lines = vec!["Failed loading library, functions are not supported".into()];
+                let mut lines = vec!["Pre-release function format not supported.".into()];
                 lines.extend(eoferr());
                 lines
             }

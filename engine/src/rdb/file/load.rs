@@ -74,6 +74,9 @@ pub struct LoadReport {
     /// RDB preamble goes on from here.
     pub consumed_bytes: usize,
     pub work_units: u64,
+    /// The code of each function library (`RDB_OPCODE_FUNCTION2`), in file
+    /// order; the caller loads them (see `scripting::functions`).
+    pub functions: Vec<Vec<u8>>,
 }
 
 impl LoadReport {
@@ -235,7 +238,10 @@ fn read_entry(
             let name = module_type_name(id);
             return Err(c.fail(LoadErrorKind::ModuleAux { name }));
         }
-        opcode::FUNCTION | opcode::FUNCTION2 => return Err(c.fail(LoadErrorKind::Function)),
+        opcode::FUNCTION2 => report.functions.push(c.read(Reader::string)?),
+        // Redis 7.0's release candidates wrote libraries this way; 7.0
+        // refuses them too.
+        opcode::FUNCTION => return Err(c.fail(LoadErrorKind::Function)),
         value_kind => {
             let key = c.read(Reader::string)?;
             if matches!(value_kind, kind::MODULE | kind::MODULE_2) {

@@ -58,9 +58,14 @@ pub struct SaveReport {
 /// order of keys within a database (Redis's is its dict's, seeded at
 /// random per process) and the `ctime` and `used-mem` values.
 ///
+/// `functions` are the function libraries' records, written after the aux
+/// fields and before the keys, as `rdbSaveFunctions` does (see
+/// `scripting::functions::Functions::rdb_records`).
+///
 /// Memory held is one chunk plus the serialization of the largest value.
 pub fn write_file(
     keyspace: &Keyspace,
+    functions: &[u8],
     opts: &SaveOptions,
     sink: &mut dyn FnMut(&[u8]),
 ) -> SaveReport {
@@ -73,6 +78,7 @@ pub fn write_file(
     let mut report = SaveReport::default();
     out.buf.extend_from_slice(MAGIC);
     write_aux_fields(&mut out.buf, opts);
+    out.buf.extend_from_slice(functions);
     let access = access_at(opts);
     for db in keyspace.dbs.iter().filter(|db| !db.is_empty()) {
         write_db(&mut out, db, opts, &access, &mut report);

@@ -53,7 +53,7 @@ fn load(bytes: &[u8]) -> Result<(LoadReport, Keyspace), LoadError> {
 
 fn write(ks: &Keyspace, opts: &SaveOptions) -> Vec<u8> {
     let mut out = Vec::new();
-    let report = write_file(ks, opts, &mut |c| out.extend_from_slice(c));
+    let report = write_file(ks, &[], opts, &mut |c| out.extend_from_slice(c));
     assert_eq!(report.bytes_written, out.len() as u64);
     out
 }
@@ -165,7 +165,7 @@ fn chunks_are_full_but_the_last() {
         compress: false,
         ..save_opts()
     };
-    let report = write_file(&ks, &opts, &mut |c| chunks.push(c.to_vec()));
+    let report = write_file(&ks, &[], &opts, &mut |c| chunks.push(c.to_vec()));
     assert!(chunks.len() > 2);
     let (last, full) = chunks.split_last().unwrap();
     assert!(full.iter().all(|c| c.len() == save::CHUNK_BYTES));
@@ -373,7 +373,7 @@ fn duplicates_db_indexes_modules_and_functions_are_refused() {
             name: "mymodtype".into()
         }
     );
-    let mut function = vec![opcode::FUNCTION2];
+    let mut function = vec![opcode::FUNCTION];
     put_string(&mut function, b"#!lua name=x\n", false);
     function.push(opcode::EOF);
     assert_eq!(kind_of(load(&file_of(&function))), LoadErrorKind::Function);

@@ -17,7 +17,7 @@
 //!   to its default, CLIENT KILL and CLIENT UNBLOCK of an id no client has
 //!   (filters are ANDed), CLIENT LIST of `rare`'s own type;
 //! - the commands that have no harmless form (FLUSHALL, CLIENT PAUSE and
-//!   UNPAUSE, SCRIPT FLUSH, MONITOR, QUIT) are sent only by `rare-solo`,
+//!   UNPAUSE, SCRIPT FLUSH, FUNCTION FLUSH, MONITOR, QUIT) are sent only by `rare-solo`,
 //!   which a seed draws (swarm) as the run's only workload.
 //!
 //! Every reply is judged: the reference model predicts the commands it
@@ -37,6 +37,7 @@ use crate::reply_mode::ReplyState;
 
 mod bits;
 mod data;
+mod functions;
 mod lifecycle;
 mod server;
 mod streams;
@@ -131,8 +132,10 @@ impl Rare {
         all.extend_from_slice(lifecycle::SECTIONS);
         all.extend_from_slice(bits::SECTIONS);
         all.extend_from_slice(streams::SECTIONS);
+        all.extend_from_slice(functions::SECTIONS);
         if self.solo {
             all.extend_from_slice(server::SOLO_SECTIONS);
+            all.extend_from_slice(functions::SOLO_SECTIONS);
         }
         all
     }
@@ -253,7 +256,7 @@ pub fn expected_error(args: &[Vec<u8>]) -> Option<&'static str> {
         ("debug", _) => Some("ERR DEBUG command not allowed"),
         ("save" | "bgsave" | "bgrewriteaof", _) => Some(ANY_REPLY),
         ("config", "rewrite") => Some("ERR The server is running without a config file"),
-        ("script", "kill") => Some("NOTBUSY"),
+        ("script" | "function", "kill") => Some("NOTBUSY"),
         ("auth", _) if args.len() == 2 => Some("ERR AUTH <password> called without any password"),
         ("object", "freq") => Some("ERR An LFU maxmemory policy is not selected"),
         ("latency", "graph") => Some("ERR No samples available for event"),
