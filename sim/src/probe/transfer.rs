@@ -32,7 +32,8 @@ use crate::check::{Checker, RunFacts, Violation};
 use crate::fxhash::FxHashMap;
 use crate::history::{ConnId, History, Op};
 use crate::workload::transfer::{
-    parse_account, pool_keys, Pool, ACCOUNTS_COUNT, INITIAL_BALANCE, TOTAL, TRANSFER_SCRIPT,
+    parse_account, pool_keys, Pool, ACCOUNTS_COUNT, INITIAL_BALANCE, TOTAL, TRANSFER_FUNCTION,
+    TRANSFER_SCRIPT,
 };
 
 const NAME: &str = "transfer";
@@ -187,7 +188,9 @@ fn op_moves(conn_ops: &[&Op], i: usize, op: &Op) -> Vec<(Vec<u8>, i64, Option<bo
             let delta = if name == b"DECRBY" { -n } else { n };
             vec![(a[1].clone(), delta, ran(reply))]
         }
-        b"EVAL" if a.len() == 6 && a[1] == TRANSFER_SCRIPT.as_bytes() && a[2] == b"2" => {
+        // The transfer script by EVAL, or the library's `bank_transfer` by
+        // FCALL: the same `name body 2 from to amount` layout.
+        b"EVAL" | b"FCALL" if a.len() == 6 && is_transfer_body(&name, &a[1]) && a[2] == b"2" => {
             let Some(n) = int(&a[5]) else {
                 return Vec::new();
             };
@@ -210,6 +213,15 @@ fn op_moves(conn_ops: &[&Op], i: usize, op: &Op) -> Vec<(Vec<u8>, i64, Option<bo
                 .collect()
         }
         _ => Vec::new(),
+    }
+}
+
+/// Whether `body` is the workload's transfer script (EVAL) or function
+/// (FCALL, whose name Redis matches case-sensitively).
+fn is_transfer_body(name: &[u8], body: &[u8]) -> bool {
+    match name {
+        b"EVAL" => body == TRANSFER_SCRIPT.as_bytes(),
+        _ => body == TRANSFER_FUNCTION.as_bytes(),
     }
 }
 
