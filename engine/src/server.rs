@@ -40,6 +40,9 @@ pub struct Server {
     pub pubsub: crate::pubsub::PubSub,
     /// Lua scripts and their state (see [`crate::scripting`]).
     pub scripting: crate::scripting::Scripting,
+    /// The request of the script suspended between slices (see
+    /// [`crate::pipeline::SuspendedEval`]).
+    pub suspended_eval: Option<Box<crate::pipeline::SuspendedEval>>,
     /// `maxmemory` eviction (see [`crate::evict`]).
     pub evict: crate::evict::EvictState,
     /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::pause`]).
