@@ -237,7 +237,9 @@ impl Host {
                         drop(g);
                     }
                 }
-                Event::Executed(_) => {}
+                // The host resumes a suspended script through the
+                // deadline (`poll_timeout` is then due at once).
+                Event::Executed(_) | Event::ScriptSlice { .. } => {}
                 Event::Stall { duration_ns } => {
                     // DEBUG SLEEP: like Redis, the one command thread serves
                     // nobody for that long; this input's replies go out after.
@@ -659,8 +661,16 @@ async fn run_timer(host: Rc<Host>) {
         engine.handle_timeout(host.clock.now());
         host.timer_deadline_ns.set(engine.poll_timeout());
         host.drain(&mut engine, None);
+        let script_running = engine.script_running();
         drop(engine);
         armed_ns = host.timer_deadline_ns.get();
         sleep.as_mut().reset(host.clock.instant_at(armed_ns));
+        if script_running {
+            // The script's next slice is due at once; the connection tasks
+            // run first, so that other clients are read (and answered
+            // -BUSY past the threshold) between slices, as Redis's
+            // processEventsWhileBlocked reads them.
+            tokio::task::yield_now().await;
+        }
     }
 }
