@@ -5,7 +5,7 @@
 use seedkv_engine::{ClientId, Event, LogLevel};
 
 use super::{conn_slot, SimEvent, World};
-use crate::history::{Execution, Received};
+use crate::history::{Execution, Received, ScriptRun};
 use crate::net::SERVER_READ_BYTES_MAX;
 
 impl World {
@@ -190,7 +190,20 @@ impl World {
                     let key = (client.0, request_seq);
                     let before = match self.script_slices_charged {
                         Some((c, r, units)) if (c, r) == key => units,
-                        _ => 0,
+                        _ => {
+                            // The script's first slice: it started in this
+                            // turn.
+                            let threshold_ms = self.engine.config().busy_reply_threshold_ms;
+                            self.history.script_runs.push(ScriptRun {
+                                conn: key.0,
+                                seq_in_conn: key.1,
+                                started_ns: self.now_ns,
+                                executions_from: self.history.executions.len(),
+                                eval_execution: None,
+                                threshold_ms,
+                            });
+                            0
+                        }
                     };
                     self.script_slices_charged = Some((key.0, key.1, before + work_units));
                 }
@@ -204,6 +217,16 @@ impl World {
                     };
                     let units_left = e.work_units.saturating_sub(charged_units);
                     let ns = self.cost.command_ns(units_left, e.reply_bytes as u64);
+                    if charged_units > 0 {
+                        let index = self.history.executions.len();
+                        if let Some(run) = self.history.script_runs.last_mut() {
+                            debug_assert_eq!(
+                                (run.conn, run.seq_in_conn),
+                                (e.client.0, e.request_seq)
+                            );
+                            run.eval_execution = Some(index);
+                        }
+                    }
                     let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
                     cost_ns += ns;
                     self.trace
