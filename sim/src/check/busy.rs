@@ -112,3 +112,95 @@ fn check_busy(history: &History) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::ScriptRun;
+
+    const BUSY: &[u8] =
+        b"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+    const THRESHOLD_MS: u64 = 5;
+
+    fn op(conn: ConnId, seq: u64, args: &[&str], reply: Frame) -> Op {
+        Op {
+            client: 0,
+            conn,
+            seq_in_conn: seq,
+            args: args.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            workload: "adversarial",
+            invoke_ns: 0,
+            complete: Some((0, reply)),
+        }
+    }
+
+    fn exec(conn: ConnId, seq: u64, name: &'static str, start_ns: u64) -> Execution {
+        Execution {
+            conn,
+            seq_in_conn: seq,
+            start_ns,
+            end_ns: start_ns + 1,
+            unix_ms: 0,
+            name,
+            flags: 0,
+            work_units: 1,
+            in_exec: None,
+            sizes: None,
+        }
+    }
+
+    /// Conn 1 runs a long script (its request #0) from 0 ns; conn 2's
+    /// request #0 executes at `at_ns` as `name`, answered `reply`.
+    fn history(name: &'static str, at_ns: u64, reply: Frame) -> History {
+        let end_ns = 100_000_000;
+        History {
+            ops: vec![
+                op(
+                    1,
+                    0,
+                    &["EVAL", "while true do end", "0"],
+                    Frame::Error(b"ERR".to_vec()),
+                ),
+                op(2, 0, &["X"], reply),
+            ],
+            executions: vec![exec(2, 0, name, at_ns), exec(1, 0, "eval", end_ns)],
+            script_runs: vec![ScriptRun {
+                conn: 1,
+                seq_in_conn: 0,
+                started_ns: 0,
+                executions_from: 0,
+                eval_execution: Some(1),
+                threshold_ms: THRESHOLD_MS,
+            }],
+            ..History::default()
+        }
+    }
+
+    fn check(h: &History) -> Result<(), Violation> {
+        BusyWindow.check(h, &RunFacts::default())
+    }
+
+    #[test]
+    fn past_the_threshold_busy_refusals_and_script_kill_pass() {
+        let past_ns = THRESHOLD_MS * 1_000_000;
+        assert!(check(&history("", past_ns, Frame::Error(BUSY.to_vec()))).is_ok());
+        assert!(check(&history("kill", past_ns, Frame::Simple(b"OK".to_vec()))).is_ok());
+    }
+
+    #[test]
+    fn a_command_inside_a_script_fails() {
+        // Before the threshold nothing else runs, not even SCRIPT KILL.
+        let before_ns = THRESHOLD_MS * 1_000_000 - 1;
+        assert!(check(&history("kill", before_ns, Frame::Simple(b"OK".to_vec()))).is_err());
+        // Past it, a command that is not allowed while busy must be refused.
+        let past_ns = THRESHOLD_MS * 1_000_000;
+        assert!(check(&history("get", past_ns, Frame::Null)).is_err());
+    }
+
+    #[test]
+    fn a_busy_reply_outside_a_script_fails() {
+        let mut h = history("", 1, Frame::Error(BUSY.to_vec()));
+        h.script_runs.clear();
+        assert!(check(&h).is_err());
+    }
+}
