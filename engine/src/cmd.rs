@@ -382,6 +382,7 @@ impl<'a> Ctx<'a> {
                 let lazy = self.server.config.lazyfree_lazy_expire;
                 self.propagate_deletion(i, key, lazy);
                 self.free(v, lazy);
+                crate::notify::expired_on_access(self, i, key);
             }
         }
         i

@@ -91,6 +91,7 @@ pub(crate) fn expire_in_db(ctx: &mut Ctx, db: usize, key: &[u8]) {
         let lazy = ctx.server.config.lazyfree_lazy_expire;
         ctx.propagate_deletion(db, key, lazy);
         ctx.free(v, lazy);
+        crate::notify::expired_on_access(ctx, db, key);
     }
 }
 
