@@ -10,6 +10,7 @@ use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::keys::KEYSPACE;
 use crate::db::DATABASES_COUNT;
 use crate::event::{Event, Garbage};
+use crate::notify::{class, notify_in_db};
 use crate::util::parse_i64_strict;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -157,6 +158,9 @@ fn copy(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     ctx.server.blocking.signal(dst_db, dst);
     ctx.server.dirty += 1;
+    // Redis adds the copy anew (after deleting a replaced destination).
+    notify_in_db(ctx, class::NEW, "new", dst, dst_db);
+    notify_in_db(ctx, class::GENERIC, "copy_to", dst, dst_db);
     ctx.int(1);
 }
 
@@ -190,6 +194,9 @@ fn move_(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     ctx.server.blocking.signal(dst_db, key);
     ctx.server.dirty += 1;
+    notify_in_db(ctx, class::NEW, "new", key, dst_db);
+    notify_in_db(ctx, class::GENERIC, "move_from", key, src_db);
+    notify_in_db(ctx, class::GENERIC, "move_to", key, dst_db);
     ctx.int(1);
 }
 
