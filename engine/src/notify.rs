@@ -120,6 +120,12 @@ pub fn render_flags(flags: u32) -> String {
     out
 }
 
+/// Whether `flags` publish anything: a class and a channel kind.
+pub fn enabled(flags: u32) -> bool {
+    flags & (class::KEYSPACE | class::KEYEVENT) != 0
+        && flags & !(class::KEYSPACE | class::KEYEVENT | class::KEY_MISS) != 0
+}
+
 /// Raises `event` (of class `class`) on `key` in the calling client's
 /// database. One branch when the class is off.
 #[inline]

@@ -490,9 +490,7 @@ impl Checker for NotifyEvents {
     }
 
     fn check(&self, history: &History, _facts: &RunFacts) -> Result<(), Violation> {
-        if history.executions.is_empty()
-            || !history.ops.iter().any(|op| op.workload == WORKLOAD)
-        {
+        if history.executions.is_empty() || !history.ops.iter().any(|op| op.workload == WORKLOAD) {
             return Ok(());
         }
         let ops: BTreeMap<(ConnId, u64), &Op> = history
