@@ -161,6 +161,7 @@ impl Engine {
                 watches: Default::default(),
                 monitors: Vec::new(),
                 pubsub: Default::default(),
+                tracking: Default::default(),
                 scripting: Default::default(),
                 evict: Default::default(),
                 pause: Default::default(),
@@ -270,6 +271,7 @@ impl Engine {
             self.server
                 .pubsub
                 .remove_client(client, &mut c.subscriptions);
+            crate::tracking::disable(&mut self.server.tracking, &mut c);
         }
     }
 
@@ -317,7 +319,28 @@ impl Engine {
             self.args = args;
         }
         self.run_held(now, held);
+        self.broadcast_invalidations(now);
         self.after_input_persist(now);
+    }
+
+    /// Client-side caching's BCAST messages for the keys the input's
+    /// commands modified (Redis sends them in `beforeSleep`), and the
+    /// receivers of every invalidation queued for transmission.
+    fn broadcast_invalidations(&mut self, now: Now) {
+        crate::tracking::broadcast(&mut self.server.tracking, &mut self.clients);
+        self.deliver_invalidations(now);
+    }
+
+    /// Queues the clients given invalidations since the last look for
+    /// transmission, and closes those over their output limits.
+    fn deliver_invalidations(&mut self, now: Now) {
+        let delivered = std::mem::take(&mut self.server.tracking.delivered);
+        for &(id, was_idle) in &delivered {
+            if was_idle {
+                self.transmit.push_back(id);
+            }
+            self.check_output_limit(now, id);
+        }
     }
 
     /// Executes the complete requests in `client`'s query buffer, in order,
@@ -397,6 +420,7 @@ impl Engine {
         }
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
         self.cron(now);
+        self.broadcast_invalidations(now);
         // Active expiry may have deleted a stream a blocked XREADGROUP
         // waits on: it is told now (Redis serves ready keys before sleep).
         if self.server.blocking.has_ready() {
@@ -542,6 +566,7 @@ impl Engine {
             }
             self.check_output_limit(now, id);
         }
+        self.deliver_invalidations(now);
         self.check_output_limit(now, client);
     }
 

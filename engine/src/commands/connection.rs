@@ -254,6 +254,7 @@ fn reset(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
         .get_mut(&ctx.client_id)
         .expect("calling client exists");
     crate::multi::client_gone(ctx.server, c);
+    crate::tracking::reset_client(&mut ctx.server.tracking, c);
     ctx.protocol = Protocol::Resp2;
     ctx.w().simple("RESET");
 }
