@@ -303,6 +303,7 @@ impl Engine {
         }
         c.parser.feed(bytes);
         c.last_interaction = now;
+        crate::planted::client_input_begins(&mut self.server, client);
         let held = self.server.planted.input_begins();
         self.server.stats.net_input_bytes += bytes.len() as u64;
         let mut args = std::mem::take(&mut self.args);

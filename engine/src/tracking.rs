@@ -157,6 +157,11 @@ impl Tracking {
         self.prefixes.len()
     }
 
+    /// Whether any client has `key` remembered.
+    pub fn is_tracked_by_anyone(&self, key: &[u8]) -> bool {
+        self.table.contains_key(key)
+    }
+
     /// Whether `key` is remembered for `client` (for tests).
     pub fn is_tracked(&self, key: &[u8], client: ClientId) -> bool {
         self.table.get(key).is_some_and(|ids| ids.contains(&client))
