@@ -552,6 +552,11 @@ impl Engine {
         (&mut self.server, &mut self.clients)
     }
 
+    /// The tracking table (client-side caching), read-only.
+    pub fn server_tracking(&self) -> &crate::tracking::Tracking {
+        &self.server.tracking
+    }
+
     pub fn client_count(&self) -> usize {
         self.clients.len()
     }

@@ -38,6 +38,9 @@ use rand_chacha::ChaCha8Rng;
 use crate::client::{Client, ClientId, Clients};
 use crate::resp::{Protocol, ReplyWriter};
 
+#[cfg(test)]
+mod tests;
+
 /// Redis's default `tracking-table-max-keys`.
 pub const TRACKING_TABLE_MAX_KEYS_DEFAULT: u64 = 1_000_000;
 

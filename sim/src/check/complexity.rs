@@ -334,6 +334,11 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("client|kill", &[Clients]),
     ("client|list", &[Clients]),
     ("client|no-evict", ONE),
+    // Tracking's options are checked against the client's own prefixes.
+    ("client|tracking", &[Clients]),
+    ("client|caching", ONE),
+    ("client|getredir", ONE),
+    ("client|trackinginfo", ONE),
     ("client|pause", &[Clients]),
     ("client|setinfo", ONE),
     ("client|setname", ONE),

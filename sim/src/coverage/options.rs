@@ -197,6 +197,11 @@ pub const OPTIONS: &[(&str, &[&str])] = &[
     ("client|list", &["TYPE", "NORMAL", "PUBSUB", "ID"]),
     ("client|pause", &["WRITE", "ALL"]),
     ("client|no-evict", &["ON", "OFF"]),
+    (
+        "client|tracking",
+        &["ON", "OFF", "BCAST", "PREFIX", "OPTIN", "OPTOUT", "NOLOOP"],
+    ),
+    ("client|caching", &["YES", "NO"]),
     ("client|setinfo", &["LIB-NAME", "LIB-VER"]),
     ("client|unblock", &["TIMEOUT", "ERROR"]),
     ("command|list", &["FILTERBY", "MODULE", "ACLCAT", "PATTERN"]),
