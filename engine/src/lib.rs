@@ -41,8 +41,8 @@ pub(crate) mod stats_table;
 pub mod stopwatch;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod tracking;
 pub(crate) mod time;
+pub mod tracking;
 pub mod types;
 pub(crate) mod util;
 pub mod value;

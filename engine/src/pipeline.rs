@@ -234,7 +234,8 @@ impl Pipeline<'_> {
         if done.command.is_some() {
             done.duration_ns = self.stopwatch.stop(done.work_units, reply_bytes);
         }
-        let client_command = matches!(done.command, Some((Some(parent), _)) if parent.name == "client");
+        let client_command =
+            matches!(done.command, Some((Some(parent), _)) if parent.name == "client");
         self.finish(now, done, &mut reply, reply_start);
         if caller == Caller::Request {
             self.after_request(client, client_command);
@@ -346,7 +347,14 @@ impl Pipeline<'_> {
         args: &[Vec<u8>],
     ) -> Option<Box<crate::tracking::CallKeys>> {
         let server = &*self.server;
-        crate::tracking::before_call(&server.tracking, self.clients, client, spec, args, server.dirty)
+        crate::tracking::before_call(
+            &server.tracking,
+            self.clients,
+            client,
+            spec,
+            args,
+            server.dirty,
+        )
     }
 
     /// Runs `redis.call`'s command for `client`'s script (`eval_seq` is

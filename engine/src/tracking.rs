@@ -192,9 +192,11 @@ pub fn check_enable(c: &Client, o: &TrackingOptions) -> Result<u64, String> {
         return Err("ERR PREFIX option requires BCAST mode to be enabled".into());
     }
     if t.on && t.bcast != o.bcast {
-        return Err("ERR You can't switch BCAST mode on/off before disabling tracking for \
+        return Err(
+            "ERR You can't switch BCAST mode on/off before disabling tracking for \
                     this client, and then re-enabling it with a different mode."
-            .into());
+                .into(),
+        );
     }
     if o.bcast && (o.optin || o.optout) {
         return Err("ERR OPTIN and OPTOUT are not compatible with BCAST".into());
@@ -203,9 +205,11 @@ pub fn check_enable(c: &Client, o: &TrackingOptions) -> Result<u64, String> {
         return Err("ERR You can't specify both OPTIN mode and OPTOUT mode".into());
     }
     if (o.optin && t.optout) || (o.optout && t.optin) {
-        return Err("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for \
+        return Err(
+            "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for \
                     this client, and then re-enabling it with a different mode."
-            .into());
+                .into(),
+        );
     }
     let mut compared = 0;
     if o.bcast {
@@ -527,7 +531,12 @@ fn send(
 }
 
 /// Appends a message to `dest`'s output and records the delivery.
-fn write(tr: &mut Tracking, clients: &mut Clients, dest: ClientId, f: impl FnOnce(&mut ReplyWriter)) {
+fn write(
+    tr: &mut Tracking,
+    clients: &mut Clients,
+    dest: ClientId,
+    f: impl FnOnce(&mut ReplyWriter),
+) {
     let Some(c) = clients.get_mut(&dest) else {
         return;
     };

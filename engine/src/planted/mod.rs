@@ -53,9 +53,9 @@ mod persist;
 mod replies;
 mod scripts;
 mod streams;
-mod tracking;
 #[cfg(test)]
 mod tests;
+mod tracking;
 
 pub(crate) use held::Held;
 pub(crate) use streams::{waiters, xclaim_transfer};

@@ -248,8 +248,16 @@ fn invalidate_before_write_invalidates_while_the_old_value_is_still_read() {
         assert_eq!(t.cmd(w, &["SET", "k", "new"]), simple("OK"));
         // The invalidation arrived; the reader reads again at once.
         let out = t.raw(r, &encode_request(&[b"GET", b"k"]));
-        let want: &[u8] = if bug.is_some() { b"$3\r\nold\r\n" } else { b"$3\r\nnew\r\n" };
-        assert!(out.ends_with(want), "{bug:?}: {:?}", String::from_utf8_lossy(&out));
+        let want: &[u8] = if bug.is_some() {
+            b"$3\r\nold\r\n"
+        } else {
+            b"$3\r\nnew\r\n"
+        };
+        assert!(
+            out.ends_with(want),
+            "{bug:?}: {:?}",
+            String::from_utf8_lossy(&out)
+        );
         // The writer's next input lands the write, without a new
         // invalidation for the reader.
         t.cmd(w, &["PING"]);

@@ -17,7 +17,12 @@ pub(super) type HeldStore = (ClientId, usize, Box<[u8]>, Value, bool);
 /// now (always on a clean engine), or `None` when the planted bug held it
 /// after invalidating `key`.
 #[inline]
-pub(crate) fn tracked_store(ctx: &mut Ctx, key: &[u8], value: Value, keep_ttl: bool) -> Option<Value> {
+pub(crate) fn tracked_store(
+    ctx: &mut Ctx,
+    key: &[u8],
+    value: Value,
+    keep_ttl: bool,
+) -> Option<Value> {
     if !ctx.server.planted.is(PlantedBug::InvalidateBeforeWrite)
         || !ctx.server.tracking.is_tracked_by_anyone(key)
     {
@@ -25,8 +30,13 @@ pub(crate) fn tracked_store(ctx: &mut Ctx, key: &[u8], value: Value, keep_ttl: b
     }
     ctx.invalidate_tracked(key);
     let (client, db) = (ctx.client_id, ctx.db_index());
-    if let Some(p) = ctx.server.planted.planted(PlantedBug::InvalidateBeforeWrite) {
-        p.tracked_stores.push((client, db, key.into(), value, keep_ttl));
+    if let Some(p) = ctx
+        .server
+        .planted
+        .planted(PlantedBug::InvalidateBeforeWrite)
+    {
+        p.tracked_stores
+            .push((client, db, key.into(), value, keep_ttl));
     }
     None
 }

@@ -98,7 +98,9 @@ fn bcast_sends_one_message_per_prefix_at_the_end_of_the_input() {
     let mut t = TestEngine::new();
     let (b, w) = (t.connect(), t.connect());
     send(&mut t, b, &["HELLO", "3"]);
-    let on = ["CLIENT", "TRACKING", "on", "bcast", "prefix", "x", "prefix", "y"];
+    let on = [
+        "CLIENT", "TRACKING", "on", "bcast", "prefix", "x", "prefix", "y",
+    ];
     assert_eq!(t.cmd(b, &on), simple("OK"));
     let mset = ["MSET", "x1", "1", "y1", "1", "z1", "1", "x0", "1"];
     let out = sent_to(&mut t, w, &mset, b);

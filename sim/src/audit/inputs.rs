@@ -807,7 +807,10 @@ pub fn inputs() -> Vec<Input> {
         db("client|info", "CLIENT INFO"),
         db("client|help", "CLIENT HELP"),
         db("client|no-evict", "CLIENT NO-EVICT on"),
-        db("client|tracking", "CLIENT TRACKING on bcast prefix a prefix b noloop"),
+        db(
+            "client|tracking",
+            "CLIENT TRACKING on bcast prefix a prefix b noloop",
+        ),
         db("client|caching", "CLIENT CACHING yes"),
         db("client|getredir", "CLIENT GETREDIR"),
         db("client|trackinginfo", "CLIENT TRACKINGINFO"),
