@@ -507,7 +507,10 @@ fn send(
     }
     let d = clients.get(&dest).expect("looked up");
     let resp3 = d.protocol == Protocol::Resp3;
-    if !resp3 && !(dest != id && !d.subscriptions.is_empty()) {
+    // RESP2 has no pushes: only a redirect target in subscribed mode can
+    // take a pub/sub message instead.
+    let redirected_to_subscriber = dest != id && !d.subscriptions.is_empty();
+    if !resp3 && !redirected_to_subscriber {
         return;
     }
     write(tr, clients, dest, |w| {
