@@ -269,7 +269,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
          sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
-         rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user=default \
+         rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} \
          redir=-1 resp={}",
         c.id.0,
         c.info.addr,
@@ -291,9 +291,21 @@ fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
         tot_mem,
         if obl > 0 { "rw" } else { "r" },
         cmd,
+        String::from_utf8_lossy(&c.user),
         c.protocol.version(),
     );
     line
+}
+
+/// The CLIENT LIST line of client `c` while it runs `cmd` with arguments
+/// of `argv_bytes` bytes, as the ACL log records it.
+pub(crate) fn info_line_running(c: &Client, now: Now, cmd: &'static str, argv_bytes: usize) -> String {
+    let current = Current {
+        id: c.id,
+        cmd,
+        argv_bytes,
+    };
+    info_line(c, now, &current, false)
 }
 
 fn current(ctx: &Ctx, args: &[Vec<u8>]) -> Current {
