@@ -39,7 +39,7 @@ use crate::stats::CommandName;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
-mod permit;
+pub(crate) mod permit;
 mod resolve;
 mod unblock;
 

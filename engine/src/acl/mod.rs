@@ -167,7 +167,7 @@ impl Acl {
     /// permissions, and `requirepass` (when set) as its password.
     pub fn new(table: &CommandTable, requirepass: Option<&[u8]>) -> Acl {
         let index = CommandIndex::new(table);
-        let mut default = User::new(DEFAULT_USER.to_vec(), &index);
+        let mut default = User::new(DEFAULT_USER.to_vec(), &index, false);
         for rule in ["+@all", "~*", "&*", "on", "nopass"] {
             let mut steps = 0;
             let set = default.set_rule(rule.as_bytes(), &index, false, &mut steps);

@@ -17,8 +17,7 @@ pub struct User {
     pub name: Vec<u8>,
     /// `on` / `off`; a new user is off.
     pub enabled: bool,
-    /// Whether `on`/`off` was ever given: a new user shows `off` anyway,
-    /// as Redis creates it with the DISABLED flag.
+    /// Any password logs in (`nopass`).
     pub nopass: bool,
     /// `sanitize-payload` (Some(true)) or `skip-sanitize-payload`
     /// (Some(false)); a new user has neither flag.
@@ -31,15 +30,15 @@ pub struct User {
 
 impl User {
     /// Redis's `ACLCreateUser`: off, no passwords, no commands, no keys,
-    /// and channels per `acl-pubsub-default` (the default: none).
-    pub fn new(name: Vec<u8>, index: &CommandIndex) -> User {
+    /// and channels per `acl-pubsub-default` (`pubsub_default_all`).
+    pub fn new(name: Vec<u8>, index: &CommandIndex, pubsub_default_all: bool) -> User {
         User {
             name,
             enabled: false,
             nopass: false,
             sanitize_payload: None,
             passwords: Vec::new(),
-            selectors: vec![Selector::new(index, false)],
+            selectors: vec![Selector::new(index, pubsub_default_all)],
         }
     }
 

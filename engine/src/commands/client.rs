@@ -401,6 +401,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut id: Option<u64> = None;
     let mut client_type: Option<ClientType> = None;
     let mut skipme = true;
+    let mut user: Option<&[u8]> = None;
     if old_form {
         addr = Some(&args[2]);
         skipme = false;
@@ -428,12 +429,13 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 b"addr" => addr = Some(value),
                 b"laddr" => laddr = Some(value),
                 b"user" => {
-                    if value.as_slice() != b"default" {
+                    if ctx.server.acl.user(value).is_none() {
                         return ctx.error(&format!(
                             "ERR No such user '{}'",
                             crate::util::sanitize(value, 128)
                         ));
                     }
+                    user = Some(value);
                 }
                 b"skipme" => {
                     if value.eq_ignore_ascii_case(b"yes") {
@@ -458,6 +460,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         .filter(|c| addr.is_none_or(|a| c.info.addr.as_bytes() == a))
         .filter(|c| laddr.is_none_or(|a| c.info.laddr.as_bytes() == a))
         .filter(|c| id.is_none_or(|id| c.id.0 == id))
+        .filter(|c| user.is_none_or(|u| c.user == u))
         .filter(|_| client_type.is_none_or(|t| t == ClientType::Normal))
         .filter(|c| !(skipme && c.id == ctx.client_id))
         .map(|c| c.id)
