@@ -219,3 +219,6 @@ impl Acl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
