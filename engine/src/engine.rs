@@ -143,7 +143,8 @@ impl Engine {
         let planted = crate::planted::Hook::new(config.planted_bug);
         let mut commands = CommandTable::new(&families);
         planted.command_table(&mut commands);
-        let acl = crate::acl::Acl::new(&commands, config.requirepass.as_deref());
+        let mut acl = crate::acl::Acl::new(&commands, config.requirepass.as_deref());
+        acl.pubsub_default_all = crate::acl::pubsub_default_all(&config);
         let interval = cron_interval_ns(config.hz);
         Engine {
             server: Server {

@@ -37,7 +37,8 @@ impl Driver {
     /// One request of `client` and its reply; `None` when the engine closed
     /// the connection instead.
     fn command(&mut self, client: ClientId, args: &[&[u8]]) -> Option<Frame> {
-        self.engine.handle_input(self.now, client, &encode_request(args));
+        self.engine
+            .handle_input(self.now, client, &encode_request(args));
         while self.engine.poll_event().is_some() {}
         let mut decoder = FrameDecoder::new();
         while let Some(id) = self.engine.poll_transmit() {
@@ -79,10 +80,16 @@ pub fn run(data: &[u8]) {
     let admin = d.engine.connect(now, ConnectInfo::default());
     let mut setuser: Vec<&[u8]> = vec![b"ACL", b"SETUSER", b"fz"];
     setuser.extend(&rules);
-    let set = d.command(admin, &setuser).expect("the admin stays connected");
+    let set = d
+        .command(admin, &setuser)
+        .expect("the admin stays connected");
     if matches!(set, Frame::Error(_)) {
         let missing = d.command(admin, &[b"ACL", b"GETUSER", b"fz"]);
-        assert_eq!(missing, Some(Frame::Null), "a refused SETUSER creates nothing");
+        assert_eq!(
+            missing,
+            Some(Frame::Null),
+            "a refused SETUSER creates nothing"
+        );
         return;
     }
     round_trip(&mut d, admin);
@@ -131,7 +138,9 @@ fn dryrun_agrees(d: &mut Driver, admin: ClientId, command: &[&[u8]]) {
     }
     let mut dryrun: Vec<&[u8]> = vec![b"ACL", b"DRYRUN", b"fz"];
     dryrun.extend(command);
-    let verdict = d.command(admin, &dryrun).expect("the admin stays connected");
+    let verdict = d
+        .command(admin, &dryrun)
+        .expect("the admin stays connected");
     let allowed = match verdict {
         Frame::Simple(ok) if ok == b"OK" => true,
         Frame::Bulk(_) => false,
@@ -140,7 +149,9 @@ fn dryrun_agrees(d: &mut Driver, admin: ClientId, command: &[&[u8]]) {
     };
     // Only commands that leave the connection and the data alone are run.
     let name = command[0].to_ascii_lowercase();
-    let harmless: &[&[u8]] = &[b"get", b"exists", b"strlen", b"publish", b"echo", b"ping", b"ttl"];
+    let harmless: &[&[u8]] = &[
+        b"get", b"exists", b"strlen", b"publish", b"echo", b"ping", b"ttl",
+    ];
     if !harmless.contains(&name.as_slice()) {
         return;
     }
@@ -149,7 +160,12 @@ fn dryrun_agrees(d: &mut Driver, admin: ClientId, command: &[&[u8]]) {
     let client = d.engine.connect(d.now, ConnectInfo::default());
     let auth = d.command(client, &[b"AUTH", b"fz", b"x"]);
     assert_eq!(auth, Some(Frame::Simple(b"OK".to_vec())));
-    let reply = d.command(client, command).expect("a harmless command keeps the connection");
+    let reply = d
+        .command(client, command)
+        .expect("a harmless command keeps the connection");
     let denied = matches!(&reply, Frame::Error(e) if e.starts_with(b"NOPERM"));
-    assert_eq!(!denied, allowed, "DRYRUN said {allowed}, the command got {reply:?}");
+    assert_eq!(
+        !denied, allowed,
+        "DRYRUN said {allowed}, the command got {reply:?}"
+    );
 }

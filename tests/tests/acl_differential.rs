@@ -173,7 +173,9 @@ struct Connection {
 impl Connection {
     fn open(port: u16) -> Connection {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream.set_read_timeout(Some(REPLY_TIMEOUT)).expect("timeout");
+        stream
+            .set_read_timeout(Some(REPLY_TIMEOUT))
+            .expect("timeout");
         Connection {
             stream,
             decoder: FrameDecoder::new(),
@@ -210,8 +212,9 @@ impl Connection {
 
 /// Runs the script against the server on `port`: one line per step.
 fn run(port: u16) -> Vec<String> {
-    let mut connections: Vec<Connection> =
-        (0..CONNECTIONS_MAX).map(|_| Connection::open(port)).collect();
+    let mut connections: Vec<Connection> = (0..CONNECTIONS_MAX)
+        .map(|_| Connection::open(port))
+        .collect();
     let mut out = Vec::new();
     for line in SCRIPT.lines().filter(|l| !l.trim().is_empty()) {
         let words = split_args(line.as_bytes()).expect("a well-quoted line");
@@ -230,7 +233,10 @@ fn run(port: u16) -> Vec<String> {
 /// Masks what differs by design: ACL LOG's times and client details,
 /// GENPASS's digits.
 fn mask(args: &[Vec<u8>], frame: Frame) -> Frame {
-    let is = |i: usize, word: &str| args.get(i).is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()));
+    let is = |i: usize, word: &str| {
+        args.get(i)
+            .is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+    };
     if is(0, "acl") && is(1, "genpass") {
         if let Frame::Bulk(b) = frame {
             return Frame::Bulk(format!("<{} hex digits>", b.len()).into_bytes());
@@ -288,7 +294,8 @@ fn sort_single_command_rules(frame: Frame) -> Frame {
             let mut out: Vec<String> = Vec::new();
             let mut run: Vec<String> = Vec::new();
             for word in text.split(' ') {
-                let single = (word.starts_with('+') || word.starts_with('-')) && !word[1..].starts_with('@');
+                let single =
+                    (word.starts_with('+') || word.starts_with('-')) && !word[1..].starts_with('@');
                 if single {
                     run.push(word.trim_end_matches(')').to_string());
                     if word.ends_with(')') {
@@ -307,7 +314,9 @@ fn sort_single_command_rules(frame: Frame) -> Frame {
             out.append(&mut run);
             Frame::Bulk(out.join(" ").into_bytes())
         }
-        Frame::Array(items) => Frame::Array(items.into_iter().map(sort_single_command_rules).collect()),
+        Frame::Array(items) => {
+            Frame::Array(items.into_iter().map(sort_single_command_rules).collect())
+        }
         other => other,
     }
 }

@@ -189,7 +189,12 @@ fn check_selector(
     }
     if !selector.all_channels {
         for channel in channels_of(spec, args) {
-            if !channel_allowed(&selector.channels, &args[channel.index], channel.pattern, steps) {
+            if !channel_allowed(
+                &selector.channels,
+                &args[channel.index],
+                channel.pattern,
+                steps,
+            ) {
                 return Err(Denied::Channel(channel.index));
             }
         }
@@ -211,7 +216,12 @@ pub fn key_allowed(selector: &Selector, key: &[u8], access: u8, steps: &mut u64)
 
 /// Redis's `ACLCheckChannelAgainstList`: a channel matches the patterns;
 /// a subscription pattern must equal one of them.
-pub fn channel_allowed(patterns: &[Vec<u8>], channel: &[u8], pattern: bool, steps: &mut u64) -> bool {
+pub fn channel_allowed(
+    patterns: &[Vec<u8>],
+    channel: &[u8],
+    pattern: bool,
+    steps: &mut u64,
+) -> bool {
     patterns.iter().any(|p| {
         *steps += 1;
         match pattern {

@@ -159,6 +159,12 @@ pub struct Acl {
     pub pubsub_default_all: bool,
 }
 
+/// `acl-pubsub-default`: whether new users and selectors start with
+/// `allchannels` (Redis 7.0's default is `resetchannels`).
+pub fn pubsub_default_all(config: &crate::Config) -> bool {
+    config.extra.get("acl-pubsub-default").map(String::as_str) == Some("allchannels")
+}
+
 /// The default user's name.
 pub const DEFAULT_USER: &[u8] = b"default";
 

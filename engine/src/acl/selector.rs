@@ -392,7 +392,10 @@ impl Selector {
             }
         }
         rules.pop();
-        debug_assert_eq!(fake.allowed, self.allowed, "the description replays the bitmap");
+        debug_assert_eq!(
+            fake.allowed, self.allowed,
+            "the description replays the bitmap"
+        );
         rules
     }
 

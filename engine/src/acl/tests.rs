@@ -23,14 +23,21 @@ fn user(index: &CommandIndex, rules: &[&str]) -> Result<User, RuleError> {
 
 fn describe(index: &CommandIndex, rules: &[&str]) -> String {
     let mut steps = 0;
-    user(index, rules).expect("valid").describe(index, &mut steps)
+    user(index, rules)
+        .expect("valid")
+        .describe(index, &mut steps)
 }
 
 fn args(words: &[&str]) -> Vec<Vec<u8>> {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()
 }
 
-fn verdict(table: &CommandTable, index: &CommandIndex, u: &User, words: &[&str]) -> Result<(), Denied> {
+fn verdict(
+    table: &CommandTable,
+    index: &CommandIndex,
+    u: &User,
+    words: &[&str],
+) -> Result<(), Denied> {
     let argv = args(words);
     let spec = match crate::pipeline::lookup(table, &argv).expect("known") {
         crate::pipeline::Found::Runs((_, spec)) => spec,
@@ -45,7 +52,10 @@ fn a_new_user_is_off_with_nothing_allowed() {
     let t = table();
     let index = CommandIndex::new(&t);
     assert_eq!(describe(&index, &[]), "off resetchannels -@all");
-    assert_eq!(describe(&index, &["reset"]), "off sanitize-payload resetchannels -@all");
+    assert_eq!(
+        describe(&index, &["reset"]),
+        "off sanitize-payload resetchannels -@all"
+    );
 }
 
 #[test]
@@ -59,15 +69,36 @@ fn descriptions_match_redis() {
             "on ~k* %R~r* resetchannels &ch* -@all +@string -set",
         ),
         (
-            &["+set", "+@string", "-get", "+@hash", "-@hash", "+config|get", "+config", "-@all", "+get", "+@read", "-@write"],
+            &[
+                "+set",
+                "+@string",
+                "-get",
+                "+@hash",
+                "-@hash",
+                "+config|get",
+                "+config",
+                "-@all",
+                "+get",
+                "+@read",
+                "-@write",
+            ],
             "off resetchannels -@all +@read",
         ),
-        (&["+@all", "-@string", "+get"], "off resetchannels +@all -@string +get"),
+        (
+            &["+@all", "-@string", "+get"],
+            "off resetchannels +@all -@string +get",
+        ),
         // Redis lists single commands in its dict's (hash) order, which
         // changes between runs: `-debug -config|set` there.
-        (&["allcommands", "-debug", "-config|set"], "off resetchannels +@all -config|set -debug"),
+        (
+            &["allcommands", "-debug", "-config|set"],
+            "off resetchannels +@all -config|set -debug",
+        ),
         (&["%W~w*", "%R~w*"], "off ~w* resetchannels -@all"),
-        (&["nopass", "allkeys", "allchannels", "(~x* +get)"], "off nopass ~* &* -@all (~x* resetchannels -@all +get)"),
+        (
+            &["nopass", "allkeys", "allchannels", "(~x* +get)"],
+            "off nopass ~* &* -@all (~x* resetchannels -@all +get)",
+        ),
     ];
     for (rules, expected) in cases {
         assert_eq!(describe(&index, rules), *expected, "rules {rules:?}");
@@ -82,10 +113,16 @@ fn rule_errors_are_redis_s() {
     assert_eq!(user(&index, &["#abc"]), Err(RuleError::BadHash));
     assert_eq!(user(&index, &["+nosuch"]), Err(RuleError::UnknownCommand));
     assert_eq!(user(&index, &["+@nosuch"]), Err(RuleError::UnknownCommand));
-    assert_eq!(user(&index, &["allkeys", "~x"]), Err(RuleError::KeyAfterAll));
+    assert_eq!(
+        user(&index, &["allkeys", "~x"]),
+        Err(RuleError::KeyAfterAll)
+    );
     assert_eq!(user(&index, &["&*", "&x"]), Err(RuleError::ChannelAfterAll));
     assert_eq!(user(&index, &["<nope"]), Err(RuleError::NoSuchPassword));
-    assert_eq!(user(&index, &["+config|get|x"]), Err(RuleError::FirstArgOfSubcommand));
+    assert_eq!(
+        user(&index, &["+config|get|x"]),
+        Err(RuleError::FirstArgOfSubcommand)
+    );
     assert_eq!(user(&index, &["%X~k"]), Err(RuleError::Syntax));
     assert_eq!(user(&index, &["~a b"]), Err(RuleError::Syntax));
     assert_eq!(
@@ -119,7 +156,19 @@ fn checks_follow_key_access_channels_and_selectors() {
     let index = CommandIndex::new(&t);
     let u = user(
         &index,
-        &["~k*", "%R~r*", "%W~w*", "&ch*", "+get", "+set", "+mset", "+publish", "+psubscribe", "+client|id", "(~x* +del)"],
+        &[
+            "~k*",
+            "%R~r*",
+            "%W~w*",
+            "&ch*",
+            "+get",
+            "+set",
+            "+mset",
+            "+publish",
+            "+psubscribe",
+            "+client|id",
+            "(~x* +del)",
+        ],
     )
     .unwrap();
     let v = |words: &[&str]| verdict(&t, &index, &u, words);
@@ -139,7 +188,11 @@ fn checks_follow_key_access_channels_and_selectors() {
     assert_eq!(v(&["psubscribe", "ch1*"]), Err(Denied::Channel(1)));
     assert_eq!(v(&["client", "id"]), Ok(()));
     assert_eq!(v(&["client", "list"]), Err(Denied::Command));
-    assert_eq!(v(&["auth", "x"]), Ok(()), "no-auth commands are always allowed");
+    assert_eq!(
+        v(&["auth", "x"]),
+        Ok(()),
+        "no-auth commands are always allowed"
+    );
 }
 
 #[test]
@@ -148,9 +201,15 @@ fn first_arguments_allow_one_form_of_a_denied_command() {
     let index = CommandIndex::new(&t);
     let u = user(&index, &["+select|0", "allkeys"]).unwrap();
     assert_eq!(verdict(&t, &index, &u, &["select", "0"]), Ok(()));
-    assert_eq!(verdict(&t, &index, &u, &["select", "1"]), Err(Denied::Command));
+    assert_eq!(
+        verdict(&t, &index, &u, &["select", "1"]),
+        Err(Denied::Command)
+    );
     let mut steps = 0;
-    assert_eq!(u.describe(&index, &mut steps), "off ~* resetchannels -@all +select|0");
+    assert_eq!(
+        u.describe(&index, &mut steps),
+        "off ~* resetchannels -@all +select|0"
+    );
 }
 
 #[test]

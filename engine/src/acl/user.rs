@@ -166,7 +166,8 @@ fn password_of(op: &[u8]) -> Result<String, RuleError> {
         b'>' | b'<' => Ok(hash_password(&op[1..])),
         _ => {
             let hash = &op[1..];
-            let valid = hash.len() == 64 && hash.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+            let valid =
+                hash.len() == 64 && hash.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
             match valid {
                 true => Ok(String::from_utf8_lossy(hash).into_owned()),
                 false => Err(RuleError::BadHash),

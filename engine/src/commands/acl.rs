@@ -50,7 +50,8 @@ const ACL_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "acl|dryrun",
         arity: -4,
-        summary: "Returns whether the user can execute the given command without executing the command.",
+        summary:
+            "Returns whether the user can execute the given command without executing the command.",
         since: "7.0.0",
         complexity: "O(1).",
         handler: Some(acl_dryrun),
@@ -68,7 +69,8 @@ const ACL_SUBCOMMANDS: &[CommandSpec] = &[
         name: "acl|getuser",
         arity: 3,
         summary: "Get the rules for a specific ACL user",
-        complexity: "O(N). Where N is the number of password, command and pattern rules that the user has.",
+        complexity:
+            "O(N). Where N is the number of password, command and pattern rules that the user has.",
         handler: Some(acl_getuser),
         ..ACL_SUB
     },

@@ -299,7 +299,12 @@ fn info_line(c: &Client, now: Now, current: &Current, held: bool) -> String {
 
 /// The CLIENT LIST line of client `c` while it runs `cmd` with arguments
 /// of `argv_bytes` bytes, as the ACL log records it.
-pub(crate) fn info_line_running(c: &Client, now: Now, cmd: &'static str, argv_bytes: usize) -> String {
+pub(crate) fn info_line_running(
+    c: &Client,
+    now: Now,
+    cmd: &'static str,
+    argv_bytes: usize,
+) -> String {
     let current = Current {
         id: c.id,
         cmd,

@@ -192,6 +192,7 @@ fn config_set_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         let password = ctx.server.config.requirepass.clone();
         ctx.server.acl.set_requirepass(password.as_deref());
     }
+    ctx.server.acl.pubsub_default_all = crate::acl::pubsub_default_all(&ctx.server.config);
     crate::persist::config_changed(ctx.server, ctx.events, ctx.now);
     ctx.ok();
 }

@@ -131,7 +131,12 @@ const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is dis
 /// Redis's `ACLAuthenticateUser`: on success the connection runs as
 /// `user` from now on; a failure is logged in the ACL log under the
 /// command's name as sent.
-fn authenticate(ctx: &mut Ctx, command: &[u8], user: &[u8], pass: &[u8]) -> Result<(), &'static str> {
+fn authenticate(
+    ctx: &mut Ctx,
+    command: &[u8],
+    user: &[u8],
+    pass: &[u8],
+) -> Result<(), &'static str> {
     // One unit for the password's hash.
     ctx.work(1 + pass.len() as u64 / 64);
     if ctx.server.acl.credentials_ok(user, pass) {

@@ -51,7 +51,9 @@ fn connection(s: &mut Section, _rng: &mut ChaCha8Rng) {
 fn acl(s: &mut Section, _rng: &mut ChaCha8Rng) {
     let user = s.unique();
     s.batch(HOME_DB)
-        .add(&format!("ACL SETUSER {user} on >pw ~rare:* %R~r:* &rare:* +@all -@dangerous (+get ~x*)"))
+        .add(&format!(
+            "ACL SETUSER {user} on >pw ~rare:* %R~r:* &rare:* +@all -@dangerous (+get ~x*)"
+        ))
         .add(&format!("ACL GETUSER {user}"))
         .add(&format!("ACL DRYRUN {user} GET rare:k"))
         .add(&format!("ACL DRYRUN {user} SET other v"))
