@@ -151,7 +151,7 @@ pub fn check(
         match check_selector(selector, (id, spec), args, keys, steps) {
             Ok(()) => return Ok(()),
             Err(denied) => {
-                if worst.map_or(true, |w| denied.rank() > w.rank()) {
+                if worst.is_none_or(|w| denied.rank() > w.rank()) {
                     worst = Some(denied);
                 }
             }

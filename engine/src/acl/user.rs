@@ -49,7 +49,7 @@ impl User {
     /// Whether `password` hashes to one of the user's passwords.
     pub fn has_password(&self, password: &[u8]) -> bool {
         let hashed = hash_password(password);
-        self.passwords.iter().any(|p| *p == hashed)
+        self.passwords.contains(&hashed)
     }
 
     /// Redis's `ACLSetUser`: applies one rule (a merged selector counts as
