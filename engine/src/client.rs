@@ -105,6 +105,8 @@ pub struct Client {
     pub monitor: bool,
     /// Channels and patterns this client is subscribed to.
     pub subscriptions: crate::pubsub::Subscriptions,
+    /// CLIENT TRACKING's mode (see [`crate::tracking`]).
+    pub tracking: crate::tracking::ClientTracking,
     /// Since when (monotonic ns) its pending output has been over its
     /// class's soft limit, as of the last check; `None` when under it.
     pub output_soft_limit_since_ns: Option<u64>,
@@ -142,6 +144,7 @@ impl Client {
             tx: Default::default(),
             monitor: false,
             subscriptions: Default::default(),
+            tracking: Default::default(),
             output_soft_limit_since_ns: None,
             reply_mode: Default::default(),
             held_pushes: Vec::new(),

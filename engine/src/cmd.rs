@@ -398,6 +398,7 @@ impl<'a> Ctx<'a> {
                 self.server.blocking.signal(i, key);
                 let lazy = self.server.config.lazyfree_lazy_expire;
                 self.propagate_deletion(i, key, lazy);
+                self.invalidate_tracked(key);
                 self.free(v, lazy);
             }
         }
@@ -526,6 +527,7 @@ impl<'a> Ctx<'a> {
     pub fn modified_in_place(&mut self, key: &[u8]) {
         let i = self.db_index();
         crate::multi::touch_key(&self.server.watches, self.clients, i, key);
+        self.invalidate_tracked(key);
         self.server.blocking.signal(i, key);
         self.server.dirty += 1;
     }
@@ -538,6 +540,7 @@ impl<'a> Ctx<'a> {
             self.free(old, self.server.config.lazyfree_lazy_server_del);
         }
         crate::multi::touch_key(&self.server.watches, self.clients, i, key);
+        self.invalidate_tracked(key);
         self.server.blocking.signal(i, key);
         self.server.dirty += 1;
     }
@@ -557,8 +560,17 @@ impl<'a> Ctx<'a> {
         }
         self.free(v, lazy);
         crate::multi::touch_key(&self.server.watches, self.clients, i, key);
+        self.invalidate_tracked(key);
         self.server.dirty += 1;
         true
+    }
+
+    /// Client-side caching: the clients that read `key` are told it
+    /// changed (see [`crate::tracking::invalidate_key`]).
+    pub fn invalidate_tracked(&mut self, key: &[u8]) {
+        let tracking = &mut self.server.tracking;
+        let work_units = crate::tracking::invalidate_key(tracking, self.clients, key, true);
+        self.work(work_units);
     }
 
     /// Frees a value: inline (its cost charged to this command) or handed to

@@ -75,6 +75,9 @@ pub struct Config {
     /// (see [`crate::evict`]).
     pub maxmemory_samples: u32,
     pub lfu_log_factor: u32,
+    /// `tracking-table-max-keys`: keys the tracking table may hold before
+    /// keys are invalidated to make room (0: no limit).
+    pub tracking_table_max_keys: u64,
     pub lfu_decay_time_min: u32,
     pub lazyfree_lazy_eviction: bool,
     /// `timeout`: close clients idle this long (0: never).
@@ -120,6 +123,7 @@ impl Default for Config {
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
             maxmemory_samples: 5,
             lfu_log_factor: 10,
+            tracking_table_max_keys: crate::tracking::TRACKING_TABLE_MAX_KEYS_DEFAULT,
             lfu_decay_time_min: 1,
             lazyfree_lazy_eviction: false,
             timeout_s: 0,

@@ -161,6 +161,7 @@ impl Engine {
                 watches: Default::default(),
                 monitors: Vec::new(),
                 pubsub: Default::default(),
+                tracking: Default::default(),
                 scripting: Default::default(),
                 functions: Default::default(),
                 evict: Default::default(),
@@ -271,6 +272,7 @@ impl Engine {
             self.server
                 .pubsub
                 .remove_client(client, &mut c.subscriptions);
+            crate::tracking::disable(&mut self.server.tracking, &mut c);
         }
     }
 
@@ -302,6 +304,7 @@ impl Engine {
         }
         c.parser.feed(bytes);
         c.last_interaction = now;
+        crate::planted::client_input_begins(&mut self.server, client);
         let held = self.server.planted.input_begins();
         self.server.stats.net_input_bytes += bytes.len() as u64;
         let mut args = std::mem::take(&mut self.args);
@@ -318,7 +321,28 @@ impl Engine {
             self.args = args;
         }
         self.run_held(now, held);
+        self.broadcast_invalidations(now);
         self.after_input_persist(now);
+    }
+
+    /// Client-side caching's BCAST messages for the keys the input's
+    /// commands modified (Redis sends them in `beforeSleep`), and the
+    /// receivers of every invalidation queued for transmission.
+    fn broadcast_invalidations(&mut self, now: Now) {
+        crate::tracking::broadcast(&mut self.server.tracking, &mut self.clients);
+        self.deliver_invalidations(now);
+    }
+
+    /// Queues the clients given invalidations since the last look for
+    /// transmission, and closes those over their output limits.
+    fn deliver_invalidations(&mut self, now: Now) {
+        let delivered = std::mem::take(&mut self.server.tracking.delivered);
+        for &(id, was_idle) in &delivered {
+            if was_idle {
+                self.transmit.push_back(id);
+            }
+            self.check_output_limit(now, id);
+        }
     }
 
     /// Executes the complete requests in `client`'s query buffer, in order,
@@ -398,6 +422,7 @@ impl Engine {
         }
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
         self.cron(now);
+        self.broadcast_invalidations(now);
         // Active expiry may have deleted a stream a blocked XREADGROUP
         // waits on: it is told now (Redis serves ready keys before sleep).
         if self.server.blocking.has_ready() {
@@ -528,6 +553,11 @@ impl Engine {
         (&mut self.server, &mut self.clients)
     }
 
+    /// The tracking table (client-side caching), read-only.
+    pub fn server_tracking(&self) -> &crate::tracking::Tracking {
+        &self.server.tracking
+    }
+
     pub fn client_count(&self) -> usize {
         self.clients.len()
     }
@@ -543,6 +573,7 @@ impl Engine {
             }
             self.check_output_limit(now, id);
         }
+        self.deliver_invalidations(now);
         self.check_output_limit(now, client);
     }
 

@@ -362,6 +362,7 @@ fn evict_key(
     let lazy = server.config.lazyfree_lazy_eviction;
     server.propagation.deletion(db, key, lazy);
     crate::multi::touch_key(&server.watches, clients, db, key);
+    let tracked_units = crate::tracking::invalidate_key(&mut server.tracking, clients, key, true);
     let cost_units = value.free_cost_units();
     let work_units =
         if server.config.lazyfree_lazy_eviction && cost_units > LAZYFREE_THRESHOLD_UNITS {
@@ -371,5 +372,5 @@ fn evict_key(
             drop(value);
             cost_units
         };
-    (freed_bytes, work_units)
+    (freed_bytes, work_units + tracked_units)
 }

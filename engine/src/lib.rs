@@ -44,6 +44,7 @@ pub mod stopwatch;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub(crate) mod time;
+pub mod tracking;
 pub mod types;
 pub(crate) mod util;
 pub mod value;

@@ -154,6 +154,8 @@ struct Done<'r> {
     work_units: u64,
     duration_ns: u64,
     touch: Option<Box<Touch>>,
+    /// Its keys, for client-side caching (see [`crate::tracking`]).
+    tracked: Option<Box<crate::tracking::CallKeys>>,
     measuring: Option<Box<Measuring>>,
     /// A request that blocked: what it waits for, and its arguments to run
     /// again.
@@ -183,6 +185,10 @@ impl Pipeline<'_> {
             }
         };
         let (db, protocol, may_block) = (c.db, c.protocol, !c.deny_blocking);
+        if caller == Caller::Request {
+            // Redis's `server.current_client`, for client-side caching.
+            self.server.tracking.current = Some(client);
+        }
         let mut reply = std::mem::take(&mut c.output);
         let reply_start = reply.len();
         self.server.stats.now = now;
@@ -199,6 +205,7 @@ impl Pipeline<'_> {
             let c = self.clients.get_mut(&client).expect("client");
             crate::reply_mode::command_finished(c, &mut reply, reply_start);
             c.output = reply;
+            self.after_request(client, true);
             return;
         };
         let mut done = match resolved {
@@ -219,6 +226,7 @@ impl Pipeline<'_> {
                     work_units: 1 + evict_work_units,
                     duration_ns: 0,
                     touch: None,
+                    tracked: None,
                     measuring: None,
                     block: None,
                 }
@@ -229,7 +237,24 @@ impl Pipeline<'_> {
         if done.command.is_some() {
             done.duration_ns = self.stopwatch.stop(done.work_units, reply_bytes);
         }
+        let client_command =
+            matches!(done.command, Some((Some(parent), _)) if parent.name == "client");
         self.finish(now, done, &mut reply, reply_start);
+        if caller == Caller::Request {
+            self.after_request(client, client_command);
+        }
+    }
+
+    /// Client-side caching at the end of a request: see
+    /// [`crate::tracking::after_request`]. Its work (an eviction of tracked
+    /// keys) is the server's, as Redis's `trackingLimitUsedSlots` runs
+    /// before the next command.
+    fn after_request(&mut self, client: ClientId, client_command: bool) {
+        let server = &mut *self.server;
+        let max_keys = server.config.tracking_table_max_keys;
+        let at = (client, client_command);
+        let tracking = &mut server.tracking;
+        crate::tracking::after_request(tracking, self.clients, &mut server.rng, max_keys, at);
     }
 
     /// The execute step of a request that passed admission: the handler,
@@ -245,6 +270,7 @@ impl Pipeline<'_> {
         (db, protocol, may_block): (usize, Protocol, bool),
     ) -> Done<'r> {
         let (touch, measuring) = self.before(client, caller, command, args, request_seq, db);
+        let tracked = self.before_tracking(client, command.1, args);
         let propagating = self
             .server
             .propagation
@@ -310,9 +336,28 @@ impl Pipeline<'_> {
             work_units: handled.work_units,
             duration_ns: 0,
             touch,
+            tracked,
             measuring,
             block,
         }
+    }
+
+    /// The keys client-side caching needs from before a command ran.
+    fn before_tracking(
+        &self,
+        client: ClientId,
+        spec: &CommandSpec,
+        args: &[Vec<u8>],
+    ) -> Option<Box<crate::tracking::CallKeys>> {
+        let server = &*self.server;
+        crate::tracking::before_call(
+            &server.tracking,
+            self.clients,
+            client,
+            spec,
+            args,
+            server.dirty,
+        )
     }
 
     /// Runs `redis.call`'s command for `client`'s script (`eval_seq` is
@@ -330,6 +375,7 @@ impl Pipeline<'_> {
         let caller = Caller::Script { eval_seq };
         let db = self.clients[&client].db;
         let (touch, measuring) = self.before(client, caller, command, &args, eval_seq, db);
+        let tracked = self.before_tracking(client, command.1, &args);
         let propagating = self
             .server
             .propagation
@@ -365,6 +411,7 @@ impl Pipeline<'_> {
             work_units,
             duration_ns,
             touch,
+            tracked,
             measuring,
             block: None,
         };
@@ -548,9 +595,15 @@ impl Pipeline<'_> {
             work_units,
             duration_ns,
             touch,
+            tracked,
             measuring,
             block,
         } = done;
+        let mut work_units = work_units;
+        if let Some(call) = tracked {
+            let (tracking, dirty) = (&mut self.server.tracking, self.server.dirty);
+            work_units += crate::tracking::after_call(tracking, self.clients, client, &call, dirty);
+        }
         if caller == Caller::Request {
             // A request is the whole unit: EXEC's queue and a script's
             // calls ran inside it.

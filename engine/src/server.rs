@@ -38,6 +38,8 @@ pub struct Server {
     pub monitors: Vec<ClientId>,
     /// Channel and pattern subscribers (see [`crate::pubsub`]).
     pub pubsub: crate::pubsub::PubSub,
+    /// Client-side caching's tracking table (see [`crate::tracking`]).
+    pub tracking: crate::tracking::Tracking,
     /// Lua scripts and their state (see [`crate::scripting`]).
     pub scripting: crate::scripting::Scripting,
     /// Function libraries (see [`crate::scripting::functions`]).

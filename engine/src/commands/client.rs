@@ -1,9 +1,10 @@
 //! CLIENT: ID SETNAME GETNAME LIST INFO KILL UNBLOCK PAUSE UNPAUSE NO-EVICT
-//! REPLY SETINFO HELP.
+//! REPLY SETINFO HELP, and client-side caching's TRACKING CACHING GETREDIR
+//! TRACKINGINFO (in `client/tracking.rs`).
 //!
 //! CLIENT LIST and CLIENT INFO print Redis 7.0.15's fields in its order.
 //! Fields seedkv has no counterpart for are constant (`sub=0`, `multi=-1`,
-//! `user=default`, `redir=-1`); memory fields are estimates from the buffers
+//! `user=default`); memory fields are estimates from the buffers
 //! the engine holds. `CLIENT SETINFO` (Redis 7.2) is accepted because client
 //! libraries send it on connect, but, as in 7.0, `lib-name`/`lib-ver` are
 //! not printed.
@@ -137,6 +138,40 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
             since: "3.2.0",
             summary: "Instruct the server whether to reply to commands",
             handler: Some(client_reply),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|tracking",
+            arity: -3,
+            since: "6.0.0",
+            summary: "Enable or disable server assisted client side caching support",
+            complexity: "O(1). Some options may introduce additional complexity.",
+            handler: Some(tracking::client_tracking),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|caching",
+            arity: 3,
+            since: "6.0.0",
+            summary: "Instruct the server about tracking or not keys in the next request",
+            handler: Some(tracking::client_caching),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|getredir",
+            arity: 2,
+            since: "6.0.0",
+            summary: "Get tracking notifications redirection client ID if any",
+            handler: Some(tracking::client_getredir),
+            ..CLIENT
+        },
+        CommandSpec {
+            name: "client|trackinginfo",
+            arity: 2,
+            since: "6.2.0",
+            summary: "Return information about server assisted client side caching for the \
+                      current connection",
+            handler: Some(tracking::client_trackinginfo),
             ..CLIENT
         },
         CommandSpec {
@@ -275,6 +310,15 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
     if c.blocked.is_some() || held.is_some() {
         flags.push('b');
     }
+    if c.tracking.on {
+        flags.push('t');
+    }
+    if c.tracking.broken_redirect {
+        flags.push('R');
+    }
+    if c.tracking.bcast {
+        flags.push('B');
+    }
     if c.no_evict {
         flags.push('e');
     }
@@ -307,7 +351,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
          sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
          rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user=default \
-         redir=-1 resp={}",
+         redir={} resp={}",
         c.id.0,
         c.info.addr,
         c.info.laddr,
@@ -328,6 +372,11 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         tot_mem,
         if obl > 0 { "rw" } else { "r" },
         cmd,
+        if c.tracking.on {
+            c.tracking.redirect as i64
+        } else {
+            -1
+        },
         c.protocol.version(),
     );
     line
@@ -606,6 +655,10 @@ fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
         ctx,
         "CLIENT",
         &[
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
             "GETNAME",
             "    Return the name of the current connection.",
             "ID",
@@ -640,6 +693,11 @@ fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
             "    Assign the name <name> to the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    Unblock the specified blocked client.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
         ],
@@ -648,3 +706,4 @@ fn client_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 
 #[cfg(test)]
 mod tests;
+mod tracking;

@@ -264,7 +264,13 @@ fn reset(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
 }
 
 /// RESET turns client-side caching off (Redis's `disableTracking` in
-/// `clearClientConnectionState`). This branch has no CLIENT TRACKING yet,
-/// so there is no tracking state to clear: the CLIENT TRACKING work calls
-/// its own teardown from here.
-fn reset_tracking(_ctx: &mut Ctx) {}
+/// `clearClientConnectionState`): the client leaves the tracking table's
+/// counts and its BCAST prefixes, and forgets its redirect and OPTIN/OPTOUT
+/// modes, so a later CLIENT TRACKING ON starts from nothing.
+fn reset_tracking(ctx: &mut Ctx) {
+    let c = ctx
+        .clients
+        .get_mut(&ctx.client_id)
+        .expect("calling client exists");
+    crate::tracking::reset_client(&mut ctx.server.tracking, c);
+}

@@ -230,6 +230,7 @@ fn flushdb(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     let i = ctx.db_index();
     flush_db(ctx, i, lazy);
+    invalidate_tracked_on_flush(ctx);
     ctx.server.dirty += 1;
     ctx.ok();
 }
@@ -241,8 +242,18 @@ fn flushall(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     for i in 0..DATABASES_COUNT {
         flush_db(ctx, i, lazy);
     }
+    invalidate_tracked_on_flush(ctx);
     ctx.server.dirty += 1;
     ctx.ok();
+}
+
+/// Every tracking client is told that everything it cached is invalid, and
+/// the tracking table is emptied, whatever the flushed databases held
+/// (Redis's `signalFlushedDb`).
+fn invalidate_tracked_on_flush(ctx: &mut Ctx) {
+    let tracking = &mut ctx.server.tracking;
+    let work_units = crate::tracking::invalidate_on_flush(tracking, ctx.clients);
+    ctx.work(work_units);
 }
 
 /// Empties database `i`. When `lazy`, the whole database goes to the host

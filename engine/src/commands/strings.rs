@@ -313,7 +313,14 @@ fn set_generic(
     }
     let value = std::mem::take(&mut args[value_index]);
     let key = &args[1];
-    ctx.store(key, Value::Str(RString::new(value)), opts.keep_ttl);
+    let value = Value::Str(RString::new(value));
+    let Some(value) = crate::planted::tracked_store(ctx, key, value, opts.keep_ttl) else {
+        if !opts.get {
+            send(ctx, ok);
+        }
+        return;
+    };
+    ctx.store(key, value, opts.keep_ttl);
     if let Some(ms) = when_ms {
         // A time already past is stored as is, as Redis 7.0 does: the key
         // stays until lazy or active expiry removes it (and counts it).

@@ -33,6 +33,8 @@ impl Engine {
                 self.server.propagation.deletion(i, key, lazy);
                 // A blocked XREADGROUP learns that its stream is gone.
                 self.server.blocking.signal(i, key);
+                let tracking = &mut self.server.tracking;
+                crate::tracking::invalidate_key(tracking, &mut self.clients, key, true);
             }
             db.keys.shrink_if_needed();
             db.expires.shrink_if_needed();

@@ -223,6 +223,7 @@ impl Pipeline<'_> {
                 + reply_bytes / REPLY_BYTES_PER_WORK_UNIT,
             duration_ns: blocked.elapsed_ns,
             touch,
+            tracked: None,
             measuring,
             block: None,
         };

@@ -55,6 +55,7 @@ mod scripts;
 mod streams;
 #[cfg(test)]
 mod tests;
+mod tracking;
 
 pub(crate) use held::Held;
 pub(crate) use streams::{waiters, xclaim_transfer};
@@ -119,6 +120,10 @@ pub enum PlantedBug {
     /// database's other streams too, and serves them from the stream it
     /// wrote.
     XreadgroupWokenByOtherStream,
+    /// A SET of a tracked key sends its invalidations at once but lands
+    /// only at its client's next input: a client that re-reads the key on
+    /// the invalidation caches the old value, and nothing invalidates it.
+    InvalidateBeforeWrite,
 }
 
 impl PlantedBug {
@@ -140,6 +145,7 @@ impl PlantedBug {
         PlantedBug::TornTailLoadedAsData,
         PlantedBug::XclaimLeavesBothPels,
         PlantedBug::XreadgroupWokenByOtherStream,
+        PlantedBug::InvalidateBeforeWrite,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -162,6 +168,7 @@ impl PlantedBug {
             PlantedBug::TornTailLoadedAsData => "torn-tail-loaded-as-data",
             PlantedBug::XclaimLeavesBothPels => "xclaim-leaves-both-pels",
             PlantedBug::XreadgroupWokenByOtherStream => "xreadgroup-woken-by-other-stream",
+            PlantedBug::InvalidateBeforeWrite => "invalidate-before-write",
         }
     }
 
@@ -211,6 +218,9 @@ struct Planted {
     /// [`PlantedBug::ScriptPartialVisible`]: writes put off until the next
     /// script starts.
     script_writes: Vec<scripts::DeferredWrite>,
+    /// [`PlantedBug::InvalidateBeforeWrite`]: SETs held until their
+    /// client's next input.
+    tracked_stores: Vec<tracking::HeldStore>,
 }
 
 impl Hook {
@@ -227,6 +237,7 @@ impl Hook {
                     ghosts: Vec::new(),
                     publishes_count: 0,
                     script_writes: Vec::new(),
+                    tracked_stores: Vec::new(),
                 })
             }),
         }
@@ -451,3 +462,4 @@ pub(crate) fn defers_script_write(ctx: &Ctx, wrote: bool) -> bool {
 }
 
 pub(crate) use scripts::{defer_script_write, script_starts};
+pub(crate) use tracking::{client_input_begins, tracked_store};

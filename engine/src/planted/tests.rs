@@ -235,3 +235,32 @@ fn lazy_free_still_reachable_spares_a_later_write() {
     t.advance_ms(1000);
     assert_eq!(t.cmd(c, &["GET", "big"]), bulk("new"));
 }
+
+#[test]
+fn invalidate_before_write_invalidates_while_the_old_value_is_still_read() {
+    for bug in [None, Some(PlantedBug::InvalidateBeforeWrite)] {
+        let mut t = engine(bug);
+        let (r, w) = (t.connect(), t.connect());
+        t.cmd(w, &["SET", "k", "old"]);
+        t.raw(r, &encode_request(&[b"HELLO", b"3"]));
+        t.cmd(r, &["CLIENT", "TRACKING", "on"]);
+        t.raw(r, &encode_request(&[b"GET", b"k"]));
+        assert_eq!(t.cmd(w, &["SET", "k", "new"]), simple("OK"));
+        // The invalidation arrived; the reader reads again at once.
+        let out = t.raw(r, &encode_request(&[b"GET", b"k"]));
+        let want: &[u8] = if bug.is_some() {
+            b"$3\r\nold\r\n"
+        } else {
+            b"$3\r\nnew\r\n"
+        };
+        assert!(
+            out.ends_with(want),
+            "{bug:?}: {:?}",
+            String::from_utf8_lossy(&out)
+        );
+        // The writer's next input lands the write, without a new
+        // invalidation for the reader.
+        t.cmd(w, &["PING"]);
+        assert_eq!(t.cmd(r, &["GET", "k"]), bulk("new"));
+    }
+}

@@ -820,6 +820,13 @@ pub fn inputs() -> Vec<Input> {
         db("client|help", "CLIENT HELP"),
         db("client|no-evict", "CLIENT NO-EVICT on"),
         db("client|reply", "CLIENT REPLY ON"),
+        db(
+            "client|tracking",
+            "CLIENT TRACKING on bcast prefix a prefix b noloop",
+        ),
+        db("client|caching", "CLIENT CACHING yes"),
+        db("client|getredir", "CLIENT GETREDIR"),
+        db("client|trackinginfo", "CLIENT TRACKINGINFO"),
         db("client|setinfo", "CLIENT SETINFO lib-name audit"),
         db("client|pause", "CLIENT PAUSE 0")
             .declared(0.0, "CLIENT PAUSE 0 (ends at once) is the safe form"),

@@ -199,6 +199,11 @@ pub const OPTIONS: &[(&str, &[&str])] = &[
     ("client|no-evict", &["ON", "OFF"]),
     ("client|reply", &["ON", "OFF", "SKIP"]),
     ("lolwut", &["VERSION"]),
+    (
+        "client|tracking",
+        &["ON", "OFF", "BCAST", "PREFIX", "OPTIN", "OPTOUT", "NOLOOP"],
+    ),
+    ("client|caching", &["YES", "NO"]),
     ("client|setinfo", &["LIB-NAME", "LIB-VER"]),
     ("client|unblock", &["TIMEOUT", "ERROR"]),
     ("command|list", &["FILTERBY", "MODULE", "ACLCAT", "PATTERN"]),

@@ -325,6 +325,19 @@ pub(super) static PARAMS: &[Param] = &[
         },
     },
     Param {
+        name: "tracking-table-max-keys",
+        alias: None,
+        ty: Type::Int {
+            min: 0,
+            max: LLONG_MAX,
+        },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.tracking_table_max_keys.to_string(),
+            set: |c, v| c.tracking_table_max_keys = v.as_u64(),
+        },
+    },
+    Param {
         name: "maxmemory-samples",
         alias: None,
         ty: Type::Int {

@@ -170,12 +170,13 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  client_recent_max_input_buffer:{max_in}\r\n\
                  client_recent_max_output_buffer:{max_out}\r\n\
                  blocked_clients:{}\r\n\
-                 tracking_clients:0\r\n\
+                 tracking_clients:{}\r\n\
                  clients_in_timeout_table:{}\r\n",
                 cfg.maxclients,
                 // Redis 7.0 blocks a client that CLIENT PAUSE postpones
                 // (BLOCKED_PAUSE), so it counts among the blocked.
                 ctx.server.blocking.blocked_count() + ctx.server.pause.held_count(),
+                ctx.server.tracking.clients_count(),
                 ctx.server.blocking.timeouts_count(),
             )
         }
@@ -278,9 +279,9 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  active_defrag_key_misses:0\r\n\
                  total_active_defrag_time:0\r\n\
                  current_active_defrag_time:0\r\n\
-                 tracking_total_keys:0\r\n\
-                 tracking_total_items:0\r\n\
-                 tracking_total_prefixes:0\r\n\
+                 tracking_total_keys:{}\r\n\
+                 tracking_total_items:{}\r\n\
+                 tracking_total_prefixes:{}\r\n\
                  unexpected_error_replies:0\r\n\
                  total_error_replies:{}\r\n\
                  dump_payload_sanitizations:0\r\n\
@@ -304,6 +305,9 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 ctx.server.pubsub.channels_count(),
                 ctx.server.pubsub.patterns_count(),
                 ctx.server.pubsub.shard_channels_count(),
+                ctx.server.tracking.keys_count(),
+                ctx.server.tracking.items_count(),
+                ctx.server.tracking.prefixes_count(),
                 s.total_error_replies,
             )
         }

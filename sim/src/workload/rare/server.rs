@@ -59,6 +59,19 @@ fn client(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add(&format!("CLIENT LIST ID {id}"))
         .add("CLIENT NO-EVICT ON")
         .add("CLIENT NO-EVICT OFF")
+        // Tracking goes off again in the same batch, and OPTIN without
+        // CACHING YES (or OPTOUT with CACHING NO) before it remembers no
+        // key, so that no invalidation can reach this client later.
+        .add("CLIENT TRACKING ON OPTIN")
+        .add("CLIENT CACHING YES")
+        .add("CLIENT GETREDIR")
+        .add("CLIENT TRACKINGINFO")
+        .add("CLIENT TRACKING OFF")
+        .add("CLIENT TRACKING ON OPTOUT NOLOOP")
+        .add("CLIENT CACHING NO")
+        .add("CLIENT TRACKING OFF")
+        .add("CLIENT TRACKING ON BCAST PREFIX rare:trk:a PREFIX rare:trk:b")
+        .add("CLIENT TRACKING OFF")
         // Filters are ANDed: no client has this id, so none is killed.
         .add(&format!("CLIENT KILL ID {id}"))
         .add(&format!("CLIENT KILL ID {id} TYPE normal SKIPME yes"))
