@@ -100,6 +100,8 @@ pub struct History {
     /// Pub/sub messages the clients received, and where connections left
     /// the engine (see [`PubSubRecord`]).
     pub pubsub: PubSubRecord,
+    /// Client-side caching: invalidations received and cached reads.
+    pub tracking: TrackingRecord,
     /// Virtual time at which the run ended.
     pub end_ns: TimeNs,
     /// Snapshots, the crash and the restarted dataset (persistence runs).
@@ -192,4 +194,68 @@ pub struct PubSubRecord {
     /// `History::executions.len()` at that moment: from then on it holds
     /// no subscription, so PUBLISH no longer counts it.
     pub server_disconnects: Vec<(ConnId, usize)>,
+}
+
+/// One invalidation a tracking client received (client-side caching): a
+/// RESP3 `invalidate` push. `keys` is `None` for the flush invalidation
+/// (every key of the client's cache).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalidation {
+    pub conn: ConnId,
+    pub client: ClientIndex,
+    pub at_ns: TimeNs,
+    /// As [`Delivery::before_seq`]: the message was written before the
+    /// reply to this request of the connection.
+    pub before_seq: u64,
+    pub keys: Option<Vec<Vec<u8>>>,
+}
+
+/// A read a tracking client answered from its local cache instead of
+/// asking the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheServe {
+    pub conn: ConnId,
+    pub client: ClientIndex,
+    pub at_ns: TimeNs,
+    /// The connection's next request index when the read was served: every
+    /// request before it had been answered, so the client had seen the
+    /// effect of each.
+    pub seq_next: u64,
+    pub key: Vec<u8>,
+    /// The value served (`None`: the key was cached as absent).
+    pub value: Option<Vec<u8>>,
+}
+
+/// What the tracking checker needs beyond the ops and executions.
+#[derive(Clone, Debug, Default)]
+pub struct TrackingRecord {
+    /// Every invalidation received, in the order the world saw them.
+    pub invalidations: Vec<Invalidation>,
+    /// Every read served from a client's cache, in time order.
+    pub serves: Vec<CacheServe>,
+}
+
+impl Invalidation {
+    /// The keys an invalidation frame names (`Some(None)` for the flush
+    /// invalidation's null), if the frame is one: `>2 invalidate [keys]`.
+    pub fn parse(frame: &Frame) -> Option<Option<Vec<Vec<u8>>>> {
+        let Frame::Push(items) = frame else {
+            return None;
+        };
+        if items.len() != 2 || !matches!(&items[0], Frame::Bulk(b) if b == b"invalidate") {
+            return None;
+        }
+        match &items[1] {
+            Frame::Array(keys) => keys
+                .iter()
+                .map(|k| match k {
+                    Frame::Bulk(b) => Some(b.clone()),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(Some),
+            Frame::Null => Some(None),
+            _ => None,
+        }
+    }
 }

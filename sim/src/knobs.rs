@@ -314,6 +314,10 @@ fn draw_collections(seed: u64) -> (Vec<WorkloadKind>, u32) {
                 // One client per role (see `workload::pubsub`).
                 drawn.extend([kind; 3]);
             }
+            if kind == WorkloadKind::Tracking {
+                // One client per role (see `workload::tracking`).
+                drawn.extend([kind; 3]);
+            }
             if kind == WorkloadKind::Hll {
                 // Two clients grow `hll:big` and merge into `hll:dst`.
                 drawn.push(kind);

@@ -328,3 +328,18 @@ fn xreadgroup_woken_by_other_stream_is_found() {
         Some(&[WorkloadKind::Streams]),
     );
 }
+
+/// A SET of a tracked key that sends its invalidations at once but takes
+/// effect only at the writer's next input: a tracker that re-reads the key
+/// on the invalidation caches the old value, and no second message comes.
+/// The tracking checker sees the served value differ from the replayed
+/// write that came before the client's frontier.
+#[test]
+fn invalidate_before_write_is_found() {
+    hunt_in(
+        PlantedBug::InvalidateBeforeWrite,
+        50,
+        &["tracking"],
+        Some(&[WorkloadKind::Tracking]),
+    );
+}

@@ -137,6 +137,7 @@ mod tests {
             received: vec![],
             faults_end_ns: 50,
             pubsub: Default::default(),
+            tracking: Default::default(),
             end_ns: 10_000,
             persist: None,
             thread_busy_spans: Vec::new(),

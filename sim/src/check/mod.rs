@@ -23,6 +23,7 @@ pub mod persistence;
 pub mod pop_model;
 pub mod scan;
 pub mod streams;
+pub mod tracking;
 pub mod transfer;
 
 /// What a checker knows about the run besides the history.
@@ -109,5 +110,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(adversarial::AdversarialScripts),
         Box::new(persistence::Recovery),
         Box::new(streams::StreamDelivery),
+        Box::new(tracking::TrackingCheck),
     ]
 }

@@ -373,6 +373,7 @@ mod tests {
             received: vec![],
             faults_end_ns: 0,
             pubsub: Default::default(),
+            tracking: Default::default(),
             end_ns: 1000,
             persist: None,
             thread_busy_spans: Vec::new(),

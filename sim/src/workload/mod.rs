@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll, `trk:` in database 9 for tracking), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -33,6 +33,7 @@ pub mod rare;
 pub mod scan;
 pub mod sets;
 pub mod streams;
+pub mod tracking;
 pub mod transfer;
 pub mod ttl;
 pub mod zsets;
@@ -77,6 +78,21 @@ pub trait Workload {
 
     /// A pub/sub message arrived (recorded in the history already).
     fn on_message(&mut self, _delivery: &crate::history::Delivery) {}
+
+    /// Whether this client tracks keys (client-side caching): then an
+    /// `invalidate` push answers no request, and goes to
+    /// [`Workload::on_invalidation`] and the history instead.
+    fn takes_invalidations(&self) -> bool {
+        false
+    }
+
+    /// An invalidation arrived (recorded in the history already): these
+    /// keys, or (`None`) every key.
+    fn on_invalidation(&mut self, _keys: Option<&[Vec<u8>]>) {}
+
+    /// Moves the reads the last [`Workload::next_batch`] answered from the
+    /// client's cache (key, value served) to `out`, for the history.
+    fn take_cache_serves(&mut self, _out: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>) {}
 
     /// A new connection opened: whatever state the server kept for the
     /// previous one (subscriptions, protocol) is gone.
@@ -154,6 +170,10 @@ pub enum WorkloadKind {
     /// HyperLogLogs on shared `hll:` keys, one grown past the sparse
     /// limit; GET/SET/APPEND on them as strings (`hll:`).
     Hll,
+    /// Client-side caching: RESP3 tracking clients (default, BCAST with
+    /// prefixes, OPTIN) that cache GETs and drop what is invalidated,
+    /// against writers of the same keys (`trk:`, database 9).
+    Tracking,
 }
 
 impl WorkloadKind {
@@ -180,6 +200,7 @@ impl WorkloadKind {
         WorkloadKind::Bits,
         WorkloadKind::Geo,
         WorkloadKind::Hll,
+        WorkloadKind::Tracking,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -211,6 +232,7 @@ impl WorkloadKind {
         WorkloadKind::Bits,
         WorkloadKind::Geo,
         WorkloadKind::Hll,
+        WorkloadKind::Tracking,
     ];
 
     pub fn name(self) -> &'static str {
@@ -237,6 +259,7 @@ impl WorkloadKind {
             WorkloadKind::Bits => "bits",
             WorkloadKind::Geo => "geo",
             WorkloadKind::Hll => "hll",
+            WorkloadKind::Tracking => "tracking",
         }
     }
 
@@ -269,6 +292,7 @@ impl WorkloadKind {
             WorkloadKind::Bits => Box::new(bits::Bits::new()),
             WorkloadKind::Geo => Box::new(geo::Geo::new(rng)),
             WorkloadKind::Hll => Box::new(hll::Hll::new(client)),
+            WorkloadKind::Tracking => Box::new(tracking::Tracking::new(client)),
         }
     }
 }

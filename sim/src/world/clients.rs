@@ -10,7 +10,7 @@ use seedkv_engine::ConnectInfo;
 use super::{conn_slot, frame_summary, ConnState, SimEvent, World, CONNS_MAX};
 use crate::check::blocking::blocking_timeout;
 use crate::client::{encode_request_into, RECONNECT_NS};
-use crate::history::{Conn, Op};
+use crate::history::{CacheServe, Conn, Op};
 use crate::net::{Pipe, CLIENT_PIPE_BYTES_MAX};
 
 impl World {
@@ -37,6 +37,19 @@ impl World {
         {
             let c = &mut self.clients[ci];
             c.workload.next_batch(&mut c.rng, &mut batch);
+            // Reads the client answered from its cache, before this batch.
+            let mut served = Vec::new();
+            c.workload.take_cache_serves(&mut served);
+            for (key, value) in served {
+                self.history.tracking.serves.push(CacheServe {
+                    conn,
+                    client,
+                    at_ns: self.now_ns,
+                    seq_next: c.seq_next,
+                    key,
+                    value,
+                });
+            }
         }
         assert!(!batch.is_empty() && batch.len() <= crate::workload::BATCH_REQUESTS_MAX);
         self.scratch.clear();

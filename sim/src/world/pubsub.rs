@@ -5,7 +5,7 @@
 use seedkv_engine::resp::Frame;
 
 use super::{frame_summary, World};
-use crate::history::Delivery;
+use crate::history::{Delivery, Invalidation};
 
 impl World {
     /// Routes one received frame of a client that may be subscribed: a
@@ -15,6 +15,32 @@ impl World {
     /// frames) that answers the oldest outstanding request, if complete.
     pub(super) fn pubsub_frame(&mut self, client: u32, conn: u64, frame: Frame) -> Option<Frame> {
         let c = &mut self.clients[client as usize];
+        if c.workload.takes_invalidations() {
+            if let Some(keys) = Invalidation::parse(&frame) {
+                let before_seq = c
+                    .outstanding
+                    .front()
+                    .map_or(c.seq_next, |&i| self.history.ops[i].seq_in_conn);
+                if self.trace.printing() {
+                    self.trace.line(
+                        self.now_ns,
+                        format_args!(
+                            "  client {client} conn {conn} invalidation {}",
+                            frame_summary(&frame)
+                        ),
+                    );
+                }
+                c.workload.on_invalidation(keys.as_deref());
+                self.history.tracking.invalidations.push(Invalidation {
+                    conn,
+                    client,
+                    at_ns: self.now_ns,
+                    before_seq,
+                    keys,
+                });
+                return None;
+            }
+        }
         if c.workload.takes_messages() {
             if let Some((kind, pattern, channel, payload)) = Delivery::parse(&frame) {
                 let before_seq = c
