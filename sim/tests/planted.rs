@@ -333,13 +333,19 @@ fn xreadgroup_woken_by_other_stream_is_found() {
 /// effect only at the writer's next input: a tracker that re-reads the key
 /// on the invalidation caches the old value, and no second message comes.
 /// The tracking checker sees the served value differ from the replayed
-/// write that came before the client's frontier.
+/// write that came before the client's frontier (the reference model,
+/// which runs first, sees the re-read's old value too).
 #[test]
 fn invalidate_before_write_is_found() {
-    hunt_in(
+    let found = hunt_in(
         PlantedBug::InvalidateBeforeWrite,
         50,
-        &["tracking"],
+        &["reference-model", "tracking"],
         Some(&[WorkloadKind::Tracking]),
+    );
+    assert!(
+        found.violations.iter().any(|v| v.checker == "tracking"),
+        "{:?}",
+        found.violations
     );
 }

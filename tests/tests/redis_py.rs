@@ -1,6 +1,8 @@
 //! redis-py, the most used Python client, against seedkv-server: common
 //! commands, a pipeline, MULTI/EXEC and WATCH, and pub/sub
-//! (tests/py/redis_py_smoke.py). The same script runs against Debian's
+//! (tests/py/redis_py_smoke.py); and client-side caching the RESP2 way, a
+//! listener subscribed to `__redis__:invalidate` that trackers REDIRECT to
+//! (tests/py/redis_py_tracking.py). The same scripts run against Debian's
 //! redis-server when it is installed, so the script's expectations are
 //! Redis's own.
 //!
@@ -29,8 +31,8 @@ fn python_with_redis() -> Option<PathBuf> {
     })
 }
 
-fn run_script(python: &PathBuf, port: u16) -> String {
-    let script = workspace_root().join("tests/py/redis_py_smoke.py");
+fn run_script(python: &PathBuf, name: &str, port: u16) -> String {
+    let script = workspace_root().join("tests/py").join(name);
     let out = Command::new(python)
         .arg(&script)
         .arg(port.to_string())
@@ -45,18 +47,28 @@ fn run_script(python: &PathBuf, port: u16) -> String {
     stdout
 }
 
-#[test]
-fn redis_py_common_ops_pipeline_transactions_pubsub() {
+/// Runs the script `name` against seedkv-server, then redis-server.
+fn run_on_both(name: &str) {
     let Some(python) = python_with_redis() else {
         missing_tool("redis-py", "apt-get install python3-redis");
         return;
     };
     let server = ServerProcess::seedkv(&[]);
-    let out = run_script(&python, server.port);
+    let out = run_script(&python, name, server.port);
     eprint!("seedkv: {out}");
     assert!(out.contains("OK"), "{out}");
     if let Some(redis) = redis_server() {
-        let out = run_script(&python, redis.port);
+        let out = run_script(&python, name, redis.port);
         eprint!("redis-server: {out}");
     }
+}
+
+#[test]
+fn redis_py_common_ops_pipeline_transactions_pubsub() {
+    run_on_both("redis_py_smoke.py");
+}
+
+#[test]
+fn redis_py_tracking_redirect_to_a_subscribed_listener() {
+    run_on_both("redis_py_tracking.py");
 }

@@ -400,12 +400,12 @@ fn client_info(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID id [id ...]].
 fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut ids: Option<Vec<u64>> = None;
-    let mut only_normal = true;
+    let mut only_type = None;
     match args.len() {
         2 => {}
         4 if args[2].eq_ignore_ascii_case(b"type") => {
             match parse_client_type(&args[3]) {
-                Some(t) => only_normal = t == ClientType::Normal,
+                Some(t) => only_type = Some(t),
                 None => {
                     return ctx.error(&format!(
                         "ERR Unknown client type '{}'",
@@ -428,22 +428,34 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let cur = current(ctx, args);
     let mut text = String::new();
-    if only_normal {
-        for c in ctx.clients.values() {
-            // Clients killed earlier are gone in Redis; here they wait for
-            // the host to disconnect them.
-            if c.closing == Some(CloseReason::Killed) {
-                continue;
-            }
-            if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id.0)) {
-                continue;
-            }
-            text.push_str(&info_line(c, ctx.now, &cur, held(ctx, c.id)));
-            text.push('\n');
+    for c in ctx.clients.values() {
+        // Clients killed earlier are gone in Redis; here they wait for
+        // the host to disconnect them.
+        if c.closing == Some(CloseReason::Killed) {
+            continue;
         }
+        if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id.0)) {
+            continue;
+        }
+        if only_type.is_some_and(|t| t != client_type(c)) {
+            continue;
+        }
+        text.push_str(&info_line(c, ctx.now, &cur, held(ctx, c.id)));
+        text.push('\n');
     }
     ctx.work(ctx.clients.len() as u64);
     ctx.w().verbatim("txt", text.as_bytes());
+}
+
+/// Redis's `getClientType` without replication: a client holding a
+/// subscription (Redis's CLIENT_PUBSUB flag, set by any SUBSCRIBE and
+/// cleared when the last one goes) is a pub/sub client, any other normal.
+fn client_type(c: &Client) -> ClientType {
+    if c.subscriptions.is_empty() {
+        ClientType::Normal
+    } else {
+        ClientType::Pubsub
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -472,7 +484,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut addr: Option<&[u8]> = None;
     let mut laddr: Option<&[u8]> = None;
     let mut id: Option<u64> = None;
-    let mut client_type: Option<ClientType> = None;
+    let mut client_type_filter: Option<ClientType> = None;
     let mut skipme = true;
     if old_form {
         addr = Some(&args[2]);
@@ -490,7 +502,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                     _ => return ctx.error("ERR client-id should be greater than 0"),
                 },
                 b"type" => match parse_client_type(value) {
-                    Some(t) => client_type = Some(t),
+                    Some(t) => client_type_filter = Some(t),
                     None => {
                         return ctx.error(&format!(
                             "ERR Unknown client type '{}'",
@@ -522,8 +534,8 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             i += 2;
         }
     }
-    // Every connection is a normal one (no replication; pub/sub clients
-    // are still "normal" until the pub/sub family marks them).
+    // A connection is a normal one or, while subscribed, a pub/sub one
+    // (there is no replication).
     let victims: Vec<ClientId> = ctx
         .clients
         .values()
@@ -531,7 +543,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         .filter(|c| addr.is_none_or(|a| c.info.addr.as_bytes() == a))
         .filter(|c| laddr.is_none_or(|a| c.info.laddr.as_bytes() == a))
         .filter(|c| id.is_none_or(|id| c.id.0 == id))
-        .filter(|_| client_type.is_none_or(|t| t == ClientType::Normal))
+        .filter(|c| client_type_filter.is_none_or(|t| t == client_type(c)))
         .filter(|c| !(skipme && c.id == ctx.client_id))
         .map(|c| c.id)
         .collect();
