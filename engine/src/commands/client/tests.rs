@@ -82,6 +82,15 @@ fn list_and_info_fields_in_redis_order() {
     let only_b = text(t.cmd(a, &["client", "list", "id", &b.0.to_string(), "999"]));
     assert_eq!(only_b.lines().count(), 1);
     assert_eq!(text(t.cmd(a, &["client", "list", "type", "pubsub"])), "");
+    // A subscribed client is a pub/sub one, and no longer a normal one.
+    t.cmd(b, &["subscribe", "ch"]);
+    let pubsub = text(t.cmd(a, &["client", "list", "type", "pubsub"]));
+    assert_eq!(pubsub.lines().count(), 1);
+    assert!(pubsub.starts_with(&format!("id={} ", b.0)), "{pubsub}");
+    let normal = text(t.cmd(a, &["client", "list", "type", "normal"]));
+    assert_eq!(normal.lines().count(), 1);
+    t.cmd(b, &["unsubscribe"]);
+    assert_eq!(text(t.cmd(a, &["client", "list", "type", "pubsub"])), "");
     assert_eq!(
         t.cmd(a, &["client", "list", "type", "foo"]),
         err("ERR Unknown client type 'foo'")
