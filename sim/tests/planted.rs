@@ -328,3 +328,16 @@ fn xreadgroup_woken_by_other_stream_is_found() {
         Some(&[WorkloadKind::Streams]),
     );
 }
+
+/// The active-expire cron dropping every 4th `expired` notification: a
+/// keyspace subscriber's stream lacks an event the checker owes it for a
+/// key the engine reported expired.
+#[test]
+fn missed_expired_event_is_found() {
+    hunt_in(
+        PlantedBug::MissedExpiredEvent,
+        50,
+        &["notify"],
+        Some(&[WorkloadKind::Notify]),
+    );
+}

@@ -60,3 +60,44 @@ fn redis_py_common_ops_pipeline_transactions_pubsub() {
         eprint!("redis-server: {out}");
     }
 }
+
+/// redis-py's PubSub on the keyspace and keyevent patterns: the messages
+/// it parses from seedkv-server are those it parses from redis-server
+/// (tests/py/redis_py_notify.py).
+#[test]
+fn redis_py_receives_keyspace_notifications_as_from_redis() {
+    let Some(python) = python_with_redis() else {
+        missing_tool("redis-py", "apt-get install python3-redis");
+        return;
+    };
+    let run = |port: u16| {
+        let script = workspace_root().join("tests/py/redis_py_notify.py");
+        let out = Command::new(&python)
+            .arg(&script)
+            .arg(port.to_string())
+            .output()
+            .expect("run python");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "redis_py_notify.py failed on port {port}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let server = ServerProcess::seedkv(&[]);
+    let ours = run(server.port);
+    assert!(ours.ends_with("OK\n"), "{ours}");
+    assert!(
+        ours.contains("pmessage __keyevent@0__:* __keyevent@0__:lpop l\n"),
+        "{ours}"
+    );
+    assert!(
+        ours.contains("pmessage __keyspace@0__:* __keyspace@0__:l del\n"),
+        "{ours}"
+    );
+    if let Some(redis) = redis_server() {
+        let theirs = run(redis.port);
+        assert_eq!(ours, theirs, "seedkv (left) and redis-server (right)");
+    }
+}

@@ -25,6 +25,7 @@
 //! | a cron tick | the cron | lazy-free-still-reachable, incr-not-atomic |
 //! | SCAN visits a bucket | SCAN | scan-skips-rehash-buckets |
 //! | PUBLISH delivers | `publish_message` | publish-twice |
+//! | a key expires or is evicted | `notify::expired_on_access`, `notify::removed_outside` | missed-expired-event |
 //! | a script writes, a script starts | `redis.call`, EVAL | script-partial-visible (`scripts.rs`) |
 //! | `appendfsync always` fsyncs an append | the AOF write path | ack-before-fsync |
 //! | an AOF rewrite ends | `rewrite_exited` | rewrite-drops-writes |
@@ -119,6 +120,9 @@ pub enum PlantedBug {
     /// database's other streams too, and serves them from the stream it
     /// wrote.
     XreadgroupWokenByOtherStream,
+    /// Every 4th key the active-expire cron deletes raises no `expired`
+    /// keyspace notification: subscribers never learn that it expired.
+    MissedExpiredEvent,
 }
 
 impl PlantedBug {
@@ -140,6 +144,7 @@ impl PlantedBug {
         PlantedBug::TornTailLoadedAsData,
         PlantedBug::XclaimLeavesBothPels,
         PlantedBug::XreadgroupWokenByOtherStream,
+        PlantedBug::MissedExpiredEvent,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -162,6 +167,7 @@ impl PlantedBug {
             PlantedBug::TornTailLoadedAsData => "torn-tail-loaded-as-data",
             PlantedBug::XclaimLeavesBothPels => "xclaim-leaves-both-pels",
             PlantedBug::XreadgroupWokenByOtherStream => "xreadgroup-woken-by-other-stream",
+            PlantedBug::MissedExpiredEvent => "missed-expired-event",
         }
     }
 
@@ -177,6 +183,10 @@ pub(crate) const MISROUTED_REPLY_EVERY: u64 = 997;
 /// Under [`PlantedBug::PublishTwice`], every this-many PUBLISH delivers
 /// twice to one subscriber.
 pub(crate) const PUBLISH_TWICE_EVERY: u64 = 50;
+
+/// Under [`PlantedBug::MissedExpiredEvent`], every this-many keys the
+/// active-expire cron deletes go without their `expired` event.
+pub(crate) const MISSED_EXPIRED_EVENT_EVERY: u64 = 4;
 
 /// The engine's one hook for planted bugs: empty on a clean engine, where
 /// every seam is one predictable branch (none on the lookup path).
@@ -211,6 +221,8 @@ struct Planted {
     /// [`PlantedBug::ScriptPartialVisible`]: writes put off until the next
     /// script starts.
     script_writes: Vec<scripts::DeferredWrite>,
+    /// [`PlantedBug::MissedExpiredEvent`]: keys the cron expired.
+    cron_expired_count: u64,
 }
 
 impl Hook {
@@ -227,6 +239,7 @@ impl Hook {
                     ghosts: Vec::new(),
                     publishes_count: 0,
                     script_writes: Vec::new(),
+                    cron_expired_count: 0,
                 })
             }),
         }
@@ -375,6 +388,23 @@ impl Hook {
             true => persist::torn_command(bytes, pos),
             false => None,
         }
+    }
+
+    /// Seam "a key expires or is evicted": whether its keyspace
+    /// notification is raised (always, on a clean engine).
+    #[inline]
+    pub(crate) fn expired_notified(&mut self, cause: crate::event::RemovalCause) -> bool {
+        // Planted bug (PlantedBug::MissedExpiredEvent): every Nth key the
+        // cron expires goes without its `expired` event.
+        let Some(p) = self.planted(PlantedBug::MissedExpiredEvent) else {
+            return true;
+        };
+        if cause != crate::event::RemovalCause::ExpiredInCron {
+            return true;
+        }
+        p.cron_expired_count += 1;
+        !p.cron_expired_count
+            .is_multiple_of(MISSED_EXPIRED_EVENT_EVERY)
     }
 
     /// Seam "PUBLISH delivers": how many copies of the message PUBLISH

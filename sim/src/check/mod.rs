@@ -10,6 +10,7 @@ pub mod blocking;
 pub mod collection_scan;
 pub mod conservation;
 pub mod liveness;
+pub mod notify;
 pub mod pipeline;
 pub mod pubsub;
 pub mod rare;
@@ -109,5 +110,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(adversarial::AdversarialScripts),
         Box::new(persistence::Recovery),
         Box::new(streams::StreamDelivery),
+        Box::new(notify::NotifyEvents),
     ]
 }

@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll, `ntf:` in database 7 for notify), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -26,6 +26,7 @@ pub mod hashes;
 pub mod hll;
 pub mod kv;
 pub mod lists;
+pub mod notify;
 pub mod ping;
 pub mod pipeline;
 pub mod pubsub;
@@ -154,6 +155,10 @@ pub enum WorkloadKind {
     /// HyperLogLogs on shared `hll:` keys, one grown past the sparse
     /// limit; GET/SET/APPEND on them as strings (`hll:`).
     Hll,
+    /// Keyspace notifications: RESP2 and RESP3 subscribers of the
+    /// keyspace and keyevent channels while a writer creates, expires and
+    /// deletes keys of every type (`ntf:`, database 7).
+    Notify,
 }
 
 impl WorkloadKind {
@@ -180,6 +185,7 @@ impl WorkloadKind {
         WorkloadKind::Bits,
         WorkloadKind::Geo,
         WorkloadKind::Hll,
+        WorkloadKind::Notify,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -211,6 +217,7 @@ impl WorkloadKind {
         WorkloadKind::Bits,
         WorkloadKind::Geo,
         WorkloadKind::Hll,
+        WorkloadKind::Notify,
     ];
 
     pub fn name(self) -> &'static str {
@@ -237,6 +244,7 @@ impl WorkloadKind {
             WorkloadKind::Bits => "bits",
             WorkloadKind::Geo => "geo",
             WorkloadKind::Hll => "hll",
+            WorkloadKind::Notify => "notify",
         }
     }
 
@@ -269,6 +277,7 @@ impl WorkloadKind {
             WorkloadKind::Bits => Box::new(bits::Bits::new()),
             WorkloadKind::Geo => Box::new(geo::Geo::new(rng)),
             WorkloadKind::Hll => Box::new(hll::Hll::new(client)),
+            WorkloadKind::Notify => Box::new(notify::Notify::new(client)),
         }
     }
 }
