@@ -140,6 +140,7 @@ mod tests {
             end_ns: 10_000,
             persist: None,
             thread_busy_spans: Vec::new(),
+            script_runs: Vec::new(),
         }
     }
 

@@ -376,6 +376,7 @@ mod tests {
             end_ns: 1000,
             persist: None,
             thread_busy_spans: Vec::new(),
+            script_runs: Vec::new(),
         }
     }
 
