@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll, `busy:` for busy), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -18,6 +18,7 @@ pub mod adversarial;
 pub mod big;
 pub mod bits;
 pub mod blocking;
+pub mod busy;
 pub mod contention;
 pub mod counter;
 pub mod cscan;
@@ -154,6 +155,10 @@ pub enum WorkloadKind {
     /// HyperLogLogs on shared `hll:` keys, one grown past the sparse
     /// limit; GET/SET/APPEND on them as strings (`hll:`).
     Hll,
+    /// Long scripts and functions past a low `busy-reply-threshold`, and
+    /// clients that get `-BUSY` and kill them (`busy:`): drawn as the
+    /// run's only workload.
+    Busy,
 }
 
 impl WorkloadKind {
@@ -180,6 +185,7 @@ impl WorkloadKind {
         WorkloadKind::Bits,
         WorkloadKind::Geo,
         WorkloadKind::Hll,
+        WorkloadKind::Busy,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -237,6 +243,7 @@ impl WorkloadKind {
             WorkloadKind::Bits => "bits",
             WorkloadKind::Geo => "geo",
             WorkloadKind::Hll => "hll",
+            WorkloadKind::Busy => "busy",
         }
     }
 
@@ -269,6 +276,7 @@ impl WorkloadKind {
             WorkloadKind::Bits => Box::new(bits::Bits::new()),
             WorkloadKind::Geo => Box::new(geo::Geo::new(rng)),
             WorkloadKind::Hll => Box::new(hll::Hll::new(client)),
+            WorkloadKind::Busy => Box::new(busy::Busy::new(client, rng)),
         }
     }
 }
