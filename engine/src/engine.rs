@@ -143,6 +143,8 @@ impl Engine {
         let planted = crate::planted::Hook::new(config.planted_bug);
         let mut commands = CommandTable::new(&families);
         planted.command_table(&mut commands);
+        let mut acl = crate::acl::Acl::new(&commands, config.requirepass.as_deref());
+        acl.pubsub_default_all = crate::acl::pubsub_default_all(&config);
         let interval = cron_interval_ns(config.hz);
         Engine {
             server: Server {
@@ -167,6 +169,7 @@ impl Engine {
                 pause: Default::default(),
                 persist: Default::default(),
                 propagation: Default::default(),
+                acl,
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -238,7 +241,7 @@ impl Engine {
     pub fn connect(&mut self, now: Now, info: ConnectInfo) -> ClientId {
         let id = ClientId(self.server.next_client_id);
         self.server.next_client_id += 1;
-        let authenticated = self.server.config.requirepass.is_none();
+        let authenticated = self.server.acl.default_user_needs_no_auth();
         let mut client = Client::new(id, info, now, authenticated);
         let full = self.clients.len() >= self.server.config.maxclients;
         if full {
@@ -337,6 +340,9 @@ impl Engine {
             if c.closing.is_some() {
                 break;
             }
+            // The parser's tighter limits for a connection that has not
+            // authenticated (Redis's `authRequired`).
+            let authenticated = !self.server.auth_required(c);
             if c.blocked.is_some() || c.waiting_save || self.server.pause.holds(client) {
                 // Redis leaves a blocked client's query buffer alone until
                 // it is unblocked; the buffer limit still applies.
@@ -347,7 +353,7 @@ impl Engine {
             }
             match c
                 .parser
-                .next_request_into(&limits, c.authenticated, args, &mut self.spare_args)
+                .next_request_into(&limits, authenticated, args, &mut self.spare_args)
             {
                 Ok(true) => {
                     if self.hold_if_paused(now, client, args) {

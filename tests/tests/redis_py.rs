@@ -60,3 +60,42 @@ fn redis_py_common_ops_pipeline_transactions_pubsub() {
         eprint!("redis-server: {out}");
     }
 }
+
+fn run_acl_script(python: &PathBuf, port: u16) -> String {
+    let script = workspace_root().join("tests/py/redis_py_acl.py");
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(port.to_string())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "redis-py ACL script failed on port {port}:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// redis-py's ACL helpers (`acl_setuser`, `acl_getuser`, `acl_list`,
+/// `acl_log`, `acl_dryrun`...) and a login as the user it made
+/// (tests/py/redis_py_acl.py): seedkv-server's answers, as redis-py reads
+/// them, equal redis-server's line for line.
+#[test]
+fn redis_py_acl_helpers_answer_as_redis_does() {
+    let Some(python) = python_with_redis() else {
+        missing_tool("redis-py", "apt-get install python3-redis");
+        return;
+    };
+    let server = ServerProcess::seedkv(&[]);
+    let got = run_acl_script(&python, server.port);
+    assert!(got.contains("setuser: True"), "{got}");
+    let Some(redis) = redis_server() else {
+        return;
+    };
+    let expected = run_acl_script(&python, redis.port);
+    for (e, g) in expected.lines().zip(got.lines()) {
+        assert_eq!(g, e, "seedkv (left) differs from redis-server (right)");
+    }
+    assert_eq!(got.lines().count(), expected.lines().count());
+}
