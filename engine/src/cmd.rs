@@ -295,6 +295,9 @@ pub struct Ctx<'a> {
     /// The command runs from a script (`redis.call`), where XREAD and
     /// XREADGROUP refuse BLOCK outright.
     pub in_script: bool,
+    /// The command runs from EXEC's queue: Redis's client is still in
+    /// MULTI and running EXEC, which a failed AUTH's ACL LOG entry shows.
+    pub in_exec: bool,
 }
 
 /// A key held a value of another type; the caller replies [`WRONGTYPE`].

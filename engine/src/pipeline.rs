@@ -493,6 +493,7 @@ impl Pipeline<'_> {
             may_block,
             block: None,
             in_script: matches!(caller, Caller::Script { .. }),
+            in_exec: matches!(caller, Caller::Exec { .. }),
         };
         (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
         Handled {
