@@ -46,6 +46,7 @@ pub fn fcall(ctx: &mut Ctx, args: &mut [Vec<u8>], read_only: bool) {
         rng: ctx.server.scripting.rng,
         request_seq: ctx.server.scripting.request_seq,
         propagate: true,
+        caller_argv_bytes: args.iter().map(Vec::len).sum(),
     };
     let caller_db = ctx.client().db;
     let outcome = run_function(
