@@ -117,6 +117,9 @@ fn call(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: Vec<Value>) -> mlua::Resu
 /// the command, its keys and channels; a denial is logged (context `lua`).
 fn permitted(ctx: &mut Ctx, (_, spec): Resolved, argv: &[Vec<u8>]) -> Result<(), &'static str> {
     use crate::pipeline::permit;
+    if ctx.server.planted.script_skips_acl() {
+        return Ok(());
+    }
     let c = &ctx.clients[&ctx.client_id];
     let (result, work_units) = permit::check_client(ctx.server, c, spec, argv);
     ctx.work_units += work_units;

@@ -4,6 +4,7 @@
 use crate::client::SlowReader;
 use crate::history::History;
 
+pub mod access;
 pub mod adversarial;
 pub mod atomicity;
 pub mod blocking;
@@ -109,5 +110,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(adversarial::AdversarialScripts),
         Box::new(persistence::Recovery),
         Box::new(streams::StreamDelivery),
+        Box::new(access::AccessCheck),
     ]
 }

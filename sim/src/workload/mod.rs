@@ -5,7 +5,7 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll, `acl:` for acl), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -14,6 +14,7 @@
 use rand_chacha::ChaCha8Rng;
 use seedkv_engine::resp::Frame;
 
+pub mod acl;
 pub mod adversarial;
 pub mod big;
 pub mod bits;
@@ -154,6 +155,9 @@ pub enum WorkloadKind {
     /// HyperLogLogs on shared `hll:` keys, one grown past the sparse
     /// limit; GET/SET/APPEND on them as strings (`hll:`).
     Hll,
+    /// ACL users with drawn permissions, changed and deleted by an admin
+    /// client while the others run as them (`acl:`).
+    Acl,
 }
 
 impl WorkloadKind {
@@ -180,6 +184,7 @@ impl WorkloadKind {
         WorkloadKind::Bits,
         WorkloadKind::Geo,
         WorkloadKind::Hll,
+        WorkloadKind::Acl,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -237,6 +242,7 @@ impl WorkloadKind {
             WorkloadKind::Bits => "bits",
             WorkloadKind::Geo => "geo",
             WorkloadKind::Hll => "hll",
+            WorkloadKind::Acl => "acl",
         }
     }
 
@@ -269,6 +275,7 @@ impl WorkloadKind {
             WorkloadKind::Bits => Box::new(bits::Bits::new()),
             WorkloadKind::Geo => Box::new(geo::Geo::new(rng)),
             WorkloadKind::Hll => Box::new(hll::Hll::new(client)),
+            WorkloadKind::Acl => Box::new(acl::Acl::new(client)),
         }
     }
 }
