@@ -400,6 +400,7 @@ impl<'a> Ctx<'a> {
                 self.propagate_deletion(i, key, lazy);
                 self.invalidate_tracked(key);
                 self.free(v, lazy);
+                crate::notify::expired_on_access(self, i, key);
             }
         }
         i
@@ -536,8 +537,11 @@ impl<'a> Ctx<'a> {
     /// `keep_ttl`; frees the old value per `lazyfree-lazy-server-del`.
     pub fn store(&mut self, key: &[u8], value: Value, keep_ttl: bool) {
         let i = self.db_index();
-        if let Some(old) = self.server.keyspace.dbs[i].set(key, value, keep_ttl) {
-            self.free(old, self.server.config.lazyfree_lazy_server_del);
+        match self.server.keyspace.dbs[i].set(key, value, keep_ttl) {
+            Some(old) => self.free(old, self.server.config.lazyfree_lazy_server_del),
+            // Redis's `dbAdd` raises `new` as the key is created, before
+            // the command's own event.
+            None => crate::notify::notify(self, crate::notify::class::NEW, "new", key),
         }
         crate::multi::touch_key(&self.server.watches, self.clients, i, key);
         self.invalidate_tracked(key);

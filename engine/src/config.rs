@@ -91,6 +91,9 @@ pub struct Config {
     pub client_output_buffer_limit: OutputBufferLimits,
     /// Other redis.conf keys accepted by CONFIG GET/SET and kept verbatim.
     pub extra: std::collections::BTreeMap<String, String>,
+    /// `notify-keyspace-events` as class flags (see [`crate::notify`]);
+    /// 0, the default, publishes nothing.
+    pub notify_keyspace_events: u32,
 }
 
 impl Default for Config {
@@ -131,6 +134,7 @@ impl Default for Config {
             limits: Default::default(),
             client_output_buffer_limit: Default::default(),
             extra: Default::default(),
+            notify_keyspace_events: 0,
         }
     }
 }

@@ -423,6 +423,8 @@ impl Engine {
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
         self.cron(now);
         self.broadcast_invalidations(now);
+        // Active expiry notified subscribers of the keys it deleted.
+        self.queue_deliveries(now);
         // Active expiry may have deleted a stream a blocked XREADGROUP
         // waits on: it is told now (Redis serves ready keys before sleep).
         if self.server.blocking.has_ready() {
@@ -566,6 +568,14 @@ impl Engine {
     /// transmission, and closes those (and the caller) now over their
     /// output buffer limits.
     fn after_command(&mut self, now: Now, client: ClientId) {
+        self.queue_deliveries(now);
+        self.check_output_limit(now, client);
+    }
+
+    /// Queues the clients that messages reached since the engine last
+    /// looked (a command's, or the cron's keyspace notifications) for
+    /// transmission, and closes those now over their output limits.
+    fn queue_deliveries(&mut self, now: Now) {
         let delivered = std::mem::take(&mut self.server.pubsub.delivered);
         for &(id, was_idle) in &delivered {
             if was_idle {
@@ -574,7 +584,6 @@ impl Engine {
             self.check_output_limit(now, id);
         }
         self.deliver_invalidations(now);
-        self.check_output_limit(now, client);
     }
 
     /// Closes `client` at once, dropping its pending output, if that output

@@ -30,6 +30,12 @@ pub enum Event {
     Free(Garbage),
     /// A command ran (only when `Config::record_executions`).
     Executed(Executed),
+    /// A key left the keyspace without a command asking for it: it expired
+    /// (on access or in the cron) or was evicted (only when
+    /// `Config::record_executions`). A lazy expiry comes before the
+    /// `Executed` of the command that met it. The simulator demands the
+    /// keyspace notification each one owes.
+    KeyRemoved(KeyRemoved),
     /// Serve nobody for `duration_ns` (DEBUG SLEEP): Redis blocks its one
     /// command thread that long. The real server sleeps its command thread
     /// before writing this input's replies; the simulator keeps its virtual
@@ -126,6 +132,25 @@ impl Garbage {
             }
         }
     }
+}
+
+/// Why a key left the keyspace on its own (see [`Event::KeyRemoved`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RemovalCause {
+    /// A command met the key past its TTL (lazy expiry).
+    ExpiredOnAccess,
+    /// The active-expire cron found it past its TTL.
+    ExpiredInCron,
+    /// `maxmemory` eviction chose it.
+    Evicted,
+}
+
+/// A key removed by expiry or eviction, in database `db`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyRemoved {
+    pub db: usize,
+    pub key: Vec<u8>,
+    pub cause: RemovalCause,
 }
 
 /// A record of one executed request, in execution order. Rejected requests

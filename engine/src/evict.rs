@@ -362,6 +362,13 @@ fn evict_key(
     let lazy = server.config.lazyfree_lazy_eviction;
     server.propagation.deletion(db, key, lazy);
     crate::multi::touch_key(&server.watches, clients, db, key);
+    let notify_units = crate::notify::removed_outside(
+        server,
+        clients,
+        events,
+        (db, key),
+        crate::event::RemovalCause::Evicted,
+    );
     let tracked_units = crate::tracking::invalidate_key(&mut server.tracking, clients, key, true);
     let cost_units = value.free_cost_units();
     let work_units =
@@ -372,5 +379,5 @@ fn evict_key(
             drop(value);
             cost_units
         };
-    (freed_bytes, work_units + tracked_units)
+    (freed_bytes, work_units + notify_units + tracked_units)
 }

@@ -26,6 +26,7 @@ mod invariants;
 pub(crate) mod lru;
 pub mod meta;
 pub(crate) mod multi;
+pub mod notify;
 pub(crate) mod pause;
 pub mod persist;
 pub(crate) mod pipeline;
@@ -52,7 +53,9 @@ pub mod value;
 pub use client::{ClientId, CloseReason, ConnectInfo};
 pub use config::Config;
 pub use engine::Engine;
-pub use event::{Event, Executed, Garbage, LogLevel, Shutdown, ShutdownSave};
+pub use event::{
+    Event, Executed, Garbage, KeyRemoved, LogLevel, RemovalCause, Shutdown, ShutdownSave,
+};
 pub use planted::PlantedBug;
 pub use propagate::Propagation;
 pub use time::Now;

@@ -10,6 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::client::ClientId;
+use crate::clients::Clients;
+use crate::glob::{self, glob_match};
+use crate::resp::{Protocol, ReplyWriter};
 
 /// One client's subscriptions.
 ///
@@ -155,6 +158,119 @@ impl PubSub {
     pub fn patterns_count(&self) -> usize {
         self.patterns.len()
     }
+}
+
+/// The client whose command publishes, if any: its messages go into the
+/// reply being built (ahead of the reply itself, as in Redis 7.0) rather
+/// than its output buffer. The cron and eviction publish without one.
+pub(crate) struct Caller<'a> {
+    pub id: ClientId,
+    pub reply: &'a mut Vec<u8>,
+    pub protocol: Protocol,
+}
+
+impl Caller<'_> {
+    /// The same caller for one more publish.
+    pub(crate) fn reborrow(&mut self) -> Caller<'_> {
+        Caller {
+            id: self.id,
+            reply: &mut *self.reply,
+            protocol: self.protocol,
+        }
+    }
+}
+
+/// Delivers `(channel, message)` to the channel's subscribers, then to the
+/// subscribers of each matching pattern (patterns in name order, each
+/// pattern's subscribers in subscription order), and returns how many
+/// deliveries were made (a client subscribed to the channel and to a
+/// matching pattern counts twice, as in Redis). The first channel
+/// subscriber gets `first_copies` copies (1 but under a planted bug). Adds
+/// the work done to `work_units`: one unit per delivery and per pattern
+/// visited, plus the matcher's steps. PUBLISH and keyspace notifications
+/// both publish through here, so they cost the same.
+pub(crate) fn publish(
+    pubsub: &mut PubSub,
+    clients: &mut Clients,
+    mut caller: Option<Caller>,
+    (channel, message): (&[u8], &[u8]),
+    first_copies: usize,
+    work_units: &mut u64,
+) -> usize {
+    let subscribers = pubsub.channel_subscribers(channel).to_vec();
+    let mut receivers = 0;
+    for (i, id) in subscribers.into_iter().enumerate() {
+        *work_units += 1;
+        receivers += 1;
+        let copies = if i == 0 { first_copies } else { 1 };
+        for _ in 0..copies {
+            deliver(&mut pubsub.delivered, clients, caller.as_mut(), id, |w| {
+                w.push_len(3);
+                w.bulk_str("message");
+                w.bulk(channel);
+                w.bulk(message);
+            });
+        }
+    }
+    let mut matched: Vec<(Vec<u8>, ClientId)> = Vec::new();
+    let mut patterns_visited = 0;
+    let mut glob_steps = 0;
+    for (pattern, subscribers) in pubsub.patterns() {
+        patterns_visited += 1;
+        if glob_match(pattern, channel, false, &mut glob_steps) {
+            matched.extend(subscribers.iter().map(|&id| (pattern.to_vec(), id)));
+        }
+    }
+    *work_units += patterns_visited + glob::work_units(glob_steps);
+    for (pattern, id) in matched {
+        *work_units += 1;
+        receivers += 1;
+        deliver(&mut pubsub.delivered, clients, caller.as_mut(), id, |w| {
+            w.push_len(4);
+            w.bulk_str("pmessage");
+            w.bulk(&pattern);
+            w.bulk(channel);
+            w.bulk(message);
+        });
+    }
+    receivers
+}
+
+/// Writes a message to `id`'s output in its protocol. The caller's
+/// messages land in the reply being built. Another client is recorded in
+/// `delivered`, with whether its output was empty before, so that the
+/// engine queues it for transmission once and checks its limits.
+pub(crate) fn deliver(
+    delivered: &mut Vec<(ClientId, bool)>,
+    clients: &mut Clients,
+    caller: Option<&mut Caller>,
+    id: ClientId,
+    write: impl FnOnce(&mut ReplyWriter),
+) {
+    if let Some(caller) = caller.filter(|c| c.id == id) {
+        // Under CLIENT REPLY OFF or SKIP the caller's own messages wait in
+        // its held pushes rather than in a reply that will be dropped.
+        let held = clients
+            .get_mut(&id)
+            .filter(|c| c.reply_mode.suppressed())
+            .map(|c| &mut c.held_pushes);
+        write(&mut ReplyWriter::new(
+            held.unwrap_or(caller.reply),
+            caller.protocol,
+        ));
+        return;
+    }
+    let Some(c) = clients.get_mut(&id) else {
+        debug_assert!(false, "a subscriber is connected");
+        return;
+    };
+    if c.closing.is_some() {
+        // Closed over its output limit (or killed): it will never read this.
+        return;
+    }
+    let was_idle = c.pending_output().is_empty();
+    write(&mut ReplyWriter::new(&mut c.output, c.protocol));
+    delivered.push((id, was_idle));
 }
 
 fn remove_subscriber(table: &mut BTreeMap<Vec<u8>, Vec<ClientId>>, client: ClientId, name: &[u8]) {

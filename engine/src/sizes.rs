@@ -60,6 +60,9 @@ pub struct Sizes {
     /// Bytes of the reply (the same as `Executed::reply_bytes`; here so
     /// that the sizes travel as one record).
     pub reply_bytes: u64,
+    /// Keyspace notifications were on (`notify-keyspace-events` enables a
+    /// class and a channel kind): each write may publish its events.
+    pub notify: bool,
 }
 
 /// The values at a command's keys at one moment.
@@ -258,6 +261,7 @@ pub fn measure_before(
             .map_or(0, |m| m.queue.len() as u64),
         watched: tx.map_or(0, |tx| tx.watched.len() as u64),
         reply_bytes: 0,
+        notify: crate::notify::enabled(server.config.notify_keyspace_events),
     };
     Measuring { sizes, db, keys }
 }

@@ -102,7 +102,8 @@ impl World {
             match e {
                 Event::Executed(x) => self.executed.push(x),
                 Event::Close { client, .. } => self.closed.push(client),
-                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
+                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } | Event::KeyRemoved(_) => {
+                }
                 Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
                     unreachable!("storage is off")
                 }

@@ -186,7 +186,8 @@ impl Run {
                     self.engine.disconnect(self.now, client);
                 }
                 Event::Executed(executed) => self.bound.check(&executed),
-                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
+                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } | Event::KeyRemoved(_) => {
+                }
                 Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
                     unreachable!("storage is off")
                 }

@@ -720,7 +720,7 @@ fn drain(
             Event::Close { client, reason } => {
                 panic!("well-formed commands closed {client:?}: {reason:?}")
             }
-            Event::Free(_) | Event::Stall { .. } | Event::Log { .. } => {}
+            Event::Free(_) | Event::Stall { .. } | Event::Log { .. } | Event::KeyRemoved(_) => {}
             Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
                 unreachable!("storage is off")
             }

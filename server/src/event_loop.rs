@@ -237,7 +237,7 @@ impl Host {
                         drop(g);
                     }
                 }
-                Event::Executed(_) => {}
+                Event::Executed(_) | Event::KeyRemoved(_) => {}
                 Event::Stall { duration_ns } => {
                     // DEBUG SLEEP: like Redis, the one command thread serves
                     // nobody for that long; this input's replies go out after.

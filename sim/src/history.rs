@@ -111,6 +111,21 @@ pub struct History {
     /// fsync) and DEBUG SLEEP. In time order; they never overlap an
     /// execution.
     pub thread_busy_spans: Vec<(TimeNs, TimeNs)>,
+    /// Keys the engine removed on its own (expiry, eviction), in order.
+    pub key_removals: Vec<KeyRemoval>,
+}
+
+/// A key that left the keyspace without a command asking for it (the
+/// engine's `Event::KeyRemoved`), placed in the execution order.
+#[derive(Clone, Debug)]
+pub struct KeyRemoval {
+    /// `History::executions.len()` when the engine reported it: a lazy
+    /// expiry happened inside the execution of that index (before its
+    /// writes), a cron expiry or an eviction before it.
+    pub executions_before: usize,
+    pub db: usize,
+    pub key: Vec<u8>,
+    pub cause: seedkv_engine::RemovalCause,
 }
 
 /// The kind of a pub/sub message, as its first element names it.
@@ -147,6 +162,12 @@ pub struct Delivery {
 pub type ParsedMessage = (MessageKind, Option<Vec<u8>>, Vec<u8>, Vec<u8>);
 
 impl Delivery {
+    /// Whether the engine published it as a keyspace notification (on a
+    /// `__keyspace@<db>__:` or `__keyevent@<db>__:` channel).
+    pub fn is_keyspace_notification(&self) -> bool {
+        self.channel.starts_with(b"__keyspace@") || self.channel.starts_with(b"__keyevent@")
+    }
+
     /// The message a frame carries, if it is one: `[message, channel,
     /// payload]`, `[pmessage, pattern, channel, payload]` or `[smessage,
     /// channel, payload]`, as a push or (RESP2) an array. The caller knows

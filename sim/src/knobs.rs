@@ -322,6 +322,10 @@ fn draw_collections(seed: u64) -> (Vec<WorkloadKind>, u32) {
                 // Two clients grow `hll:big` and merge into `hll:dst`.
                 drawn.push(kind);
             }
+            if kind == WorkloadKind::Notify {
+                // One client per role (see `workload::notify`).
+                drawn.extend([kind; 2]);
+            }
             if kind == WorkloadKind::Streams {
                 // Three workers share the groups: one blocks or crashes
                 // while the others read and claim.

@@ -349,3 +349,16 @@ fn invalidate_before_write_is_found() {
         found.violations
     );
 }
+
+/// The active-expire cron dropping every 4th `expired` notification: a
+/// keyspace subscriber's stream lacks an event the checker owes it for a
+/// key the engine reported expired.
+#[test]
+fn missed_expired_event_is_found() {
+    hunt_in(
+        PlantedBug::MissedExpiredEvent,
+        50,
+        &["notify"],
+        Some(&[WorkloadKind::Notify]),
+    );
+}

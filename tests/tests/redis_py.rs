@@ -72,3 +72,30 @@ fn redis_py_common_ops_pipeline_transactions_pubsub() {
 fn redis_py_tracking_redirect_to_a_subscribed_listener() {
     run_on_both("redis_py_tracking.py");
 }
+
+/// redis-py's PubSub on the keyspace and keyevent patterns: the messages
+/// it parses from seedkv-server are those it parses from redis-server
+/// (tests/py/redis_py_notify.py).
+#[test]
+fn redis_py_receives_keyspace_notifications_as_from_redis() {
+    let Some(python) = python_with_redis() else {
+        missing_tool("redis-py", "apt-get install python3-redis");
+        return;
+    };
+    let run = |port: u16| run_script(&python, "redis_py_notify.py", port);
+    let server = ServerProcess::seedkv(&[]);
+    let ours = run(server.port);
+    assert!(ours.ends_with("OK\n"), "{ours}");
+    assert!(
+        ours.contains("pmessage __keyevent@0__:* __keyevent@0__:lpop l\n"),
+        "{ours}"
+    );
+    assert!(
+        ours.contains("pmessage __keyspace@0__:* __keyspace@0__:l del\n"),
+        "{ours}"
+    );
+    if let Some(redis) = redis_server() {
+        let theirs = run(redis.port);
+        assert_eq!(ours, theirs, "seedkv (left) and redis-server (right)");
+    }
+}

@@ -19,6 +19,7 @@
 //! 7.0.15 does: such a write neither propagates nor touches WATCHed keys.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
 
@@ -144,6 +145,8 @@ fn string_for_write<'c>(
                 raw: true,
             });
             ctx.db().set(key, value, false);
+            // Redis's `dbAdd` raises `new` as the key is created.
+            notify(ctx, class::NEW, "new", key);
             len_bytes
         }
         Some(Value::Str(s)) => {
@@ -193,6 +196,7 @@ fn setbit(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     if changed {
         ctx.modified_in_place(key);
+        notify(ctx, class::STRING, "setbit", key);
     }
     ctx.int(i64::from(was_on));
 }

@@ -10,6 +10,7 @@ use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::keys::KEYSPACE;
 use crate::db::DATABASES_COUNT;
 use crate::event::{Event, Garbage};
+use crate::notify::{class, notify_in_db};
 use crate::util::parse_i64_strict;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -91,6 +92,7 @@ pub(crate) fn expire_in_db(ctx: &mut Ctx, db: usize, key: &[u8]) {
         let lazy = ctx.server.config.lazyfree_lazy_expire;
         ctx.propagate_deletion(db, key, lazy);
         ctx.free(v, lazy);
+        crate::notify::expired_on_access(ctx, db, key);
     }
 }
 
@@ -156,6 +158,9 @@ fn copy(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     ctx.server.blocking.signal(dst_db, dst);
     ctx.server.dirty += 1;
+    // Redis adds the copy anew (after deleting a replaced destination).
+    notify_in_db(ctx, class::NEW, "new", dst, dst_db);
+    notify_in_db(ctx, class::GENERIC, "copy_to", dst, dst_db);
     ctx.int(1);
 }
 
@@ -189,6 +194,9 @@ fn move_(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     ctx.server.blocking.signal(dst_db, key);
     ctx.server.dirty += 1;
+    notify_in_db(ctx, class::NEW, "new", key, dst_db);
+    notify_in_db(ctx, class::GENERIC, "move_from", key, src_db);
+    notify_in_db(ctx, class::GENERIC, "move_to", key, dst_db);
     ctx.int(1);
 }
 

@@ -6,6 +6,7 @@ use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::config_get;
 use crate::commands::keys::KEYSPACE;
 use crate::lru::{LRU_CLOCK_MAX, LRU_CLOCK_RESOLUTION_MS};
+use crate::notify::{class, notify};
 use crate::rdb::dump::{self, Refused};
 use crate::rdb::object::Build;
 use crate::util::parse_i64_strict;
@@ -143,10 +144,12 @@ fn restore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         ctx.free(value, false);
         if options.replace && existed {
             crate::commands::expire::propagate_deletion(ctx, key, lazy);
+            notify(ctx, class::GENERIC, "del", key);
         }
         return ctx.ok();
     }
     ctx.store(key, value, false);
+    notify(ctx, class::GENERIC, "restore", key);
     if let (Some(w), false) = (when_ms, options.absttl) {
         // A relative TTL replays as the absolute time it meant.
         let w_text = w.to_string();

@@ -6,6 +6,7 @@
 //! in Redis.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 use crate::util::parse_i64_strict;
 
 const EXPIRE: CommandSpec = CommandSpec {
@@ -218,10 +219,12 @@ fn expire_generic(ctx: &mut Ctx, args: &[Vec<u8>], base_ms: i64, unit: Unit) {
         let deleted = ctx.delete(key, lazy);
         debug_assert!(deleted);
         propagate_deletion(ctx, key, lazy);
+        notify(ctx, class::GENERIC, "del", key);
     } else {
         ctx.db().set_expire(key, when as u64);
         ctx.server.dirty += 1;
         propagate_absolute(ctx, args, when, base_ms != 0 || unit == Unit::Seconds);
+        notify(ctx, class::GENERIC, "expire", key);
     }
     ctx.int(1);
 }
@@ -299,6 +302,7 @@ fn persist(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
     if ctx.lookup(key).is_some() && ctx.db().persist(key) {
         ctx.server.dirty += 1;
+        notify(ctx, class::GENERIC, "persist", key);
         ctx.int(1);
     } else {
         ctx.int(0);

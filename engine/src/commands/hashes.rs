@@ -7,6 +7,7 @@
 //! A hash emptied by HDEL is deleted, as Redis never keeps empty hashes.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::notify::{class, notify};
 use crate::types::{Hash, Limits};
 use crate::util::parse_i64_strict;
 use crate::value::{Value, WRONGTYPE};
@@ -270,6 +271,7 @@ fn hset(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let pair_count = pairs.len() / 2;
     ctx.work(pair_count as u64 + lookup_units);
     ctx.server.dirty += pair_count as u64;
+    notify(ctx, class::HASH, "hset", &args[1]);
     if ctx.spec.name == "hmset" {
         ctx.ok();
     } else {
@@ -287,6 +289,9 @@ fn hsetnx(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(added) => {
             ctx.server.dirty += u64::from(added);
+            if added {
+                notify(ctx, class::HASH, "hset", &args[1]);
+            }
             ctx.int(i64::from(added));
         }
     }
@@ -352,8 +357,12 @@ fn hdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
     };
     ctx.work(lookup_units);
+    if deleted > 0 {
+        notify(ctx, class::HASH, "hdel", key);
+    }
     if now_empty {
         ctx.delete(key, false);
+        notify(ctx, class::GENERIC, "del", key);
     }
     ctx.server.dirty += deleted as u64;
     ctx.int(deleted);
@@ -465,6 +474,7 @@ fn hincrby(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Ok(Err(e)) => ctx.error(e),
         Ok(Ok(next)) => {
             ctx.server.dirty += 1;
+            notify(ctx, class::HASH, "hincrby", &args[1]);
             ctx.int(next);
         }
     }
@@ -502,6 +512,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Ok(Ok(sum)) => {
             ctx.server.dirty += 1;
             ctx.propagate(&[b"HSET", args[1].as_slice(), &args[2], sum.as_bytes()]);
+            notify(ctx, class::HASH, "hincrbyfloat", &args[1]);
             ctx.bulk(sum.as_bytes());
         }
     }

@@ -8,6 +8,7 @@
 //! dense HLL).
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 use crate::types::hll::{self, Corrupt, Encoding, REGISTERS};
 use crate::value::{RString, Value, WRONGTYPE};
 
@@ -143,6 +144,7 @@ fn pfadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 }),
                 false,
             );
+            notify(ctx, class::STRING, "pfadd", key);
             ctx.int(1);
         }
         Ok(Some(s)) => {
@@ -159,6 +161,7 @@ fn pfadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             }
             if updated > 0 {
                 ctx.modified_in_place(key);
+                notify(ctx, class::STRING, "pfadd", key);
             }
             ctx.int(i64::from(updated > 0));
         }
@@ -266,6 +269,8 @@ fn pfmerge(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             ctx.modified_in_place(key);
         }
     }
+    // PFMERGE raises `pfadd` on its destination, as Redis does.
+    notify(ctx, class::STRING, "pfadd", key);
     ctx.ok();
 }
 

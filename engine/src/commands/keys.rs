@@ -11,6 +11,7 @@
 //! [`crate::Event::Free`] and pays O(1).
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 
 pub(crate) const KEYSPACE: CommandSpec = CommandSpec {
     group: "generic",
@@ -140,6 +141,7 @@ fn delete_keys(ctx: &mut Ctx, args: &[Vec<u8>], lazy: bool) {
     for key in &args[1..] {
         ctx.work(1);
         if ctx.delete(key, lazy) {
+            notify(ctx, class::GENERIC, "del", key);
             deleted += 1;
         }
     }
@@ -187,7 +189,8 @@ fn rename_generic(ctx: &mut Ctx, args: &[Vec<u8>], nx: bool) {
     if src == dst {
         return if nx { ctx.int(0) } else { ctx.ok() };
     }
-    if ctx.exists(dst) && nx {
+    let dst_existed = ctx.exists(dst);
+    if dst_existed && nx {
         return ctx.int(0);
     }
     let db = ctx.db();
@@ -196,9 +199,16 @@ fn rename_generic(ctx: &mut Ctx, args: &[Vec<u8>], nx: bool) {
     let i = ctx.db_index();
     ctx.server.blocking.signal(i, src);
     ctx.store(dst, value, false);
+    if dst_existed {
+        // Redis deletes the destination and adds the key anew, so `new`
+        // comes whether or not something was overwritten.
+        notify(ctx, class::NEW, "new", dst);
+    }
     if let Some(when) = expire {
         ctx.db().set_expire(dst, when);
     }
+    notify(ctx, class::GENERIC, "rename_from", src);
+    notify(ctx, class::GENERIC, "rename_to", dst);
     if nx {
         ctx.int(1);
     } else {

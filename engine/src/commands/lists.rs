@@ -9,6 +9,7 @@
 //! by `Ctx::store`).
 
 use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::notify::{class, notify};
 use crate::resp::ReplyWriter;
 use crate::types::list::{Direction, List};
 use crate::util::parse_i64_strict;
@@ -365,10 +366,30 @@ fn resolve_range(len: usize, start: i64, end: i64) -> Option<(usize, usize)> {
     Some((start as usize, end.min(len - 1) as usize))
 }
 
-/// Deletes `key` if its list was emptied (Redis never keeps an empty list).
-pub(crate) fn delete_if_empty(ctx: &mut Ctx, key: &[u8], empty: bool) {
+/// Raises the list write's `event` on `key`, then deletes the key if its
+/// list was emptied (Redis never keeps an empty list), raising `del` after
+/// it, in Redis's order.
+pub(crate) fn notify_and_delete_if_empty(ctx: &mut Ctx, key: &[u8], event: &str, empty: bool) {
+    notify(ctx, class::LIST, event, key);
     if empty {
         ctx.delete(key, false);
+        notify(ctx, class::GENERIC, "del", key);
+    }
+}
+
+/// The event a push at `to` raises.
+pub(crate) fn push_event(to: Direction) -> &'static str {
+    match to {
+        Direction::Forward => "lpush",
+        Direction::Backward => "rpush",
+    }
+}
+
+/// The event a pop at `from` raises.
+pub(crate) fn pop_event(from: Direction) -> &'static str {
+    match from {
+        Direction::Forward => "lpop",
+        Direction::Backward => "rpop",
     }
 }
 
@@ -422,6 +443,7 @@ fn push_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], to: Direction, existing_onl
             let len = list.len();
             ctx.server.dirty += pushed as u64;
             ctx.signal_key_ready(key);
+            notify(ctx, class::LIST, push_event(to), key);
             ctx.int(len as i64);
         }
         Ok(None) if existing_only => return ctx.int(0),
@@ -433,6 +455,7 @@ fn push_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], to: Direction, existing_onl
             let len = list.len();
             ctx.store(key, Value::List(Box::new(list)), false);
             ctx.server.dirty += pushed as u64 - 1;
+            notify(ctx, class::LIST, push_event(to), key);
             ctx.int(len as i64);
         }
     }
@@ -494,7 +517,7 @@ fn pop_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], from: Direction) {
     let empty = list.is_empty();
     ctx.work(popped as u64);
     ctx.server.dirty += popped as u64;
-    delete_if_empty(ctx, key, empty);
+    notify_and_delete_if_empty(ctx, key, pop_event(from), empty);
 }
 
 fn lpop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -575,6 +598,7 @@ fn lset(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Some(steps) => {
             ctx.work(steps as u64);
             ctx.server.dirty += 1;
+            notify(ctx, class::LIST, "lset", &args[1]);
             ctx.ok();
         }
     }
@@ -603,6 +627,7 @@ fn linsert(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     ctx.server.dirty += 1;
     ctx.signal_key_ready(key);
+    notify(ctx, class::LIST, "linsert", key);
     ctx.int(len as i64);
 }
 
@@ -628,7 +653,9 @@ fn lrem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let empty = list.is_empty();
     ctx.work((visited + removed) as u64);
     ctx.server.dirty += removed as u64;
-    delete_if_empty(ctx, key, empty);
+    if removed > 0 {
+        notify_and_delete_if_empty(ctx, key, "lrem", empty);
+    }
     ctx.int(removed as i64);
 }
 
@@ -652,7 +679,7 @@ fn ltrim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let empty = list.is_empty();
     ctx.work((head + tail) as u64);
     ctx.server.dirty += (head + tail) as u64;
-    delete_if_empty(ctx, key, empty);
+    notify_and_delete_if_empty(ctx, key, "ltrim", empty);
     ctx.ok();
 }
 
@@ -688,8 +715,10 @@ pub(crate) fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: Directi
         list.push(to, &value);
         ctx.store(dst, Value::List(Box::new(list)), false);
     }
+    // Redis raises the push before the pop (`lmoveHandlePush` runs first).
+    notify(ctx, class::LIST, push_event(to), dst);
     let empty = matches!(ctx.lookup_as(src, Value::as_list_mut), Ok(Some(l)) if l.is_empty());
-    delete_if_empty(ctx, src, empty);
+    notify_and_delete_if_empty(ctx, src, pop_event(from), empty);
     ctx.server.dirty += 2;
     ctx.work(2);
     ctx.bulk(&value);

@@ -14,11 +14,10 @@
 //! [`crate::pubsub`]; the engine queues receivers for transmission and
 //! checks their output buffer limits after each command.
 
-use crate::client::ClientId;
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
 use crate::glob::{self, glob_match};
-use crate::resp::ReplyWriter;
+use crate::pubsub::Caller;
 
 #[cfg(test)]
 mod spec_tests;
@@ -356,15 +355,26 @@ fn sunsubscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn spublish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (channel, message) = (&args[1], &args[2]);
     let subscribers = ctx.server.pubsub.shard_subscribers(channel).to_vec();
+    let mut caller = Caller {
+        id: ctx.client_id,
+        reply: &mut ctx.reply,
+        protocol: ctx.protocol,
+    };
     for &id in &subscribers {
-        ctx.work(1);
-        deliver(ctx, id, |w| {
-            w.push_len(3);
-            w.bulk_str("smessage");
-            w.bulk(channel);
-            w.bulk(message);
-        });
+        crate::pubsub::deliver(
+            &mut ctx.server.pubsub.delivered,
+            ctx.clients,
+            Some(&mut caller),
+            id,
+            |w| {
+                w.push_len(3);
+                w.bulk_str("smessage");
+                w.bulk(channel);
+                w.bulk(message);
+            },
+        );
     }
+    ctx.work(subscribers.len() as u64);
     ctx.int(subscribers.len() as i64);
 }
 
@@ -373,73 +383,28 @@ fn publish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.int(receivers as i64);
 }
 
-/// Delivers `message` to `channel`'s subscribers, then to the subscribers
-/// of each matching pattern (patterns in name order, each pattern's
-/// subscribers in subscription order), and returns how many deliveries
-/// were made (a client subscribed to the channel and to a matching pattern
-/// counts twice, as in Redis). Shared with scripts' `redis.call('publish')`
+/// Delivers `message` to `channel`'s subscribers and to those of the
+/// patterns that match it (see [`crate::pubsub::publish`]), and returns how
+/// many deliveries were made. Shared with scripts' `redis.call('publish')`
 /// through the command itself.
 pub fn publish_message(ctx: &mut Ctx, channel: &[u8], message: &[u8]) -> usize {
-    let subscribers = ctx.server.pubsub.channel_subscribers(channel).to_vec();
     let first_copies = ctx.server.planted.publish_copies();
-    let mut receivers = 0;
-    for (i, id) in subscribers.into_iter().enumerate() {
-        ctx.work(1);
-        receivers += 1;
-        let copies = if i == 0 { first_copies } else { 1 };
-        for _ in 0..copies {
-            deliver(ctx, id, |w| {
-                w.push_len(3);
-                w.bulk_str("message");
-                w.bulk(channel);
-                w.bulk(message);
-            });
-        }
-    }
-    let mut matched: Vec<(Vec<u8>, ClientId)> = Vec::new();
-    let mut patterns_visited = 0;
-    let mut glob_steps = 0;
-    for (pattern, subscribers) in ctx.server.pubsub.patterns() {
-        patterns_visited += 1;
-        if glob_match(pattern, channel, false, &mut glob_steps) {
-            matched.extend(subscribers.iter().map(|&id| (pattern.to_vec(), id)));
-        }
-    }
-    ctx.work(patterns_visited + glob::work_units(glob_steps));
-    for (pattern, id) in matched {
-        ctx.work(1);
-        receivers += 1;
-        deliver(ctx, id, |w| {
-            w.push_len(4);
-            w.bulk_str("pmessage");
-            w.bulk(&pattern);
-            w.bulk(channel);
-            w.bulk(message);
-        });
-    }
-    receivers
-}
-
-/// Writes a message to `id`'s output in its protocol. The calling client's
-/// output is the reply being built, so its own messages land there, ahead
-/// of the command's reply (as in Redis 7.0). Another client is recorded in
-/// `pubsub.delivered`, with whether its output was empty before, so that
-/// the engine queues it for transmission once and checks its limits.
-fn deliver(ctx: &mut Ctx, id: ClientId, write: impl FnOnce(&mut ReplyWriter)) {
-    if id == ctx.client_id {
-        return ctx.push_to_self(write);
-    }
-    let Some(c) = ctx.clients.get_mut(&id) else {
-        debug_assert!(false, "a subscriber is connected");
-        return;
+    let caller = Caller {
+        id: ctx.client_id,
+        reply: &mut ctx.reply,
+        protocol: ctx.protocol,
     };
-    if c.closing.is_some() {
-        // Closed over its output limit (or killed): it will never read this.
-        return;
-    }
-    let was_idle = c.pending_output().is_empty();
-    write(&mut ReplyWriter::new(&mut c.output, c.protocol));
-    ctx.server.pubsub.delivered.push((id, was_idle));
+    let mut work_units = 0;
+    let receivers = crate::pubsub::publish(
+        &mut ctx.server.pubsub,
+        ctx.clients,
+        Some(caller),
+        (channel, message),
+        first_copies,
+        &mut work_units,
+    );
+    ctx.work(work_units);
+    receivers
 }
 
 fn pubsub_channels(ctx: &mut Ctx, args: &mut [Vec<u8>]) {

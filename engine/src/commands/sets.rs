@@ -8,6 +8,7 @@
 //! empty sets.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::notify::{class, notify};
 use crate::types::{Limits, Set};
 use crate::value::{Value, WRONGTYPE};
 
@@ -265,6 +266,9 @@ fn sadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(added) => {
             ctx.server.dirty += added as u64;
+            if added > 0 {
+                notify(ctx, class::SET, "sadd", &args[1]);
+            }
             ctx.int(added as i64);
         }
     }
@@ -289,8 +293,12 @@ fn srem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             (removed, set.is_empty())
         }
     };
+    if removed > 0 {
+        notify(ctx, class::SET, "srem", key);
+    }
     if now_empty {
         ctx.delete(key, false);
+        notify(ctx, class::GENERIC, "del", key);
     }
     ctx.server.dirty += removed as u64;
     ctx.int(removed);
@@ -360,12 +368,17 @@ fn smove(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if !src_set.remove(member) {
         return ctx.int(0);
     }
-    if src_set.is_empty() {
+    let src_empty = src_set.is_empty();
+    notify(ctx, class::SET, "srem", src);
+    if src_empty {
         ctx.delete(src, false);
+        notify(ctx, class::GENERIC, "del", src);
     }
     ctx.server.dirty += 1;
-    if add_members(ctx, dst, std::slice::from_ref(member)).is_err() {
-        debug_assert!(false, "destination type checked above");
+    match add_members(ctx, dst, std::slice::from_ref(member)) {
+        Ok(0) => {}
+        Ok(_) => notify(ctx, class::SET, "sadd", dst),
+        Err(WrongType) => debug_assert!(false, "destination type checked above"),
     }
     ctx.int(1);
 }

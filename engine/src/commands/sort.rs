@@ -20,6 +20,7 @@
 //! Work: one unit per element loaded, per weight or GET looked up, per
 //! comparison (so O(N log N) when sorting), and per element produced.
 
+use crate::notify::{class, notify};
 use std::cmp::Ordering;
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
@@ -369,7 +370,9 @@ fn store_elements(ctx: &mut Ctx, selected: &[Item], gets: &[&[u8]], destination:
     let stored = values.len();
     if stored == 0 {
         let lazy = ctx.server.config.lazyfree_lazy_server_del;
-        ctx.delete(destination, lazy);
+        if ctx.delete(destination, lazy) {
+            notify(ctx, class::GENERIC, "del", destination);
+        }
     } else {
         let mut list = crate::types::List::new(ctx.limits().list_max_listpack_size);
         for value in &values {
@@ -378,6 +381,7 @@ fn store_elements(ctx: &mut Ctx, selected: &[Item], gets: &[&[u8]], destination:
         ctx.store(destination, Value::List(Box::new(list)), false);
         // `store` counted one change; Redis counts one per element.
         ctx.server.dirty += stored as u64 - 1;
+        notify(ctx, class::LIST, "sortstore", destination);
     }
     ctx.int(stored as i64);
 }

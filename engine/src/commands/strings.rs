@@ -14,6 +14,7 @@
 //! - [`lcs`] (`strings/lcs.rs`): LCS.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
 
@@ -325,6 +326,10 @@ fn set_generic(
         // A time already past is stored as is, as Redis 7.0 does: the key
         // stays until lazy or active expiry removes it (and counts it).
         ctx.db().set_expire(key, ms);
+    }
+    notify(ctx, class::STRING, "set", key);
+    if when_ms.is_some() {
+        notify(ctx, class::GENERIC, "expire", key);
     }
     if !opts.get {
         send(ctx, ok);

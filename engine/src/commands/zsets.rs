@@ -12,6 +12,7 @@
 //! (rank or range lookup, O(log N)) counts as one.
 
 use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::notify::{class, notify};
 use crate::resp::{Protocol, ReplyWriter};
 use crate::types::zset::ZSet;
 use crate::value::Value;
@@ -593,10 +594,33 @@ fn new_zset_seed(ctx: &mut Ctx) -> u64 {
     ctx.collection_hash_seed()
 }
 
-/// Deletes `key` once its sorted set is empty: Redis never keeps one.
-fn delete_if_empty(ctx: &mut Ctx, key: &[u8]) {
+/// After a removal of `removed` members from `key`: raises `event` if any
+/// went, then deletes the key once its sorted set is empty (Redis never
+/// keeps one), raising `del` after it, in Redis's order.
+fn notify_and_delete_if_empty(ctx: &mut Ctx, key: &[u8], event: &str, removed: u64) {
+    if removed > 0 {
+        notify(ctx, class::ZSET, event, key);
+    }
     let empty = matches!(ctx.lookup(key), Some(Value::ZSet(z)) if z.is_empty());
     if empty {
         ctx.delete(key, false);
+        notify(ctx, class::GENERIC, "del", key);
     }
+}
+
+/// The STORE forms' end: a non-empty result replaces `dst` and raises the
+/// command's event; an empty one deletes `dst`, raising `del` if it was
+/// there. Replies the result's size.
+fn store_or_delete(ctx: &mut Ctx, dst: &[u8], zset: Option<ZSet>) {
+    let Some(zset) = zset else {
+        if ctx.delete(dst, false) {
+            notify(ctx, class::GENERIC, "del", dst);
+        }
+        return ctx.int(0);
+    };
+    let n = zset.len();
+    ctx.store(dst, Value::ZSet(Box::new(zset)), false);
+    let event = ctx.spec.name;
+    notify(ctx, class::ZSET, event, dst);
+    ctx.int(n as i64);
 }

@@ -18,7 +18,8 @@ impl Engine {
         let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
         let now_ms = self.server.planted.expiry_clock_ms(now);
         let mut held = crate::planted::cron_tick(&mut self.server);
-        for (i, db) in self.server.keyspace.dbs.iter_mut().enumerate() {
+        for i in 0..self.server.keyspace.dbs.len() {
+            let db = &mut self.server.keyspace.dbs[i];
             let before = db.len();
             let freed_before = freed.len();
             db.active_expire(
@@ -33,9 +34,17 @@ impl Engine {
                 self.server.propagation.deletion(i, key, lazy);
                 // A blocked XREADGROUP learns that its stream is gone.
                 self.server.blocking.signal(i, key);
+                crate::notify::removed_outside(
+                    &mut self.server,
+                    &mut self.clients,
+                    &mut self.events,
+                    (i, key),
+                    crate::event::RemovalCause::ExpiredInCron,
+                );
                 let tracking = &mut self.server.tracking;
                 crate::tracking::invalidate_key(tracking, &mut self.clients, key, true);
             }
+            let db = &mut self.server.keyspace.dbs[i];
             db.keys.shrink_if_needed();
             db.expires.shrink_if_needed();
             db.keys.rehash_steps(CRON_REHASH_BUCKETS_PER_DB);

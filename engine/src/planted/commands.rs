@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use super::{held, PlantedBug};
 use crate::cmd::{CommandSpec, CommandTable, Ctx, Handler, WrongType};
-use crate::commands::lists::{delete_if_empty, NOT_AN_INTEGER};
+use crate::commands::lists::{notify_and_delete_if_empty, NOT_AN_INTEGER};
 use crate::commands::strings::{string_at, WrongType as NotAString};
 use crate::resp::encode::fmt_i64;
 use crate::types::list::Direction;
@@ -137,6 +137,8 @@ fn lrem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let empty = list.is_empty();
     ctx.work((visited * visited) as u64);
     ctx.server.dirty += removed as u64;
-    delete_if_empty(ctx, key, empty);
+    if removed > 0 {
+        notify_and_delete_if_empty(ctx, key, "lrem", empty);
+    }
     ctx.int(removed as i64);
 }

@@ -25,6 +25,7 @@
 //! | a cron tick | the cron | lazy-free-still-reachable, incr-not-atomic |
 //! | SCAN visits a bucket | SCAN | scan-skips-rehash-buckets |
 //! | PUBLISH delivers | `publish_message` | publish-twice |
+//! | a key expires or is evicted | `notify::expired_on_access`, `notify::removed_outside` | missed-expired-event |
 //! | a script writes, a script starts | `redis.call`, EVAL | script-partial-visible (`scripts.rs`) |
 //! | `appendfsync always` fsyncs an append | the AOF write path | ack-before-fsync |
 //! | an AOF rewrite ends | `rewrite_exited` | rewrite-drops-writes |
@@ -124,6 +125,9 @@ pub enum PlantedBug {
     /// only at its client's next input: a client that re-reads the key on
     /// the invalidation caches the old value, and nothing invalidates it.
     InvalidateBeforeWrite,
+    /// Every 4th key the active-expire cron deletes raises no `expired`
+    /// keyspace notification: subscribers never learn that it expired.
+    MissedExpiredEvent,
 }
 
 impl PlantedBug {
@@ -146,6 +150,7 @@ impl PlantedBug {
         PlantedBug::XclaimLeavesBothPels,
         PlantedBug::XreadgroupWokenByOtherStream,
         PlantedBug::InvalidateBeforeWrite,
+        PlantedBug::MissedExpiredEvent,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -169,6 +174,7 @@ impl PlantedBug {
             PlantedBug::XclaimLeavesBothPels => "xclaim-leaves-both-pels",
             PlantedBug::XreadgroupWokenByOtherStream => "xreadgroup-woken-by-other-stream",
             PlantedBug::InvalidateBeforeWrite => "invalidate-before-write",
+            PlantedBug::MissedExpiredEvent => "missed-expired-event",
         }
     }
 
@@ -184,6 +190,10 @@ pub(crate) const MISROUTED_REPLY_EVERY: u64 = 997;
 /// Under [`PlantedBug::PublishTwice`], every this-many PUBLISH delivers
 /// twice to one subscriber.
 pub(crate) const PUBLISH_TWICE_EVERY: u64 = 50;
+
+/// Under [`PlantedBug::MissedExpiredEvent`], every this-many keys the
+/// active-expire cron deletes go without their `expired` event.
+pub(crate) const MISSED_EXPIRED_EVENT_EVERY: u64 = 4;
 
 /// The engine's one hook for planted bugs: empty on a clean engine, where
 /// every seam is one predictable branch (none on the lookup path).
@@ -221,6 +231,8 @@ struct Planted {
     /// [`PlantedBug::InvalidateBeforeWrite`]: SETs held until their
     /// client's next input.
     tracked_stores: Vec<tracking::HeldStore>,
+    /// [`PlantedBug::MissedExpiredEvent`]: keys the cron expired.
+    cron_expired_count: u64,
 }
 
 impl Hook {
@@ -238,6 +250,7 @@ impl Hook {
                     publishes_count: 0,
                     script_writes: Vec::new(),
                     tracked_stores: Vec::new(),
+                    cron_expired_count: 0,
                 })
             }),
         }
@@ -386,6 +399,23 @@ impl Hook {
             true => persist::torn_command(bytes, pos),
             false => None,
         }
+    }
+
+    /// Seam "a key expires or is evicted": whether its keyspace
+    /// notification is raised (always, on a clean engine).
+    #[inline]
+    pub(crate) fn expired_notified(&mut self, cause: crate::event::RemovalCause) -> bool {
+        // Planted bug (PlantedBug::MissedExpiredEvent): every Nth key the
+        // cron expires goes without its `expired` event.
+        let Some(p) = self.planted(PlantedBug::MissedExpiredEvent) else {
+            return true;
+        };
+        if cause != crate::event::RemovalCause::ExpiredInCron {
+            return true;
+        }
+        p.cron_expired_count += 1;
+        !p.cron_expired_count
+            .is_multiple_of(MISSED_EXPIRED_EVENT_EVERY)
     }
 
     /// Seam "PUBLISH delivers": how many copies of the message PUBLISH

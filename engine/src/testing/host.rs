@@ -93,7 +93,7 @@ impl TestHost {
                     self.stalled_ns = self.stalled_ns.saturating_add(duration_ns)
                 }
                 Event::Shutdown(shutdown) => self.shutdowns.push(shutdown),
-                Event::Log { .. } => {}
+                Event::Log { .. } | Event::KeyRemoved(_) => {}
                 Event::Storage(request) => self.disk.serve(&mut self.engine, self.now, request),
                 Event::Fork(fork) => self.disk.fork(&mut self.engine, self.now, &fork),
                 Event::Exit { status } => self.exits.push(status),

@@ -258,11 +258,40 @@ fn term_units(term: Term, s: &Sizes, cx: &Context) -> u64 {
     }
 }
 
+/// Keyspace events a write may raise per key it names: `new`, its own
+/// event, `del` when it empties a collection, `expired` for a lazily
+/// expired value.
+pub const NOTIFY_EVENTS_PER_KEY_MAX: u64 = 4;
+
+/// Bytes a keyspace or keyevent channel adds to a key or event name
+/// (`__keyspace@<db>__:`).
+pub const NOTIFY_CHANNEL_PREFIX_BYTES_MAX: u64 = 32;
+
+/// With keyspace notifications on, what publishing a write's events may
+/// cost: each event is published on two channels, and each publish
+/// matches every pattern (a bounded glob over a channel of a key's
+/// length) and delivers to every subscriber.
+fn notify_units(s: &Sizes, cx: &Context) -> u64 {
+    if !s.notify {
+        return 0;
+    }
+    let publishes = 2 * NOTIFY_EVENTS_PER_KEY_MAX * s.keys_count.max(1);
+    let glob_units = (1 + cx.arg_bytes_max)
+        .saturating_mul(1 + cx.arg_bytes_max + NOTIFY_CHANNEL_PREFIX_BYTES_MAX)
+        .div_ceil(seedkv_engine::glob::GLOB_STEPS_PER_WORK_UNIT);
+    let per_publish = 1 + s
+        .patterns
+        .saturating_mul(1 + glob_units)
+        .saturating_add(s.clients.saturating_mul(1 + s.patterns));
+    publishes.saturating_mul(per_publish)
+}
+
 /// The bound of one execution of a command declared with `terms`: every
-/// command may parse its arguments and create or free what changed at its
-/// keys (a lazily expired value included) besides its declared terms.
+/// command may parse its arguments, create or free what changed at its
+/// keys (a lazily expired value included) and publish its keyspace events
+/// besides its declared terms.
 pub fn bound_units(terms: &[Term], s: &Sizes, cx: &Context) -> u64 {
-    let base = s.args_count + s.args_bytes.div_ceil(64) + changed(s);
+    let base = s.args_count + s.args_bytes.div_ceil(64) + changed(s) + notify_units(s, cx);
     let steps = terms
         .iter()
         .fold(base, |acc, &t| acc.saturating_add(term_units(t, s, cx)));

@@ -141,6 +141,7 @@ mod tests {
             end_ns: 10_000,
             persist: None,
             thread_busy_spans: Vec::new(),
+            key_removals: Vec::new(),
         }
     }
 

@@ -10,6 +10,7 @@ pub mod blocking;
 pub mod collection_scan;
 pub mod conservation;
 pub mod liveness;
+pub mod notify;
 pub mod pipeline;
 pub mod pubsub;
 pub mod rare;
@@ -111,5 +112,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(persistence::Recovery),
         Box::new(streams::StreamDelivery),
         Box::new(tracking::TrackingCheck),
+        Box::new(notify::NotifyEvents),
     ]
 }

@@ -377,6 +377,7 @@ mod tests {
             end_ns: 1000,
             persist: None,
             thread_busy_spans: Vec::new(),
+            key_removals: Vec::new(),
         }
     }
 

@@ -246,6 +246,16 @@ fn by_execution_order(
     Ok(())
 }
 
+/// The deliveries of PUBLISH and SPUBLISH: keyspace notifications are the
+/// `notify` checker's to judge.
+fn published_deliveries(history: &History) -> impl Iterator<Item = &Delivery> {
+    history
+        .pubsub
+        .deliveries
+        .iter()
+        .filter(|d| !d.is_keyspace_notification())
+}
+
 fn render_targets(targets: &BTreeSet<Target>) -> String {
     let v: Vec<String> = targets.iter().take(8).map(Target::render).collect();
     format!("[{}]", v.join(", "))
@@ -261,7 +271,7 @@ fn check_deliveries(
 ) -> Result<(), Violation> {
     let mut seen: BTreeSet<(&[u8], Target)> = BTreeSet::new();
     let mut last: BTreeMap<Target, (u64, &[u8])> = BTreeMap::new();
-    for d in &history.pubsub.deliveries {
+    for d in published_deliveries(history) {
         let target = Target::of(d);
         let what = format!(
             "{} at {} ns got {:?} on {}",
@@ -327,7 +337,7 @@ fn executions_by_conn(history: &History) -> BTreeMap<ConnId, Vec<(usize, u64)>> 
 /// came next.
 fn delivered_before(history: &History) -> BTreeMap<(&[u8], Target), u64> {
     let mut at = BTreeMap::new();
-    for d in &history.pubsub.deliveries {
+    for d in published_deliveries(history) {
         at.entry((d.payload.as_slice(), Target::of(d)))
             .or_insert(d.before_seq);
     }
@@ -415,7 +425,7 @@ fn by_client_intervals(
         payload.rsplit_once(':')?.1.parse().ok()
     };
     let empty = Vec::new();
-    for d in &history.pubsub.deliveries {
+    for d in published_deliveries(history) {
         let Some(p) = publishes.get(d.payload.as_slice()) else {
             continue;
         };
@@ -453,7 +463,7 @@ fn by_client_intervals(
     // nothing is in flight).
     let mut seen: BTreeSet<(&[u8], Target)> = BTreeSet::new();
     let mut last: BTreeMap<(Target, &[u8]), u64> = BTreeMap::new();
-    for d in &history.pubsub.deliveries {
+    for d in published_deliveries(history) {
         let target = Target::of(d);
         if !seen.insert((&d.payload, target.clone())) {
             return violation(format!(

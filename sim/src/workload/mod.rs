@@ -5,7 +5,9 @@
 //! Key namespaces are disjoint per workload (`kv:`, `ctr:`, `pipe:`,
 //! `scan:`, `ttl:`, `big:`, `hash:`, `set:`, `zset:`, `list:` and `rot:`
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
-//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams, `bit:` for bits, `geo:` for geo, `hll:` for hll, `trk:` in database 9 for tracking), so a checker can
+//! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams,
+//! `bit:` for bits, `geo:` for geo, `hll:` for hll, `trk:` in database 9 for tracking,
+//! `ntf:` in database 7 for notify), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -26,6 +28,7 @@ pub mod hashes;
 pub mod hll;
 pub mod kv;
 pub mod lists;
+pub mod notify;
 pub mod ping;
 pub mod pipeline;
 pub mod pubsub;
@@ -174,6 +177,10 @@ pub enum WorkloadKind {
     /// prefixes, OPTIN) that cache GETs and drop what is invalidated,
     /// against writers of the same keys (`trk:`, database 9).
     Tracking,
+    /// Keyspace notifications: RESP2 and RESP3 subscribers of the
+    /// keyspace and keyevent channels while a writer creates, expires and
+    /// deletes keys of every type (`ntf:`, database 7).
+    Notify,
 }
 
 impl WorkloadKind {
@@ -201,6 +208,7 @@ impl WorkloadKind {
         WorkloadKind::Geo,
         WorkloadKind::Hll,
         WorkloadKind::Tracking,
+        WorkloadKind::Notify,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -233,6 +241,7 @@ impl WorkloadKind {
         WorkloadKind::Geo,
         WorkloadKind::Hll,
         WorkloadKind::Tracking,
+        WorkloadKind::Notify,
     ];
 
     pub fn name(self) -> &'static str {
@@ -260,6 +269,7 @@ impl WorkloadKind {
             WorkloadKind::Geo => "geo",
             WorkloadKind::Hll => "hll",
             WorkloadKind::Tracking => "tracking",
+            WorkloadKind::Notify => "notify",
         }
     }
 
@@ -293,6 +303,7 @@ impl WorkloadKind {
             WorkloadKind::Geo => Box::new(geo::Geo::new(rng)),
             WorkloadKind::Hll => Box::new(hll::Hll::new(client)),
             WorkloadKind::Tracking => Box::new(tracking::Tracking::new(client)),
+            WorkloadKind::Notify => Box::new(notify::Notify::new(client)),
         }
     }
 }

@@ -5,7 +5,7 @@
 use seedkv_engine::{ClientId, Event, LogLevel};
 
 use super::{conn_slot, SimEvent, World};
-use crate::history::{Execution, Received};
+use crate::history::{Execution, KeyRemoval, Received};
 use crate::net::SERVER_READ_BYTES_MAX;
 
 impl World {
@@ -187,6 +187,14 @@ impl World {
                         work_units: e.work_units,
                         in_exec: e.in_exec,
                         sizes: e.sizes,
+                    });
+                }
+                Event::KeyRemoved(r) => {
+                    self.history.key_removals.push(KeyRemoval {
+                        executions_before: self.history.executions.len(),
+                        db: r.db,
+                        key: r.key,
+                        cause: r.cause,
                     });
                 }
                 Event::Free(garbage) => {

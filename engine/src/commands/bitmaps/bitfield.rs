@@ -14,6 +14,7 @@ use super::{
     BITMAP, NOT_AN_INTEGER, READ_FAST, SYNTAX_ERROR,
 };
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 use crate::util::parse_i64_strict;
 use crate::value::{Value, WRONGTYPE};
 
@@ -199,6 +200,7 @@ fn run(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) {
     if changes > 0 {
         ctx.modified_in_place(key);
         ctx.server.dirty += changes - 1;
+        notify(ctx, class::STRING, "setbit", key);
     }
 }
 

@@ -4,6 +4,7 @@
 use super::{byte_work, is_keyword, BITMAP, SYNTAX_ERROR, WRITE_SLOW};
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::db::Db;
+use crate::notify::{class, notify};
 use crate::value::{RString, Value, WRONGTYPE};
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
@@ -75,9 +76,12 @@ fn bitop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             raw: true,
         });
         ctx.store(dest, value, false);
+        notify(ctx, class::STRING, "set", dest);
     } else {
         let lazy = ctx.server.config.lazyfree_lazy_server_del;
-        ctx.delete(dest, lazy);
+        if ctx.delete(dest, lazy) {
+            notify(ctx, class::GENERIC, "del", dest);
+        }
     }
     ctx.int(len as i64);
 }

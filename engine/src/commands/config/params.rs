@@ -26,6 +26,8 @@ pub(super) enum Type {
     /// `client-output-buffer-limit`: groups of `<class> <hard> <soft>
     /// <soft seconds>`.
     OutputBufferLimit,
+    /// `notify-keyspace-events`: class characters (see [`crate::notify`]).
+    KeyspaceEvents,
 }
 
 /// Parameter flags.
@@ -478,7 +480,20 @@ pub(super) static PARAMS: &[Param] = &[
         IMMUTABLE,
     ),
     with_flags(extra("cluster-enabled", YES_NO, "no"), IMMUTABLE),
-    extra("notify-keyspace-events", Type::Str, ""),
+    Param {
+        name: "notify-keyspace-events",
+        alias: None,
+        ty: Type::KeyspaceEvents,
+        flags: 0,
+        store: Store::Field {
+            get: |c| crate::notify::render_flags(c.notify_keyspace_events),
+            set: |c, v| {
+                let flags = crate::notify::parse_flags(v.text().as_bytes());
+                debug_assert!(flags.is_some(), "validated by parse_value");
+                c.notify_keyspace_events = flags.unwrap_or(0);
+            },
+        },
+    },
     extra(
         "busy-reply-threshold",
         Type::Int {

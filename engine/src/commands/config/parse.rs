@@ -115,6 +115,9 @@ pub(super) fn parse_value(p: &Param, value: &str) -> Result<Parsed, String> {
             value.split_ascii_whitespace().collect::<Vec<_>>().join(" "),
         )),
         Type::Save => parse_save(value).map(Parsed::Text),
+        Type::KeyspaceEvents => crate::notify::parse_flags(value.as_bytes())
+            .map(|_| Parsed::Text(value.to_string()))
+            .ok_or_else(|| crate::notify::INVALID_CLASS_ERROR.to_string()),
         Type::OutputBufferLimit => {
             // Validated against a scratch copy; the setter applies it.
             let mut scratch = crate::config::OutputBufferLimits::default();

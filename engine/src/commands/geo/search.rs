@@ -8,6 +8,7 @@
 use super::{parse_lon_lat, parse_unit, reply_coordinate, reply_distance, zset_at, SYNTAX_ERROR};
 use crate::cmd::Ctx;
 use crate::commands::zsets::parse_double;
+use crate::notify::{class, notify};
 use crate::types::geohash::{self, Search, Shape};
 use crate::types::zset::{ScoreRange, ZSet};
 use crate::util::parse_i64_strict;
@@ -395,7 +396,9 @@ fn reply_points(ctx: &mut Ctx, req: &Request, points: &[Point], conversion: f64)
 
 fn store_points(ctx: &mut Ctx, dst: &[u8], points: Vec<Point>, storedist: bool, conversion: f64) {
     if points.is_empty() {
-        ctx.delete(dst, false);
+        if ctx.delete(dst, false) {
+            notify(ctx, class::GENERIC, "del", dst);
+        }
         return ctx.int(0);
     }
     let n = points.len();
@@ -417,5 +420,13 @@ fn store_points(ctx: &mut Ctx, dst: &[u8], points: Vec<Point>, storedist: bool, 
     let seed = ctx.collection_hash_seed();
     let zset = ZSet::from_sorted(sorted, &limits, seed);
     ctx.store(dst, Value::ZSet(Box::new(zset)), false);
+    // GEOSEARCHSTORE and GEORADIUS[BYMEMBER] STORE name their event
+    // after the family.
+    let event = if ctx.spec.name == "geosearchstore" {
+        "geosearchstore"
+    } else {
+        "georadiusstore"
+    };
+    notify(ctx, class::ZSET, event, dst);
     ctx.int(n as i64);
 }

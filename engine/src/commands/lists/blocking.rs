@@ -38,7 +38,7 @@ fn bpop_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], from: Direction) {
         };
         let empty = list.is_empty();
         ctx.server.dirty += 1;
-        super::delete_if_empty(ctx, key, empty);
+        super::notify_and_delete_if_empty(ctx, key, super::pop_event(from), empty);
         let name: &[u8] = match from {
             Direction::Forward => b"LPOP",
             Direction::Backward => b"RPOP",

@@ -1,7 +1,9 @@
 //! LMPOP, and the argument parsing and serving BLMPOP shares with it
 //! (Redis's `lmpopGenericCommand` and `mpopGenericCommand`).
 
-use super::{as_list, c_str, delete_if_empty, parse_end, pop_range_reply, SYNTAX_ERROR};
+use super::{
+    as_list, c_str, notify_and_delete_if_empty, parse_end, pop_event, pop_range_reply, SYNTAX_ERROR,
+};
 use crate::cmd::{Ctx, WrongType};
 use crate::types::list::Direction;
 use crate::util::parse_i64_strict;
@@ -77,7 +79,7 @@ pub(crate) fn mpop_serve(ctx: &mut Ctx, args: &[Vec<u8>], m: &MpopArgs) -> Resul
         let empty = list.is_empty();
         ctx.work(popped as u64);
         ctx.server.dirty += popped as u64;
-        delete_if_empty(ctx, key, empty);
+        notify_and_delete_if_empty(ctx, key, pop_event(m.from), empty);
         // Replays as a plain pop of as many as it took.
         let name: &[u8] = match m.from {
             Direction::Forward => b"LPOP",

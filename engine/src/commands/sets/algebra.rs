@@ -8,6 +8,7 @@
 //! sorted exactly as Redis sends them.
 
 use crate::cmd::{Ctx, WrongType};
+use crate::notify::{class, notify};
 use crate::resp::ReplyWriter;
 use crate::types::Set;
 use crate::util::parse_i64_strict;
@@ -144,8 +145,10 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], result: Set) {
     let len = result.len();
     if len > 0 {
         ctx.store(dst, Value::Set(Box::new(result)), false);
-    } else {
-        ctx.delete(dst, false);
+        let event = ctx.spec.name;
+        notify(ctx, class::SET, event, dst);
+    } else if ctx.delete(dst, false) {
+        notify(ctx, class::GENERIC, "del", dst);
     }
     ctx.int(len as i64);
 }

@@ -1,5 +1,6 @@
 //! SPOP, SRANDMEMBER and SSCAN: the set commands that sample or iterate.
 
+use crate::notify::{class, notify};
 use std::collections::BTreeSet;
 
 use rand::RngCore;
@@ -62,7 +63,9 @@ pub(super) fn spop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         for m in set.iter() {
             copy.insert(m.as_bytes(&mut [0u8; 20]), &limits);
         }
+        notify(ctx, class::SET, "spop", key);
         ctx.delete(key, false);
+        notify(ctx, class::GENERIC, "del", key);
         ctx.work(2 * size);
         ctx.server.dirty += 1;
         // Redis 7.0 replays the whole set's pop as a DEL (not UNLINK, even
@@ -131,8 +134,10 @@ fn spop_draw(ctx: &mut Ctx, key: &[u8], count: u64) -> Vec<Vec<u8>> {
     }
     let now_empty = set.is_empty();
     ctx.work(popped.len() as u64);
+    notify(ctx, class::SET, "spop", key);
     if now_empty {
         ctx.delete(key, false);
+        notify(ctx, class::GENERIC, "del", key);
     }
     popped
 }
@@ -168,6 +173,7 @@ fn spop_keep_survivors(ctx: &mut Ctx, key: &[u8], keep: u64) -> Vec<Vec<u8>> {
         *set = survivors;
     }
     ctx.work(keep + popped.len() as u64);
+    notify(ctx, class::SET, "spop", key);
     popped
 }
 

@@ -7,6 +7,7 @@
 
 use super::{is_word, parse_i64, parse_id, parse_strict_id};
 use crate::cmd::Ctx;
+use crate::notify::{class, notify};
 use crate::types::stream::{Group, Stream, StreamId};
 use crate::value::{Value, WRONGTYPE};
 
@@ -125,6 +126,7 @@ pub(super) fn create(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     s.groups
         .insert(args[3].clone(), Group::new(id, entries_read));
     ctx.server.dirty += 1;
+    notify(ctx, class::STREAM, "xgroup-create", &key);
     ctx.ok();
 }
 
@@ -157,6 +159,7 @@ pub(super) fn setid(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     g.last_id = id;
     g.entries_read = entries_read;
     ctx.server.dirty += 1;
+    notify(ctx, class::STREAM, "xgroup-setid", &args[2]);
     ctx.ok();
 }
 
@@ -174,6 +177,7 @@ pub(super) fn destroy(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             ctx.server.dirty += 1;
             // Readers blocked on the group get NOGROUP when served.
             ctx.signal_key_ready(&args[2]);
+            notify(ctx, class::STREAM, "xgroup-destroy", &args[2]);
             ctx.int(1);
         }
         None => ctx.int(0),
@@ -190,6 +194,7 @@ pub(super) fn createconsumer(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (_, created) = g.consumer_or_create(&args[4], now_ms);
     if created {
         ctx.server.dirty += 1;
+        notify(ctx, class::STREAM, "xgroup-createconsumer", &args[2]);
     }
     ctx.int(i64::from(created));
 }
@@ -204,6 +209,7 @@ pub(super) fn delconsumer(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if let Some(n) = pending {
         ctx.work(1 + n as u64);
         ctx.server.dirty += 1;
+        notify(ctx, class::STREAM, "xgroup-delconsumer", &args[2]);
     }
     ctx.int(pending.unwrap_or(0) as i64);
 }

@@ -5,6 +5,7 @@ use super::{
     is_word, lookup_stream, parse_add_id, parse_i64, parse_strict_id, wrongtype, SYNTAX_ERROR,
 };
 use crate::cmd::Ctx;
+use crate::notify::{class, notify};
 use crate::types::stream::{AppendError, Stream, StreamId, Trim};
 use crate::value::Value;
 
@@ -209,7 +210,10 @@ pub(super) fn xadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Err(AppendError::TooLarge) => return ctx.error("ERR Elements are too large to be stored"),
     }
     ctx.bulk(&id.to_bytes());
-    trim_stream(ctx, &key, &a);
+    notify(ctx, class::STREAM, "xadd", &key);
+    if trim_stream(ctx, &key, &a) > 0 {
+        notify(ctx, class::STREAM, "xtrim", &key);
+    }
     if ctx.propagating() {
         let mut argv = args.to_vec();
         if a.id.is_none_or(|p| !p.seq_given) {
@@ -243,6 +247,7 @@ pub(super) fn xtrim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if deleted > 0 {
         ctx.modified_in_place(&key);
         ctx.server.dirty += deleted - 1;
+        notify(ctx, class::STREAM, "xtrim", &key);
         if ctx.propagating() && a.approx {
             if let (Some(trim), Ok(Some(s))) = (a.trim, lookup_stream(ctx, &key)) {
                 let mut argv = args.to_vec();
@@ -278,6 +283,7 @@ pub(super) fn xdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if deleted > 0 {
         ctx.modified_in_place(&key);
         ctx.server.dirty += deleted - 1;
+        notify(ctx, class::STREAM, "xdel", &key);
     }
     ctx.int(deleted as i64);
 }
@@ -343,5 +349,6 @@ pub(super) fn xsetid(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         s.max_deleted_id = m;
     }
     ctx.modified_in_place(&key);
+    notify(ctx, class::STREAM, "xsetid", &key);
     ctx.ok();
 }

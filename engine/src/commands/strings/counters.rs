@@ -4,6 +4,7 @@
 
 use super::{long_double, string_at, WrongType, NOT_AN_INTEGER, STRING, WRITE_FAST};
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 use crate::resp::encode::fmt_i64;
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
@@ -73,6 +74,7 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
                 Some(next) => {
                     rewrite_integer(s, next);
                     ctx.modified_in_place(key);
+                    notify(ctx, class::STRING, "incrby", key);
                     return ctx.int(next);
                 }
                 _ => v,
@@ -88,6 +90,7 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
     // capacity, and the in-place path above gives the same.
     let text = fmt_i64(&mut [0u8; 20], next).to_vec();
     ctx.store(key, Value::Str(RString::new(text)), true);
+    notify(ctx, class::STRING, "incrby", key);
     ctx.int(next);
 }
 
@@ -141,6 +144,7 @@ fn incrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 Value::Str(RString::new(text.clone().into_bytes())),
                 true,
             );
+            notify(ctx, class::STRING, "incrbyfloat", key);
             // The sum's text, not the increment: replaying the addition
             // could round differently.
             ctx.propagate(&[b"SET", key.as_slice(), text.as_bytes(), b"KEEPTTL"]);

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::expire::propagate_deletion;
+use crate::notify::{class, notify};
 use crate::value::{RString, Value, WRONGTYPE};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -49,6 +50,7 @@ fn getset(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.propagate(&[b"SET", args[1].as_slice(), &args[2]]);
     let value = std::mem::take(&mut args[2]);
     ctx.store(&args[1], Value::Str(RString::new(value)), false);
+    notify(ctx, class::STRING, "set", &args[1]);
 }
 
 fn getdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -58,6 +60,7 @@ fn getdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let lazy = ctx.server.config.lazyfree_lazy_user_del;
     if ctx.delete(&args[1], lazy) {
         propagate_deletion(ctx, &args[1], lazy);
+        notify(ctx, class::GENERIC, "del", &args[1]);
     }
 }
 
@@ -87,14 +90,17 @@ fn getex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             let lazy = ctx.server.config.lazyfree_lazy_expire;
             ctx.delete(key, lazy);
             propagate_deletion(ctx, key, lazy);
+            notify(ctx, class::GENERIC, "del", key);
         } else {
             ctx.db().set_expire(key, ms);
             ctx.server.dirty += 1;
             let ms_text = ms.to_string();
             ctx.propagate(&[b"PEXPIREAT", key.as_slice(), ms_text.as_bytes()]);
+            notify(ctx, class::GENERIC, "expire", key);
         }
     } else if opts.persist && ctx.db().persist(key) {
         ctx.server.dirty += 1;
         ctx.propagate(&[b"PERSIST", key.as_slice()]);
+        notify(ctx, class::GENERIC, "persist", key);
     }
 }

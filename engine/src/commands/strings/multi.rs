@@ -2,6 +2,7 @@
 
 use super::{READ_FAST, STRING, WRITE_SLOW};
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 use crate::value::{RString, Value};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -80,6 +81,7 @@ fn mset_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], nx: bool) {
     for pair in args[1..].chunks_exact_mut(2) {
         let value = std::mem::take(&mut pair[1]);
         ctx.store(&pair[0], Value::Str(RString::new(value)), false);
+        notify(ctx, class::STRING, "set", &pair[0]);
         ctx.work(1);
     }
     if nx {

@@ -5,6 +5,7 @@ use super::{
     string_at, WrongType, NOT_AN_INTEGER, READ_FAST, READ_SLOW, STRING, WRITE_FAST, WRITE_SLOW,
 };
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::notify::{class, notify};
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
 
@@ -82,6 +83,7 @@ fn append(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             // A new key takes the argument as it is (not raw-encoded).
             let len = suffix.len();
             ctx.store(key, Value::Str(RString::new(suffix)), false);
+            notify(ctx, class::STRING, "append", key);
             return ctx.int(len as i64);
         }
         Ok(Some(s)) => {
@@ -97,6 +99,7 @@ fn append(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let len = bytes.len();
     // Storing (rather than editing in place) keeps every write on one path.
     ctx.store(key, Value::Str(RString { bytes, raw: true }), true);
+    notify(ctx, class::STRING, "append", key);
     ctx.int(len as i64);
 }
 
@@ -185,5 +188,6 @@ fn setrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.work((grown + patch.len()) as u64 / BYTES_PER_WORK_UNIT);
     let len = bytes.len();
     ctx.store(key, Value::Str(RString { bytes, raw: true }), true);
+    notify(ctx, class::STRING, "setrange", key);
     ctx.int(len as i64);
 }

@@ -1,11 +1,13 @@
 //! The point commands: ZADD ZINCRBY ZREM ZCARD ZSCORE ZMSCORE ZRANK
 //! ZREVRANK ZRANDMEMBER ZSCAN.
 
+use crate::notify::{class, notify};
 use rand::Rng;
 
 use super::parse::parse_score;
 use super::{
-    delete_if_empty, new_zset_seed, write_elements, zset_and_writer, NOT_AN_INTEGER, SYNTAX_ERROR,
+    new_zset_seed, notify_and_delete_if_empty, write_elements, zset_and_writer, NOT_AN_INTEGER,
+    SYNTAX_ERROR,
 };
 use crate::cmd::Ctx;
 use crate::commands::scan::{parse_scan_args, parse_scan_cursor, scan_dict, write_scan_reply};
@@ -128,6 +130,10 @@ fn zadd_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], incr_command: bool) {
         outcome
     };
     ctx.server.dirty += tally.added + tally.updated;
+    if tally.added + tally.updated > 0 {
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        notify(ctx, class::ZSET, event, key);
+    }
     if failed {
         return ctx.error("ERR resulting score is not a number (NaN)");
     }
@@ -209,7 +215,7 @@ pub(super) fn zrem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     ctx.work(visited);
     ctx.server.dirty += deleted;
-    delete_if_empty(ctx, key);
+    notify_and_delete_if_empty(ctx, key, "zrem", deleted);
     ctx.int(deleted as i64);
 }
 

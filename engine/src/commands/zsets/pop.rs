@@ -5,7 +5,7 @@
 //! (see [`crate::blocking`]) when it may, and otherwise replies a null
 //! array, which is also what tells the engine that a re-run found nothing.
 
-use super::{delete_if_empty, SYNTAX_ERROR};
+use super::{notify_and_delete_if_empty, SYNTAX_ERROR};
 use crate::blocking::TimeoutReply;
 use crate::cmd::Ctx;
 use crate::resp::Protocol;
@@ -86,7 +86,11 @@ fn pop_generic(
     }
     ctx.work(n as u64);
     ctx.server.dirty += n as u64;
-    delete_if_empty(ctx, key);
+    let event = match end {
+        End::Min => "zpopmin",
+        End::Max => "zpopmax",
+    };
+    notify_and_delete_if_empty(ctx, key, event, n as u64);
     propagate_pop(ctx, key, end, n);
 
     let mut w = ctx.w();

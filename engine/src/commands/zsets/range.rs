@@ -8,7 +8,8 @@
 
 use super::parse::{parse_lex_range, parse_score_range};
 use super::{
-    delete_if_empty, new_zset_seed, write_elements, zset_and_writer, NOT_AN_INTEGER, SYNTAX_ERROR,
+    new_zset_seed, notify_and_delete_if_empty, store_or_delete, write_elements, zset_and_writer,
+    NOT_AN_INTEGER, SYNTAX_ERROR,
 };
 use crate::cmd::Ctx;
 use crate::types::zset::{LexRange, RangeSpec, ScoreRange, ZSet};
@@ -244,14 +245,9 @@ pub(super) fn zrangestore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     let n = elements.len();
     ctx.work(1 + 2 * n as u64);
-    if n == 0 {
-        ctx.delete(&args[1], false);
-        return ctx.int(0);
-    }
     let limits = ctx.limits();
-    let zset = ZSet::from_sorted(elements, &limits, new_zset_seed(ctx));
-    ctx.store(&args[1], Value::ZSet(Box::new(zset)), false);
-    ctx.int(n as i64);
+    let zset = (n > 0).then(|| ZSet::from_sorted(elements, &limits, new_zset_seed(ctx)));
+    store_or_delete(ctx, &args[1], zset);
 }
 
 /// The number of elements of `key` in `range` (ZCOUNT, ZLEXCOUNT).
@@ -300,7 +296,8 @@ fn remove_interval(ctx: &mut Ctx, key: &[u8], interval: &Interval) {
     let deleted = (hi - lo) as u64;
     ctx.work(1 + deleted);
     ctx.server.dirty += deleted;
-    delete_if_empty(ctx, key);
+    let event = ctx.spec.name;
+    notify_and_delete_if_empty(ctx, key, event, deleted);
     ctx.int(deleted as i64);
 }
 

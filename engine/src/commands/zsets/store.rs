@@ -322,15 +322,9 @@ fn algebra(ctx: &mut Ctx, args: &mut [Vec<u8>], numkeys_at: usize, op: Op, outpu
         return;
     }
     let dst = &args[1];
-    if result.is_empty() {
-        ctx.delete(dst, false);
-        return ctx.int(0);
-    }
-    let n = result.len();
     let limits = ctx.limits();
-    let zset = ZSet::from_sorted(result, &limits, new_zset_seed(ctx));
-    ctx.store(dst, Value::ZSet(Box::new(zset)), false);
-    ctx.int(n as i64);
+    let zset = (!result.is_empty()).then(|| ZSet::from_sorted(result, &limits, new_zset_seed(ctx)));
+    super::store_or_delete(ctx, dst, zset);
 }
 
 /// ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
