@@ -307,6 +307,7 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let mut claimed = 0usize;
     let mut consumer_seen = false;
+    let mut consumer_created = false;
     for (id, at) in ids {
         let exists = s.get(id).is_some();
         let g = group_of(s, &group);
@@ -333,9 +334,10 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             }
         }
         if !consumer_seen {
-            let (c, _) = g.consumer_or_create(&consumer, now_ms as u64);
+            let (c, created) = g.consumer_or_create(&consumer, now_ms as u64);
             c.seen_time_ms = now_ms as u64;
             consumer_seen = true;
+            consumer_created = created;
         }
         if forced {
             // A forced entry starts as delivered once (`streamCreateNACK`).
@@ -369,6 +371,9 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         dirty += 1;
     }
     ctx.server.dirty += dirty;
+    if consumer_created {
+        consumer_created_event(ctx, &key);
+    }
     ctx.propagate_none();
     propagate.hand_over(ctx);
     let mut w = ctx.w();
@@ -426,6 +431,7 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut claimed = Vec::new();
     let mut cursor = Some(start);
     let mut consumer_seen = false;
+    let mut consumer_created = false;
     let mut looked = 0u64;
     while attempts > 0 && count > 0 {
         let Some(from) = cursor else { break };
@@ -451,9 +457,10 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             continue;
         }
         if !consumer_seen {
-            let (c, _) = g.consumer_or_create(&consumer, now_ms);
+            let (c, created) = g.consumer_or_create(&consumer, now_ms);
             c.seen_time_ms = now_ms;
             consumer_seen = true;
+            consumer_created = created;
         }
         g.transfer(id, &consumer);
         let p = g.pel.get_mut(&id).expect("pending");
@@ -489,7 +496,21 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.work(1 + looked + claimed.len() as u64);
     // One change per entry claimed or dropped, as Redis counts them.
     ctx.server.dirty += (claimed.len() + deleted.len()) as u64;
+    if consumer_created {
+        consumer_created_event(ctx, &key);
+    }
     ctx.propagate_none();
     propagate.hand_over(ctx);
     ctx.w().raw(&body);
+}
+
+/// A claim that created its consumer raises `xgroup-createconsumer`, as
+/// Redis's `streamCreateConsumer` does (XCLAIM itself raises nothing).
+fn consumer_created_event(ctx: &mut Ctx, key: &[u8]) {
+    crate::notify::notify(
+        ctx,
+        crate::notify::class::STREAM,
+        "xgroup-createconsumer",
+        key,
+    );
 }

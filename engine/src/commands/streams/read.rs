@@ -340,6 +340,16 @@ fn serve_one(
     ctx.work(work);
     ctx.server.dirty += 1;
     propagate.hand_over(ctx);
+    if created {
+        // Redis creates the consumer (and raises its event) only when it
+        // serves it something, now or when a write wakes it.
+        crate::notify::notify(
+            ctx,
+            crate::notify::class::STREAM,
+            "xgroup-createconsumer",
+            key,
+        );
+    }
     true
 }
 
