@@ -144,12 +144,8 @@ pub fn notify_in_db(ctx: &mut Ctx, class: u32, event: &str, key: &[u8], db: usiz
     if ctx.server.config.notify_keyspace_events & class == 0 {
         return;
     }
-    let caller = Caller {
-        id: ctx.client_id,
-        reply: &mut ctx.reply,
-        protocol: ctx.protocol,
-    };
-    let units = publish_event(ctx.server, ctx.clients, Some(caller), (event, key, db));
+    let caller = Some(crate::pubsub::caller_of!(ctx));
+    let units = publish_event(ctx.server, ctx.clients, caller, (event, key, db));
     ctx.work(units);
 }
 

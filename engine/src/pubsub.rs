@@ -167,7 +167,27 @@ pub(crate) struct Caller<'a> {
     pub id: ClientId,
     pub reply: &'a mut Vec<u8>,
     pub protocol: Protocol,
+    /// The command runs inside a script or function, whose reply buffer
+    /// is the script's (in the script's protocol): the caller's messages
+    /// wait in its held pushes, in its own protocol, and join the EVAL's
+    /// reply when `redis.call` returns (see `scripting::call`), ahead of
+    /// the EVAL's own reply as in Redis, where a script publishes through
+    /// a fake client.
+    pub in_script: bool,
 }
+
+/// The caller of the command run with `ctx` (see [`Caller`]).
+macro_rules! caller_of {
+    ($ctx:expr) => {
+        $crate::pubsub::Caller {
+            id: $ctx.client_id,
+            reply: &mut $ctx.reply,
+            protocol: $ctx.protocol,
+            in_script: $ctx.in_script,
+        }
+    };
+}
+pub(crate) use caller_of;
 
 impl Caller<'_> {
     /// The same caller for one more publish.
@@ -176,6 +196,7 @@ impl Caller<'_> {
             id: self.id,
             reply: &mut *self.reply,
             protocol: self.protocol,
+            in_script: self.in_script,
         }
     }
 }
@@ -249,15 +270,14 @@ pub(crate) fn deliver(
 ) {
     if let Some(caller) = caller.filter(|c| c.id == id) {
         // Under CLIENT REPLY OFF or SKIP the caller's own messages wait in
-        // its held pushes rather than in a reply that will be dropped.
+        // its held pushes rather than in a reply that will be dropped; in
+        // a script, until `redis.call` returns.
         let held = clients
             .get_mut(&id)
-            .filter(|c| c.reply_mode.suppressed())
-            .map(|c| &mut c.held_pushes);
-        write(&mut ReplyWriter::new(
-            held.unwrap_or(caller.reply),
-            caller.protocol,
-        ));
+            .filter(|c| caller.in_script || c.reply_mode.suppressed())
+            .map(|c| (&mut c.held_pushes, c.protocol));
+        let (out, protocol) = held.unwrap_or((caller.reply, caller.protocol));
+        write(&mut ReplyWriter::new(out, protocol));
         return;
     }
     let Some(c) = clients.get_mut(&id) else {

@@ -563,3 +563,86 @@ fn notification_streams_equal_redis_byte_for_byte() {
     }
     assert_same_streams(&theirs, &ours);
 }
+
+/// A RESP3 connection subscribed to its own keys' events, writing: its
+/// messages come as pushes around each reply (before it, or after it for
+/// the commands Redis replies first, like LPUSH and EXPIRE), inside
+/// MULTI/EXEC and scripts too, and keep coming while CLIENT REPLY
+/// suppresses the replies.
+const SELF_SCRIPT: &[&[&str]] = &[
+    &["PSUBSCRIBE", "__key*__:*"],
+    &["SET", "a", "1"],
+    &["LPUSH", "l", "x"],
+    &["GET", "a"],
+    &["CLIENT", "REPLY", "SKIP"],
+    &["SET", "a", "2"],
+    &["INCR", "a"],
+    &["CLIENT", "REPLY", "OFF"],
+    &["DEL", "a"],
+    &["RPOP", "l"],
+    &["CLIENT", "REPLY", "ON"],
+    &["MULTI"],
+    &["SET", "b", "1"],
+    &["EXPIRE", "b", "100"],
+    &["EXEC"],
+    &["EVAL", "return redis.call('del', KEYS[1])", "1", "b"],
+    &["ECHO", "selfdone"],
+];
+
+/// The reply that ends the self-notifying connection's stream.
+const SELF_END: &[u8] = b"$8\r\nselfdone\r\n";
+
+/// Runs [`SELF_SCRIPT`] (pipelined) on `port`; returns its byte stream.
+fn self_stream(port: u16) -> Vec<u8> {
+    let mut writer = RespClient::connect(port);
+    writer.command(&[b"FLUSHALL"]);
+    writer.command(&[b"CONFIG", b"SET", b"notify-keyspace-events", b"KEA"]);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("set a read timeout");
+    // HELLO's reply names the connection's id, which differs by server.
+    stream
+        .write_all(&encode_request(&[b"HELLO", b"3"]))
+        .expect("send HELLO");
+    let mut decoder = FrameDecoder::new();
+    while decoder.next_frame().expect("valid RESP").is_none() {
+        let mut chunk = [0u8; 4096];
+        let n = stream.read(&mut chunk).expect("read HELLO's reply");
+        assert!(n > 0, "the server closed the connection");
+        decoder.feed(&chunk[..n]);
+    }
+    for command in SELF_SCRIPT {
+        let args: Vec<&[u8]> = command.iter().map(|a| a.as_bytes()).collect();
+        stream
+            .write_all(&encode_request(&args))
+            .expect("send a request");
+    }
+    let mut out = Vec::new();
+    while !out.ends_with(SELF_END) {
+        assert!(out.len() < STREAM_BYTES_MAX, "no end marker");
+        let mut chunk = [0u8; 16 * 1024];
+        let n = stream.read(&mut chunk).expect("read");
+        assert!(n > 0, "the server closed the connection");
+        out.extend_from_slice(&chunk[..n]);
+    }
+    out
+}
+
+#[test]
+fn own_events_interleave_with_replies_as_in_redis() {
+    let Some(redis) = redis_server() else { return };
+    let seedkv = ServerProcess::seedkv(&[]);
+    let theirs = self_stream(redis.port);
+    let ours = self_stream(seedkv.port);
+    assert!(
+        String::from_utf8_lossy(&theirs).contains("__keyspace@0__:l\r\n$4\r\nrpop"),
+        "redis-server delivered no events under CLIENT REPLY OFF"
+    );
+    assert!(
+        ours == theirs,
+        "streams differ:\n redis-server: {:?}\n seedkv:       {:?}",
+        String::from_utf8_lossy(&theirs),
+        String::from_utf8_lossy(&ours)
+    );
+}

@@ -220,13 +220,16 @@ fn expire_generic(ctx: &mut Ctx, args: &[Vec<u8>], base_ms: i64, unit: Unit) {
         debug_assert!(deleted);
         propagate_deletion(ctx, key, lazy);
         notify(ctx, class::GENERIC, "del", key);
+        ctx.int(1);
     } else {
         ctx.db().set_expire(key, when as u64);
         ctx.server.dirty += 1;
         propagate_absolute(ctx, args, when, base_ms != 0 || unit == Unit::Seconds);
+        // Redis replies before it raises `expire` (but after `del`), which
+        // a RESP3 client subscribed to its own keys sees.
+        ctx.int(1);
         notify(ctx, class::GENERIC, "expire", key);
     }
-    ctx.int(1);
 }
 
 /// A deletion replays as DEL, or UNLINK when it freed lazily.

@@ -443,8 +443,10 @@ fn push_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], to: Direction, existing_onl
             let len = list.len();
             ctx.server.dirty += pushed as u64;
             ctx.signal_key_ready(key);
-            notify(ctx, class::LIST, push_event(to), key);
+            // Redis replies before it raises the event, which a RESP3
+            // client subscribed to its own keys sees in that order.
             ctx.int(len as i64);
+            notify(ctx, class::LIST, push_event(to), key);
         }
         Ok(None) if existing_only => return ctx.int(0),
         Ok(None) => {
@@ -455,8 +457,8 @@ fn push_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], to: Direction, existing_onl
             let len = list.len();
             ctx.store(key, Value::List(Box::new(list)), false);
             ctx.server.dirty += pushed as u64 - 1;
-            notify(ctx, class::LIST, push_event(to), key);
             ctx.int(len as i64);
+            notify(ctx, class::LIST, push_event(to), key);
         }
     }
     ctx.work(pushed as u64);

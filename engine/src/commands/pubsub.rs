@@ -17,7 +17,6 @@
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::commands::config::help_reply;
 use crate::glob::{self, glob_match};
-use crate::pubsub::Caller;
 
 #[cfg(test)]
 mod spec_tests;
@@ -355,16 +354,12 @@ fn sunsubscribe(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn spublish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (channel, message) = (&args[1], &args[2]);
     let subscribers = ctx.server.pubsub.shard_subscribers(channel).to_vec();
-    let mut caller = Caller {
-        id: ctx.client_id,
-        reply: &mut ctx.reply,
-        protocol: ctx.protocol,
-    };
+    let mut caller = Some(crate::pubsub::caller_of!(ctx));
     for &id in &subscribers {
         crate::pubsub::deliver(
             &mut ctx.server.pubsub.delivered,
             ctx.clients,
-            Some(&mut caller),
+            caller.as_mut(),
             id,
             |w| {
                 w.push_len(3);
@@ -389,16 +384,12 @@ fn publish(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// through the command itself.
 pub fn publish_message(ctx: &mut Ctx, channel: &[u8], message: &[u8]) -> usize {
     let first_copies = ctx.server.planted.publish_copies();
-    let caller = Caller {
-        id: ctx.client_id,
-        reply: &mut ctx.reply,
-        protocol: ctx.protocol,
-    };
+    let caller = Some(crate::pubsub::caller_of!(ctx));
     let mut work_units = 0;
     let receivers = crate::pubsub::publish(
         &mut ctx.server.pubsub,
         ctx.clients,
-        Some(caller),
+        caller,
         (channel, message),
         first_copies,
         &mut work_units,

@@ -164,6 +164,14 @@ fn execute(ctx: &mut Ctx, run: &mut Run, command: Resolved, argv: Vec<Vec<u8>>) 
         ctx.server.propagation.discard_since(unit_before);
     }
     ctx.work(work_units);
+    // The messages the call published to the script's own caller join the
+    // EVAL's reply now, ahead of it (unless CLIENT REPLY drops that reply:
+    // then they stay held until it finishes).
+    let c = ctx.client();
+    if !c.reply_mode.suppressed() {
+        let mut held = std::mem::take(&mut c.held_pushes);
+        ctx.reply.append(&mut held);
+    }
     reply
 }
 
