@@ -13,7 +13,8 @@
 //! - 1: the same as RESP3 (HELLO 3 first): messages arrive as pushes.
 //! - 2: a **writer**: first sets `notify-keyspace-events` to classes drawn
 //!   from [`FLAG_SETS`], then writes keys of each type, with TTLs of a
-//!   few milliseconds so that keys expire on access and in the cron.
+//!   few milliseconds so that keys expire on access and in the cron; a
+//!   batch in [`TRANSACTION_PERCENT`] is one MULTI/EXEC.
 //!
 //! Keys are typed by name (`ntf:str:<i>`, `ntf:list:<i>`...), so a command
 //! never meets a key of another type and every reply tells the checker
@@ -39,6 +40,8 @@ pub const WRITER_BATCH_MAX: usize = 4;
 /// Longest pause between batches.
 pub const WRITER_THINK_NS_MAX: u64 = 300_000;
 pub const SUBSCRIBER_THINK_NS_MAX: u64 = 2_000_000;
+/// Percent of writer batches sent as MULTI ... EXEC.
+pub const TRANSACTION_PERCENT: u32 = 20;
 
 /// The patterns each subscriber holds: every key of the workload on the
 /// keyspace channels, every event of the database on the keyevent ones.
@@ -112,8 +115,17 @@ impl Notify {
             batch.push(request(&[b"SELECT", NOTIFY_DB.to_string().as_bytes()]));
             self.set_up = true;
         }
+        // Some batches run as one transaction, whose commands raise their
+        // events one after another inside EXEC, as in Redis.
+        let transaction = rng.gen_range(0..100) < TRANSACTION_PERCENT;
+        if transaction {
+            batch.push(request(&[b"MULTI"]));
+        }
         for _ in 0..rng.gen_range(1..=WRITER_BATCH_MAX) {
             batch.push(write(rng));
+        }
+        if transaction {
+            batch.push(request(&[b"EXEC"]));
         }
     }
 }
@@ -225,6 +237,29 @@ mod tests {
         batch.clear();
         w.next_batch(&mut rng, &mut batch);
         assert_eq!(batch[0], request(&[b"SELECT", b"7"]), "SELECT again");
+    }
+
+    #[test]
+    fn some_writer_batches_are_transactions_wrapping_all_their_writes() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut w = Notify::new(2);
+        let mut transactions = 0;
+        for _ in 0..200 {
+            let mut batch = Vec::new();
+            w.next_batch(&mut rng, &mut batch);
+            let writes: Vec<&Request> = batch
+                .iter()
+                .filter(|r| r[0] != b"CONFIG" && r[0] != b"SELECT")
+                .collect();
+            if writes[0][0] == b"MULTI" {
+                transactions += 1;
+                assert_eq!(writes.last().unwrap()[0], b"EXEC");
+                assert!(writes.len() >= 3, "MULTI, a write, EXEC");
+            } else {
+                assert!(writes.iter().all(|r| r[0] != b"MULTI" && r[0] != b"EXEC"));
+            }
+        }
+        assert!((10..=80).contains(&transactions), "{transactions} of 200");
     }
 
     #[test]

@@ -62,7 +62,7 @@ fn messages_follow_the_classes_in_force() {
     assert_eq!(rendered, ["__keyspace@7__:ntf:str:0 -> del"]);
     m.flags = parse_flags(b"AKE").unwrap();
     out.clear();
-    m.messages(&events[..1], 3, &mut out);
+    m.messages(&events[..2], 3, &mut out);
     let rendered: Vec<String> = out.iter().map(Message::render).collect();
     assert_eq!(
         rendered,
