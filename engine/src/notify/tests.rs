@@ -340,3 +340,73 @@ fn config_set_refuses_an_unknown_class_as_redis_does() {
         ])
     );
 }
+
+/// The RESP3 frames `c` receives for `args`, as `>event(key)` for its own
+/// keyevent pushes and the frame's debug text for anything else.
+fn frames_of(t: &mut TestEngine, c: crate::ClientId, args: &[&str]) -> Vec<String> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    let out = t.raw(c, &encode_request(&args));
+    let mut d = FrameDecoder::new();
+    d.feed(&out);
+    let mut frames = Vec::new();
+    while let Some(frame) = d.next_frame().expect("valid RESP") {
+        let text = match &frame {
+            Frame::Push(items) => match &items[..] {
+                [_, _, Frame::Bulk(channel), Frame::Bulk(key)]
+                    if channel.starts_with(b"__keyevent@0__:") =>
+                {
+                    let event = String::from_utf8_lossy(&channel[15..]).into_owned();
+                    format!(">{event}({})", String::from_utf8_lossy(key))
+                }
+                _ => continue,
+            },
+            other => format!("{other:?}"),
+        };
+        frames.push(text);
+    }
+    frames
+}
+
+#[test]
+fn a_script_s_events_reach_its_resp3_caller_ahead_of_the_eval_reply() {
+    let mut t = TestEngine::new();
+    let c = subscribed_client(&mut t, "KEA");
+    // Recorded from redis-server 7.0.15: the events of the script's
+    // calls, in order and as pushes, then EVAL's reply. (They used to land
+    // in the script's own reply buffer and break `redis.call`'s reply.)
+    let script = "redis.call('set', KEYS[1], 'v'); return redis.call('del', KEYS[1])";
+    assert_eq!(
+        frames_of(&mut t, c, &["EVAL", script, "1", "k"]),
+        [">set(k)", ">del(k)", "Integer(1)"]
+    );
+    let library = "#!lua name=n\nredis.register_function('f', \
+                   function(keys) return redis.call('lpush', keys[1], 'x') end)";
+    t.cmd(c, &["FUNCTION", "LOAD", library]);
+    assert_eq!(
+        frames_of(&mut t, c, &["FCALL", "f", "1", "l"]),
+        [">lpush(l)", "Integer(1)"]
+    );
+}
+
+#[test]
+fn lpush_and_expire_reply_before_their_event_as_redis_does() {
+    let mut t = TestEngine::new();
+    let c = subscribed_client(&mut t, "KEA");
+    assert_eq!(
+        frames_of(&mut t, c, &["RPUSH", "l", "a"]),
+        ["Integer(1)", ">rpush(l)"]
+    );
+    assert_eq!(
+        frames_of(&mut t, c, &["EXPIRE", "l", "100"]),
+        ["Integer(1)", ">expire(l)"]
+    );
+    // A TTL in the past deletes: `del` comes before the reply.
+    assert_eq!(
+        frames_of(&mut t, c, &["EXPIRE", "l", "-1"]),
+        [">del(l)", "Integer(1)"]
+    );
+    assert_eq!(
+        frames_of(&mut t, c, &["SET", "s", "v"]),
+        [">set(s)", "Simple([79, 75])"]
+    );
+}
