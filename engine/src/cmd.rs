@@ -295,6 +295,12 @@ pub struct Ctx<'a> {
     /// The command runs from a script (`redis.call`), where XREAD and
     /// XREADGROUP refuse BLOCK outright.
     pub in_script: bool,
+    /// A script this command starts may give control back to the host
+    /// between slices (a request's EVAL; not one inside EXEC).
+    pub may_suspend: bool,
+    /// Set when the command's script is suspended: no reply yet, the
+    /// engine resumes it (see [`crate::scripting::busy`]).
+    pub suspended: bool,
 }
 
 /// A key held a value of another type; the caller replies [`WRONGTYPE`].

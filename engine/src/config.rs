@@ -17,6 +17,9 @@ pub struct Config {
     pub client_query_buffer_limit_bytes: usize,
     /// `hz`: how often the cron (`handle_timeout`) wants to run.
     pub hz: u32,
+    /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds: a
+    /// script running longer lets other clients in, answered `-BUSY`.
+    pub busy_reply_threshold_ms: u64,
     /// `lazyfree-lazy-user-del`: DEL behaves like UNLINK.
     pub lazyfree_lazy_user_del: bool,
     /// `lazyfree-lazy-user-flush`: FLUSHALL/FLUSHDB default to ASYNC.
@@ -105,6 +108,7 @@ impl Default for Config {
             proto_max_bulk_len_bytes: 512 * 1024 * 1024,
             client_query_buffer_limit_bytes: 1024 * 1024 * 1024,
             hz: 10,
+            busy_reply_threshold_ms: crate::scripting::BUSY_REPLY_THRESHOLD_MS,
             lazyfree_lazy_user_del: false,
             lazyfree_lazy_user_flush: false,
             lazyfree_lazy_expire: false,

@@ -75,6 +75,7 @@ mod pause;
 mod persist;
 mod planted_seams;
 mod rdb_entry;
+mod script;
 mod unblock;
 
 use cron::cron_interval_ns;
@@ -104,6 +105,10 @@ pub struct Engine {
     spare_args: Vec<Vec<u8>>,
     /// Times each command (see [`crate::stopwatch`]).
     stopwatch: Box<dyn Stopwatch>,
+    /// The client of the suspended script, disconnected while it runs: it
+    /// leaves the table when the script ends (Redis keeps running the
+    /// script and drops its reply).
+    script_client_gone: Option<ClientId>,
 }
 
 impl Engine {
@@ -164,6 +169,7 @@ impl Engine {
                 tracking: Default::default(),
                 scripting: Default::default(),
                 functions: Default::default(),
+                suspended_eval: None,
                 evict: Default::default(),
                 pause: Default::default(),
                 persist: Default::default(),
@@ -176,6 +182,7 @@ impl Engine {
             args: Vec::new(),
             spare_args: Vec::new(),
             stopwatch: Box::new(WorkUnitStopwatch),
+            script_client_gone: None,
         }
     }
 
@@ -265,6 +272,16 @@ impl Engine {
     /// `Close` event). Unknown ids are ignored. A blocked client leaves its
     /// keys' queues without a reply.
     pub fn disconnect(&mut self, _now: Now, client: ClientId) {
+        if self.server.scripting.running_client() == Some(client) {
+            // The script's command still runs on this client: it leaves
+            // when the script ends.
+            if let Some(c) = self.clients.get_mut(&client) {
+                c.output.clear();
+                c.closing.get_or_insert(CloseReason::Killed);
+            }
+            self.script_client_gone = Some(client);
+            return;
+        }
         if let Some(mut c) = self.clients.remove(&client) {
             drop(self.server.blocking.unpark(&mut c));
             self.server.pause.forget(client);
@@ -307,6 +324,11 @@ impl Engine {
         crate::planted::client_input_begins(&mut self.server, client);
         let held = self.server.planted.input_begins();
         self.server.stats.net_input_bytes += bytes.len() as u64;
+        if self.check_script_busy(now) {
+            // Past the threshold: the input that waited is served (in busy
+            // mode) before this one, as it arrived first.
+            self.serve_waiting_input(now);
+        }
         let mut args = std::mem::take(&mut self.args);
         // Clients held by a pause that has ended go first, then this input;
         // an UNPAUSE in it releases the held clients after it.
@@ -361,7 +383,13 @@ impl Engine {
             if c.closing.is_some() {
                 break;
             }
-            if c.blocked.is_some() || c.waiting_save || self.server.pause.holds(client) {
+            let waits_for_script = self.waits_for_script(client);
+            let c = self.clients.get_mut(&client).expect("checked above");
+            if c.blocked.is_some()
+                || c.waiting_save
+                || self.server.pause.holds(client)
+                || waits_for_script
+            {
                 // Redis leaves a blocked client's query buffer alone until
                 // it is unblocked; the buffer limit still applies.
                 if c.parser.buffered_bytes() > self.server.config.client_query_buffer_limit_bytes {
@@ -411,6 +439,11 @@ impl Engine {
     /// early is harmless (it does nothing).
     pub fn handle_timeout(&mut self, now: Now) {
         self.server.stats.now = now;
+        if self.script_running() {
+            // Nothing else runs while a script does: no cron (active
+            // expiry would break its atomicity), no blocked timeouts.
+            return self.script_turn(now);
+        }
         self.release_paused_at(now);
         let held = self.server.planted.timer_fires();
         self.run_held(now, held);
@@ -457,6 +490,10 @@ impl Engine {
     /// There always is one: the cron ticks `hz` times a second.
     #[must_use]
     pub fn poll_timeout(&self) -> u64 {
+        if self.script_running() {
+            // A suspended script's next slice is due at once.
+            return 0;
+        }
         let pause_ns = self.server.pause.deadline_ns().unwrap_or(u64::MAX);
         let cron_ns = self.server.cron_deadline_ns.min(pause_ns);
         self.server

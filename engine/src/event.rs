@@ -41,6 +41,16 @@ pub enum Event {
     /// before writing this input's replies; the simulator keeps its virtual
     /// CPU busy for it. Several stalls in one input add up.
     Stall { duration_ns: u64 },
+    /// A slice of a long script ran and the script is suspended (see
+    /// [`crate::scripting::busy`]): the CPU was busy for `work_units`.
+    /// The script's EVAL, recorded as [`Event::Executed`] when it ends,
+    /// carries the work of every slice, these included: a host that
+    /// charges slices charges the EVAL only what is left.
+    ScriptSlice {
+        client: ClientId,
+        request_seq: u64,
+        work_units: u64,
+    },
     /// Stop the server (SHUTDOWN, only when `Config::shutdown_command`):
     /// the host stops accepting, closes every connection and exits. The
     /// client that asked gets no reply, as in Redis.

@@ -40,9 +40,11 @@ use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
 mod resolve;
+mod suspend;
 mod unblock;
 
 pub use resolve::{lookup, lookup_full_name, Found};
+pub use suspend::SuspendedEval;
 
 /// A command that passed lookup: its container (for a subcommand) and the
 /// spec that runs.
@@ -160,6 +162,9 @@ struct Done<'r> {
     /// A request that blocked: what it waits for, and its arguments to run
     /// again.
     block: Option<Box<(BlockRequest, Vec<Vec<u8>>)>>,
+    /// A request whose script is suspended between slices (see
+    /// [`suspend`]): it finishes when the script ends.
+    suspended: bool,
 }
 
 /// The handler's result, from [`Pipeline::execute`].
@@ -167,6 +172,7 @@ struct Handled {
     reply: Vec<u8>,
     work_units: u64,
     block: Option<BlockRequest>,
+    suspended: bool,
 }
 
 impl Pipeline<'_> {
@@ -193,6 +199,12 @@ impl Pipeline<'_> {
         let reply_start = reply.len();
         self.server.stats.now = now;
         let mut resolved = resolve::request(&self.server.commands, args, c, &mut reply);
+        if let Some(busy) = self.server.scripting.busy_error() {
+            // A script runs past busy-reply-threshold: only commands
+            // flagged allow-busy run (Redis's processCommand), before
+            // MULTI queues anything.
+            resolved = resolve::reject_while_busy(resolved, busy, &mut reply);
+        }
         let admitted = self.admit(
             (now, client, caller),
             (args, request_seq),
@@ -229,6 +241,7 @@ impl Pipeline<'_> {
                     tracked: None,
                     measuring: None,
                     block: None,
+                    suspended: false,
                 }
             }
         };
@@ -285,10 +298,11 @@ impl Pipeline<'_> {
             self.server.stats.slowlog.capture(args);
         }
         let output = std::mem::take(reply);
+        let handler = command.1.handler.expect("resolved specs have handlers");
         let handled = self.execute(
             now,
             (client, caller),
-            command.1,
+            (command.1, handler),
             args,
             (output, protocol),
             may_block,
@@ -297,6 +311,11 @@ impl Pipeline<'_> {
             self.server.propagation.after(capture, self.server.dirty);
         }
         *reply = handled.reply;
+        let suspended = handled.suspended;
+        debug_assert!(
+            !suspended || reply.len() == reply_start,
+            "a suspended script replied"
+        );
         let mut block = None;
         if let Some(request) = handled.block {
             debug_assert_eq!(reply.len(), reply_start, "a blocking handler replied");
@@ -339,6 +358,7 @@ impl Pipeline<'_> {
             tracked,
             measuring,
             block,
+            suspended,
         }
     }
 
@@ -380,14 +400,16 @@ impl Pipeline<'_> {
             .server
             .propagation
             .before(self.server.dirty, db, command.1, &args);
+        let handler = command.1.handler.expect("resolved specs have handlers");
         let handled = self.execute(
             now,
             (client, caller),
-            command.1,
+            (command.1, handler),
             &mut args,
             (Vec::new(), protocol),
             false,
         );
+        debug_assert!(!handled.suspended, "a script's call runs no script");
         if let Some(capture) = propagating {
             self.server.propagation.after(capture, self.server.dirty);
         }
@@ -414,6 +436,7 @@ impl Pipeline<'_> {
             tracked,
             measuring,
             block: None,
+            suspended: false,
         };
         self.finish(now, done, &mut reply, 0);
         (reply, work_units)
@@ -502,15 +525,16 @@ impl Pipeline<'_> {
         (touch, measuring)
     }
 
-    /// Runs `spec`'s handler for `client`, appending to `reply`, timed by
-    /// the stopwatch (the caller stops it once the reply is complete).
-    /// The only place a [`Ctx`] is built.
+    /// Runs `spec`'s handler for `client` (or, for a suspended script,
+    /// its resumption), appending to `reply`, timed by the stopwatch (the
+    /// caller stops it once the reply is complete). The only place a
+    /// [`Ctx`] is built.
     #[allow(clippy::too_many_arguments)]
     fn execute(
         &mut self,
         now: Now,
         (client, caller): (ClientId, Caller),
-        spec: &'static CommandSpec,
+        (spec, handler): (&'static CommandSpec, crate::cmd::Handler),
         args: &mut [Vec<u8>],
         (reply, protocol): (Vec<u8>, Protocol),
         may_block: bool,
@@ -529,12 +553,15 @@ impl Pipeline<'_> {
             may_block,
             block: None,
             in_script: matches!(caller, Caller::Script { .. }),
+            may_suspend: caller == Caller::Request,
+            suspended: false,
         };
-        (spec.handler.expect("resolved specs have handlers"))(&mut ctx, args);
+        handler(&mut ctx, args);
         Handled {
             reply: ctx.reply,
             work_units: ctx.work_units,
             block: ctx.block,
+            suspended: ctx.suspended,
         }
     }
 
@@ -598,15 +625,31 @@ impl Pipeline<'_> {
             tracked,
             measuring,
             block,
+            suspended,
         } = done;
         let mut work_units = work_units;
+        if suspended {
+            let eval = SuspendedEval {
+                request_seq,
+                db,
+                command,
+                work_units,
+                duration_ns,
+                touch,
+                tracked,
+                measuring,
+            };
+            return self.suspend(client, eval, reply);
+        }
         if let Some(call) = tracked {
             let (tracking, dirty) = (&mut self.server.tracking, self.server.dirty);
             work_units += crate::tracking::after_call(tracking, self.clients, client, &call, dirty);
         }
-        if caller == Caller::Request {
+        if caller == Caller::Request && self.server.scripting.running_client().is_none() {
             // A request is the whole unit: EXEC's queue and a script's
-            // calls ran inside it.
+            // calls ran inside it. A command served while a script is
+            // suspended (busy mode) writes nothing, and must not cut the
+            // script's unit in two.
             self.server.propagation.flush(Wrap::Multi);
         }
         let reply_bytes = reply.len() - reply_start;

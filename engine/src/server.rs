@@ -44,6 +44,9 @@ pub struct Server {
     pub scripting: crate::scripting::Scripting,
     /// Function libraries (see [`crate::scripting::functions`]).
     pub functions: crate::scripting::functions::Functions,
+    /// The request of the script suspended between slices (see
+    /// [`crate::pipeline::SuspendedEval`]).
+    pub suspended_eval: Option<Box<crate::pipeline::SuspendedEval>>,
     /// `maxmemory` eviction (see [`crate::evict`]).
     pub evict: crate::evict::EvictState,
     /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::pause`]).

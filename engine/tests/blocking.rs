@@ -102,8 +102,11 @@ impl World {
             match e {
                 Event::Executed(x) => self.executed.push(x),
                 Event::Close { client, .. } => self.closed.push(client),
-                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } | Event::KeyRemoved(_) => {
-                }
+                Event::Free(_)
+                | Event::Stall { .. }
+                | Event::Log { .. }
+                | Event::KeyRemoved(_)
+                | Event::ScriptSlice { .. } => {}
                 Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
                     unreachable!("storage is off")
                 }

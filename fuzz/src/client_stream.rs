@@ -186,8 +186,11 @@ impl Run {
                     self.engine.disconnect(self.now, client);
                 }
                 Event::Executed(executed) => self.bound.check(&executed),
-                Event::Free(_) | Event::Stall { .. } | Event::Log { .. } | Event::KeyRemoved(_) => {
-                }
+                Event::Free(_)
+                | Event::Stall { .. }
+                | Event::Log { .. }
+                | Event::KeyRemoved(_)
+                | Event::ScriptSlice { .. } => {}
                 Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
                     unreachable!("storage is off")
                 }

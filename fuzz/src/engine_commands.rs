@@ -720,7 +720,11 @@ fn drain(
             Event::Close { client, reason } => {
                 panic!("well-formed commands closed {client:?}: {reason:?}")
             }
-            Event::Free(_) | Event::Stall { .. } | Event::Log { .. } | Event::KeyRemoved(_) => {}
+            Event::Free(_)
+            | Event::Stall { .. }
+            | Event::Log { .. }
+            | Event::KeyRemoved(_)
+            | Event::ScriptSlice { .. } => {}
             Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
                 unreachable!("storage is off")
             }

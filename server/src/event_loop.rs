@@ -237,7 +237,9 @@ impl Host {
                         drop(g);
                     }
                 }
-                Event::Executed(_) | Event::KeyRemoved(_) => {}
+                // The host resumes a suspended script through the
+                // deadline (`poll_timeout` is then due at once).
+                Event::Executed(_) | Event::KeyRemoved(_) | Event::ScriptSlice { .. } => {}
                 Event::Stall { duration_ns } => {
                     // DEBUG SLEEP: like Redis, the one command thread serves
                     // nobody for that long; this input's replies go out after.
@@ -655,12 +657,21 @@ async fn run_timer(host: Rc<Host>) {
             sleep.as_mut().poll(cx)
         })
         .await;
-        let mut engine = host.engine.borrow_mut();
-        engine.handle_timeout(host.clock.now());
-        host.timer_deadline_ns.set(engine.poll_timeout());
-        host.drain(&mut engine, None);
-        drop(engine);
+        let script_running = {
+            let mut engine = host.engine.borrow_mut();
+            engine.handle_timeout(host.clock.now());
+            host.timer_deadline_ns.set(engine.poll_timeout());
+            host.drain(&mut engine, None);
+            engine.script_running()
+        };
         armed_ns = host.timer_deadline_ns.get();
         sleep.as_mut().reset(host.clock.instant_at(armed_ns));
+        if script_running {
+            // The script's next slice is due at once; the connection tasks
+            // run first, so that other clients are read (and answered
+            // -BUSY past the threshold) between slices, as Redis's
+            // processEventsWhileBlocked reads them.
+            tokio::task::yield_now().await;
+        }
     }
 }

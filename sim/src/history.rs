@@ -113,6 +113,9 @@ pub struct History {
     pub thread_busy_spans: Vec<(TimeNs, TimeNs)>,
     /// Keys the engine removed on its own (expiry, eviction), in order.
     pub key_removals: Vec<KeyRemoval>,
+    /// Scripts that ran in several slices (see [`ScriptRun`]), in start
+    /// order.
+    pub script_runs: Vec<ScriptRun>,
 }
 
 /// A key that left the keyspace without a command asking for it (the
@@ -126,6 +129,27 @@ pub struct KeyRemoval {
     pub db: usize,
     pub key: Vec<u8>,
     pub cause: seedkv_engine::RemovalCause,
+}
+
+/// A script that gave control back to the host between slices (the
+/// engine's `Event::ScriptSlice`). Other clients' commands may execute
+/// inside it only in busy mode: past `threshold_ms` after its start, and
+/// then only those allowed while busy (or a `-BUSY` refusal).
+#[derive(Clone, Debug)]
+pub struct ScriptRun {
+    pub conn: ConnId,
+    pub seq_in_conn: u64,
+    /// The engine's `now` in the turn the script started in.
+    pub started_ns: TimeNs,
+    /// `History::executions.len()` when its first slice ended: what
+    /// executed from there until its EVAL's execution ran inside it.
+    pub executions_from: usize,
+    /// The index of its EVAL's execution; `None` while it ran when the
+    /// run ended (or the server crashed).
+    pub eval_execution: Option<usize>,
+    /// `busy-reply-threshold` while it ran (it cannot change meanwhile:
+    /// CONFIG SET waits before the threshold and is refused after it).
+    pub threshold_ms: u64,
 }
 
 /// The kind of a pub/sub message, as its first element names it.

@@ -208,6 +208,14 @@ pub struct World {
     ready: VecDeque<u32>,
     cron_scheduled_ns: Option<u64>,
     cron_due: bool,
+    /// The last CPU turn ran a slice of a suspended script: the next one
+    /// reads a ready connection first, so that other clients' input
+    /// reaches the engine between slices (buffered before the busy
+    /// threshold, answered in busy mode after it).
+    slice_turn_last: bool,
+    /// Work of the suspended script's slices charged so far, by its
+    /// (client, request): its EVAL's record carries it again.
+    script_slices_charged: Option<(u64, u64, u64)>,
     /// Connection turns left in the current event-loop turn (group commit
     /// runs `before_sleep` when it reaches 0).
     loop_turns_left: usize,
@@ -299,6 +307,8 @@ impl World {
             ready: VecDeque::new(),
             cron_scheduled_ns: None,
             cron_due: false,
+            slice_turn_last: false,
+            script_slices_charged: None,
             loop_turns_left: 0,
             bg_busy_until_ns: 0,
             conns: Vec::new(),

@@ -4,6 +4,7 @@
 
 use crate::cmd::{flags::*, CommandSpec, Ctx, REPLY_BYTES_PER_WORK_UNIT};
 use crate::commands::config::help_reply;
+use crate::scripting::busy::ScriptKind;
 use crate::scripting::functions::{payload, run, Library, LoadCost, Policy, ENGINE_NAME};
 
 const SCRIPTING: &[&str] = &["slow", "scripting"];
@@ -345,16 +346,40 @@ fn function_restore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
 }
 
-/// `FUNCTION STATS`: no function is running whenever another command can
-/// run here (a function runs inside one command), so `running_script` is
-/// nil; then the engine's counts.
+/// `FUNCTION STATS`: the function in progress (`running_script`: its
+/// name, the command that called it, how long it has run), nil when none;
+/// then the engine's counts. Redis refuses it while an EVAL script runs
+/// (`functionStatsCommand` replies the EVAL busy error).
 fn function_stats(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     let libraries = ctx.server.functions.libraries_count() as i64;
     let functions = ctx.server.functions.functions_count() as i64;
-    let mut w = ctx.w();
+    let now_ns = ctx.now.mono_ns;
+    let running = ctx.server.scripting.running_info(now_ns);
+    if let Some(info) = running.as_ref().filter(|i| i.kind == ScriptKind::Eval) {
+        let busy = info.kind.busy_error();
+        return ctx.error(busy);
+    }
+    let mut reply = Vec::new();
+    let mut w = crate::resp::ReplyWriter::new(&mut reply, ctx.protocol);
     w.map_len(2);
     w.bulk(b"running_script");
-    w.null();
+    let mut units = 0;
+    match running {
+        None => w.null(),
+        Some(info) => {
+            w.map_len(3);
+            w.bulk(b"name");
+            w.bulk(info.name.as_bytes());
+            w.bulk(b"command");
+            w.array_len(info.command.len());
+            for arg in info.command {
+                w.bulk(arg);
+            }
+            w.bulk(b"duration_ms");
+            w.int(info.duration_ms as i64);
+            units = info.command.len() as u64;
+        }
+    }
     w.bulk(b"engines");
     w.map_len(1);
     w.bulk(ENGINE_NAME.as_bytes());
@@ -363,12 +388,14 @@ fn function_stats(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     w.int(libraries);
     w.bulk(b"functions_count");
     w.int(functions);
+    ctx.work(units);
+    ctx.w().raw(&reply);
 }
 
-/// `FUNCTION KILL`: as SCRIPT KILL, no function is in execution whenever
-/// this can run.
+/// `FUNCTION KILL`: stops the function running past the busy threshold
+/// (see [`crate::scripting::busy::kill`]).
 fn function_kill(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
-    ctx.error("NOTBUSY No scripts in execution right now.");
+    crate::scripting::busy::kill(ctx, ScriptKind::Function);
 }
 
 fn function_help(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {

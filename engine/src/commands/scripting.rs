@@ -218,10 +218,10 @@ fn script_flush(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.ok();
 }
 
-/// `SCRIPT KILL`: a script runs inside one command here, so whenever
-/// another command can run, none is in execution.
+/// `SCRIPT KILL`: stops the EVAL script running past the busy threshold
+/// (see [`crate::scripting::busy::kill`]).
 fn script_kill(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
-    ctx.error("NOTBUSY No scripts in execution right now.");
+    crate::scripting::busy::kill(ctx, crate::scripting::busy::ScriptKind::Eval);
 }
 
 /// `SCRIPT DEBUG YES|SYNC|NO`: there is no Lua debugger; NO is accepted.

@@ -56,6 +56,10 @@ fn shutdown(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if abort {
         return ctx.error("ERR No shutdown in progress.");
     }
+    if let (false, Some(busy)) = (nosave, ctx.server.scripting.busy_error()) {
+        // A busy script: only SHUTDOWN NOSAVE (shutdownCommand).
+        return ctx.error(busy);
+    }
     warn(ctx, "User requested shutdown...");
     let save = match (save, nosave) {
         (true, _) => ShutdownSave::Save,

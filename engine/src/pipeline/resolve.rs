@@ -139,6 +139,25 @@ pub(super) fn reject_while_subscribed(
     Err(Some(CommandName::of(parent, spec)))
 }
 
+/// A request while a script runs past `busy-reply-threshold`: refused
+/// with the `-BUSY` text `busy` unless its command (or container) is
+/// flagged allow-busy. Unknown commands and bad arity keep their own
+/// errors, as in Redis, where those checks come first.
+pub(super) fn reject_while_busy(
+    resolved: Result<Resolved, Option<CommandName>>,
+    busy: &str,
+    reply: &mut Vec<u8>,
+) -> Result<Resolved, Option<CommandName>> {
+    let Ok((parent, spec)) = resolved else {
+        return resolved;
+    };
+    if spec.has(crate::cmd::flags::ALLOW_BUSY) {
+        return resolved;
+    }
+    ReplyWriter::new(reply, crate::resp::Protocol::Resp2).error(busy);
+    Err(Some(CommandName::of(parent, spec)))
+}
+
 /// Redis's "unknown command" text: the name and up to 128 bytes of arguments.
 fn unknown_command_message(args: &[Vec<u8>]) -> String {
     let mut rest = String::new();

@@ -129,10 +129,11 @@ impl Pipeline<'_> {
             .server
             .propagation
             .before(self.server.dirty, db, spec, &args);
+        let handler = spec.handler.expect("resolved specs have handlers");
         let handled = self.execute(
             now,
             (client, caller),
-            spec,
+            (spec, handler),
             &mut args,
             (Vec::new(), protocol),
             false,
@@ -226,6 +227,7 @@ impl Pipeline<'_> {
             tracked: None,
             measuring,
             block: None,
+            suspended: false,
         };
         self.finish(now, done, &mut reply, 0);
     }

@@ -20,6 +20,11 @@ pub const SCRIPT_CHUNK_NAME: &str = "@user_script";
 /// points, so a finer step costs hook calls without changing totals much.
 pub const HOOK_INSTRUCTIONS: u32 = 1000;
 
+/// VM instructions in a slice: a script that may be suspended gives
+/// control back to the host after each (Redis checks for a busy script
+/// every 100000 instructions too). A multiple of [`HOOK_INSTRUCTIONS`].
+pub const SLICE_INSTRUCTIONS: u64 = 100_000;
+
 /// Lua VM instructions per work unit. A unit is the cost of visiting a key
 /// (about 300 ns on the reference machine, `stopwatch::WORK_UNIT_NS`); Lua
 /// 5.1 runs an instruction in roughly 5 to 10 ns, so about 32 of them.
@@ -48,21 +53,28 @@ pub struct Vm {
     /// VM instructions counted by the hook since the state was created.
     pub instructions: Rc<Cell<u64>>,
     /// The count past which the running script is stopped (see
-    /// [`BUSY_REPLY_THRESHOLD_MS`]); `u64::MAX` between runs.
+    /// [`BUSY_INSTRUCTIONS`], and SCRIPT KILL, which sets it to 0);
+    /// `u64::MAX` between runs.
     pub kill_at: Rc<Cell<u64>>,
+    /// The count at which the running script's slice ends (see
+    /// [`super::task`]).
+    pub slice_at: Rc<Cell<u64>>,
 }
 
 /// Redis's `busy-reply-threshold` (`lua-time-limit`) default. Redis starts
 /// answering other clients `-BUSY` past it and lets SCRIPT KILL stop the
-/// script; here a script runs inside one command, so no other client can
-/// be served meanwhile, and a script still running past it is stopped as
-/// SCRIPT KILL would stop it (Redis's "Script killed by user" error).
-/// Without that, a script that never ends would stop the engine for good.
+/// script (see [`super::busy`]).
 pub const BUSY_REPLY_THRESHOLD_MS: u64 = 5000;
 
-/// The threshold in VM instructions, deterministically: milliseconds to
-/// work units through the engine's stopwatch rate (`WORK_UNIT_NS` per
-/// unit), then to instructions.
+/// A script that cannot give control back (one inside EXEC, whose
+/// commands run back to back inside one request) runs inside one command,
+/// so no other client can be served meanwhile: one still running past
+/// this many instructions is stopped as SCRIPT KILL would stop it
+/// (Redis's "Script killed by user" error). Without that, such a script
+/// that never ends would stop the engine for good. The default threshold
+/// in VM instructions, deterministically: milliseconds to work units
+/// through the engine's stopwatch rate (`WORK_UNIT_NS` per unit), then to
+/// instructions.
 pub const BUSY_INSTRUCTIONS: u64 = BUSY_REPLY_THRESHOLD_MS * 1_000_000
     / crate::stopwatch::WORK_UNIT_NS
     * INSTRUCTIONS_PER_WORK_UNIT;
@@ -101,30 +113,25 @@ impl Vm {
             new_env: api.get("new_env")?,
             run: api.get("run")?,
         };
-        let instructions = Rc::new(Cell::new(0u64));
-        let kill_at = Rc::new(Cell::new(u64::MAX));
-        let (counted, limit) = (Rc::clone(&instructions), Rc::clone(&kill_at));
-        lua.set_hook(
-            HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
-            move |_, _| {
-                counted.set(counted.get() + u64::from(HOOK_INSTRUCTIONS));
-                if counted.get() > limit.get() {
-                    // Raised at every hook call from now on, so that a
-                    // pcall in the script cannot keep it alive.
-                    return Err(mlua::Error::external(super::api::ScriptError(
-                        b"ERR Script killed by user with SCRIPT KILL...".to_vec(),
-                    )));
-                }
-                Ok(VmState::Continue)
-            },
-        );
-        Ok(Vm {
+        let vm = Vm {
             lua,
             api,
             functions: BTreeMap::new(),
-            instructions,
-            kill_at,
-        })
+            instructions: Rc::new(Cell::new(0u64)),
+            kill_at: Rc::new(Cell::new(u64::MAX)),
+            slice_at: Rc::new(Cell::new(u64::MAX)),
+        };
+        install_count_hook(&vm, None);
+        Ok(vm)
+    }
+
+    /// The counters a run reads and sets (see [`super::busy`]).
+    pub fn counters(&self) -> super::busy::Counters {
+        super::busy::Counters {
+            instructions: Rc::clone(&self.instructions),
+            kill_at: Rc::clone(&self.kill_at),
+            slice_at: Rc::clone(&self.slice_at),
+        }
     }
 
     /// Compiles `body` (its shebang line already blanked) as the script
@@ -157,6 +164,50 @@ impl Vm {
     pub fn used_memory_bytes(&self) -> usize {
         self.lua.used_memory()
     }
+}
+
+/// Sets `vm`'s count hook: it counts instructions (work is charged from
+/// the count), stops the run past `kill_at` (the threshold of a run that
+/// cannot give control back, SCRIPT KILL, FUNCTION LOAD's timeout), and
+/// suspends the run at the end of every slice. `loading` is set while
+/// FUNCTION LOAD runs a library's code: its stop is the load timeout.
+pub fn install_count_hook(vm: &Vm, loading: Option<Rc<Cell<bool>>>) {
+    let (counted, limit) = (Rc::clone(&vm.instructions), Rc::clone(&vm.kill_at));
+    let slice_end = Rc::clone(&vm.slice_at);
+    let stop = move || {
+        let msg: &[u8] = if loading.as_ref().is_some_and(|l| l.get()) {
+            b"ERR FUNCTION LOAD timeout"
+        } else {
+            b"ERR Script killed by user with SCRIPT KILL..."
+        };
+        mlua::Error::external(super::api::ScriptError(msg.to_vec()))
+    };
+    vm.lua.set_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
+        move |lua, _| {
+            counted.set(counted.get() + u64::from(HOOK_INSTRUCTIONS));
+            if counted.get() > limit.get() {
+                // Raised at every hook call from now on, so that a pcall
+                // in the script cannot keep it alive.
+                return Err(stop());
+            }
+            if counted.get() >= slice_end.get() {
+                slice_end.set(counted.get().saturating_add(SLICE_INSTRUCTIONS));
+                // The task's body registered it: this suspends the
+                // script's stack until the engine resumes it.
+                let slice: Option<Function> =
+                    lua.named_registry_value(super::task::SLICE_REGISTRY_KEY)?;
+                if let Some(slice) = slice {
+                    slice.call::<()>(())?;
+                }
+                // SCRIPT KILL may have come while the run was suspended.
+                if counted.get() > limit.get() {
+                    return Err(stop());
+                }
+            }
+            Ok(VmState::Continue)
+        },
+    );
 }
 
 /// Redis's `__redis__err__handler`: turns what a script raised into the

@@ -24,6 +24,7 @@
 
 mod api;
 mod bit;
+pub mod busy;
 mod call;
 
 pub(crate) use call::run_write;
@@ -33,13 +34,15 @@ mod lua;
 mod rand48;
 mod sandbox;
 mod shebang;
+mod task;
 
 use std::collections::BTreeMap;
 
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::Value;
 
 use crate::cmd::Ctx;
 use crate::resp::{Protocol, ReplyWriter};
+pub use lua::BUSY_REPLY_THRESHOLD_MS;
 pub use shebang::ScriptFlags;
 
 /// Per-server scripting state (Redis's `lctx`).
@@ -58,6 +61,10 @@ pub struct Scripting {
     /// The request being executed, set by the engine before each command:
     /// a script's calls are recorded under it (see [`call`]).
     pub request_seq: u64,
+    /// The script suspended between two slices, if any (see [`busy`]).
+    running: Option<Box<busy::Running>>,
+    /// The stack scripts run on, kept between runs (see [`task`]).
+    spare_stack: Option<corosensei::stack::DefaultStack>,
 }
 
 /// A cached script.
@@ -158,6 +165,27 @@ impl Scripting {
         Ok(sha)
     }
 
+    /// The compiled script `sha`, ready to run.
+    fn target(&mut self, sha: &str) -> Result<busy::Target, String> {
+        let vm = self.vm()?;
+        let function: mlua::Function = vm
+            .functions
+            .get(sha)
+            .and_then(|key| vm.lua.registry_value(key).ok())
+            .ok_or("ERR script not compiled")?;
+        Ok(busy::Target {
+            kind: busy::ScriptKind::Eval,
+            name: sha.to_string(),
+            lua: vm.lua.clone(),
+            function,
+            entry: busy::Entry::Eval {
+                new_env: vm.api.new_env.clone(),
+                run: vm.api.run.clone(),
+            },
+            counters: vm.counters(),
+        })
+    }
+
     fn vm(&mut self) -> Result<&mut lua::Vm, String> {
         if self.vm.is_none() {
             let vm = lua::Vm::new().map_err(|e| format!("ERR Lua state: {e}"))?;
@@ -201,7 +229,7 @@ pub fn eval(ctx: &mut Ctx, args: &mut [Vec<u8>], kind: EvalKind) {
     }
     let keys_end = 3 + numkeys as usize;
     let read_only = kind.read_only || (flags.declared && flags.no_writes);
-    let mut run = Run {
+    let run = Run {
         resp: Protocol::Resp2,
         read_only,
         wrote: false,
@@ -209,66 +237,45 @@ pub fn eval(ctx: &mut Ctx, args: &mut [Vec<u8>], kind: EvalKind) {
         request_seq: ctx.server.scripting.request_seq,
         propagate: true,
     };
-    let caller_db = ctx.client().db;
-    let outcome = run_script(ctx, &mut run, &sha, &args[3..keys_end], &args[keys_end..]);
-    // A script's SELECT stays inside the script.
-    ctx.client().db = caller_db;
-    ctx.server.scripting.rng = run.rng;
-    match outcome {
-        Ok((reply, elements)) => {
-            ctx.work(elements);
-            ctx.w().raw(&reply);
-        }
+    let target = match ctx.server.scripting.target(&sha) {
+        Ok(target) => target,
+        Err(e) => return ctx.error(&e),
+    };
+    let keys = args[3..keys_end].to_vec();
+    let argv = args[keys_end..].to_vec();
+    // FUNCTION STATS refuses to show an EVAL script: no command is kept.
+    match busy::start(ctx, run, target, (keys, argv), Vec::new()) {
+        Ok(running) => busy::drive(ctx, running),
         Err(e) => ctx.error(&e),
     }
 }
 
-/// Runs the compiled script `sha`; returns its encoded reply (in the
-/// caller's protocol) and the number of reply elements.
-fn run_script(
+/// The end of a script's or function's run: its reply (or error) to the
+/// caller, its SELECT undone, its generator kept. `name` is the script's
+/// SHA or the function's name.
+fn finish_run(
     ctx: &mut Ctx,
-    run: &mut Run,
-    sha: &str,
-    keys: &[Vec<u8>],
-    argv: &[Vec<u8>],
-) -> Result<(Vec<u8>, u64), String> {
-    let vm = ctx.server.scripting.vm()?;
-    let lua = vm.lua.clone();
-    let function: mlua::Function = vm
-        .functions
-        .get(sha)
-        .and_then(|key| vm.lua.registry_value(key).ok())
-        .ok_or("ERR script not compiled")?;
-    let (new_env, run_fn) = (vm.api.new_env.clone(), vm.api.run.clone());
-    let instructions = std::rc::Rc::clone(&vm.instructions);
-    let instructions_before = instructions.get();
-    let kill_at = std::rc::Rc::clone(&vm.kill_at);
-    kill_at.set(instructions_before.saturating_add(lua::BUSY_INSTRUCTIONS));
-    let protocol = ctx.protocol;
-    let sha_owned = sha.to_string();
-    let result = lua.scope(|scope| {
-        let host =
-            scope.create_function_mut(|lua, args: MultiValue| call::host(lua, ctx, run, args))?;
-        lua.set_named_registry_value(api::HOST_REGISTRY_KEY, host)?;
-        let env: Table = new_env.call((string_array(&lua, keys)?, string_array(&lua, argv)?))?;
-        let (ok, value): (bool, Value) = run_fn.call((function, env))?;
-        lua.unset_named_registry_value(api::HOST_REGISTRY_KEY)?;
-        Ok((ok, value))
-    });
-    kill_at.set(u64::MAX);
-    let instructions_run = instructions.get().wrapping_sub(instructions_before);
-    ctx.work(instructions_run / lua::INSTRUCTIONS_PER_WORK_UNIT);
-    let (ok, value) =
-        result.map_err(|e| format!("ERR Error running script (call to f_{sha_owned}): {e}"))?;
+    run: Run,
+    (kind, name, caller_db, protocol): (busy::ScriptKind, &str, usize, Protocol),
+    outcome: task::Outcome,
+) {
+    // A script's SELECT stays inside the script.
+    ctx.client().db = caller_db;
+    ctx.server.scripting.rng = run.rng;
+    let (ok, value) = match outcome {
+        Ok(pair) => pair,
+        Err(e) => return ctx.error(&kind.run_error(name, &e)),
+    };
     let mut reply = Vec::new();
     let mut w = ReplyWriter::new(&mut reply, protocol);
     let elements = if ok {
         convert::write_lua_reply(&mut w, run.resp, &value)
     } else {
-        write_script_error(&mut w, &value, &sha_owned);
+        write_script_error(&mut w, &value, name);
         1
     };
-    Ok((reply, elements))
+    ctx.work(elements);
+    ctx.w().raw(&reply);
 }
 
 /// EVAL's reply to a script that raised: `-<err> script: <sha>, on
@@ -296,12 +303,4 @@ fn write_script_error(w: &mut ReplyWriter, value: &Value, sha: &str) {
         msg.push(b'.');
     }
     convert::write_error_bytes(w, &msg);
-}
-
-fn string_array(lua: &Lua, items: &[Vec<u8>]) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, item) in items.iter().enumerate() {
-        t.raw_set(i + 1, lua.create_string(item)?)?;
-    }
-    Ok(t)
 }

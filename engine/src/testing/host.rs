@@ -38,6 +38,8 @@ pub struct TestHost {
     pub disk: super::MemDisk,
     /// Exit statuses the engine asked for.
     pub exits: Vec<i32>,
+    /// Slices of long scripts run so far (see `Event::ScriptSlice`).
+    pub script_slices: usize,
 }
 
 impl TestHost {
@@ -61,6 +63,7 @@ impl TestHost {
             forbid_flush_first_closes: false,
             disk,
             exits: Vec::new(),
+            script_slices: 0,
         };
         host.drain();
         host
@@ -97,6 +100,7 @@ impl TestHost {
                 Event::Storage(request) => self.disk.serve(&mut self.engine, self.now, request),
                 Event::Fork(fork) => self.disk.fork(&mut self.engine, self.now, &fork),
                 Event::Exit { status } => self.exits.push(status),
+                Event::ScriptSlice { .. } => self.script_slices += 1,
             }
         }
         while let Some(id) = self.engine.poll_transmit() {
@@ -185,6 +189,26 @@ impl TestHost {
         self.now.mono_ns = mono_ns;
         self.engine.handle_timeout(self.now);
         self.drain();
+    }
+
+    /// Runs `n` slices of the suspended script at the current time (the
+    /// engine's deadline is then due at once), drained.
+    pub fn run_slices(&mut self, n: usize) {
+        for _ in 0..n {
+            self.engine.handle_timeout(self.now);
+            self.drain();
+        }
+    }
+
+    /// Runs the suspended script's slices at the current time until it
+    /// ends, at most `max` of them; returns how many ran.
+    pub fn finish_script(&mut self, max: usize) -> usize {
+        let mut ran = 0;
+        while self.engine.script_running() && ran < max {
+            self.run_slices(1);
+            ran += 1;
+        }
+        ran
     }
 
     /// The close the engine asked for `id`, if any.

@@ -142,6 +142,7 @@ mod tests {
             persist: None,
             thread_busy_spans: Vec::new(),
             key_removals: Vec::new(),
+            script_runs: Vec::new(),
         }
     }
 

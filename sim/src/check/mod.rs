@@ -7,6 +7,7 @@ use crate::history::History;
 pub mod adversarial;
 pub mod atomicity;
 pub mod blocking;
+pub mod busy;
 pub mod collection_scan;
 pub mod conservation;
 pub mod liveness;
@@ -97,6 +98,7 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(liveness::Liveness),
         Box::new(atomicity::IncrAtomicity),
         Box::new(atomicity::GroupAtomicity),
+        Box::new(busy::BusyWindow),
         Box::new(transfer::TransferCheck),
         Box::new(model::ReferenceModel),
         Box::new(linearizability::Linearizability),

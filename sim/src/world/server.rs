@@ -5,7 +5,7 @@
 use seedkv_engine::{ClientId, Event, LogLevel};
 
 use super::{conn_slot, SimEvent, World};
-use crate::history::{Execution, KeyRemoval, Received};
+use crate::history::{Execution, KeyRemoval, Received, ScriptRun};
 use crate::net::SERVER_READ_BYTES_MAX;
 
 impl World {
@@ -51,8 +51,11 @@ impl World {
             return;
         }
         let now = self.now();
-        if self.cron_due {
+        let read_first = self.slice_turn_last && !self.ready.is_empty();
+        self.slice_turn_last = false;
+        if self.cron_due && !read_first {
             self.cron_due = false;
+            self.slice_turn_last = self.engine.script_running();
             self.engine.handle_timeout(now);
             // Blocked commands that time out execute in this turn.
             let cost_ns = self.drain_engine(Some(self.now_ns));
@@ -130,6 +133,11 @@ impl World {
             self.begin_turn(cost_ns, Some(slot));
             return;
         }
+        if read_first && self.cron_due {
+            // No ready connection had bytes after all: the slice is next
+            // (`slice_turn_last` is now false, so this recurses once).
+            self.cpu_start();
+        }
     }
 
     pub(super) fn begin_turn(&mut self, cost_ns: u64, conn: Option<u32>) {
@@ -170,8 +178,55 @@ impl World {
         let unix_ms = self.now().unix_ms();
         while let Some(event) = self.engine.poll_event() {
             match event {
+                Event::ScriptSlice {
+                    client,
+                    request_seq,
+                    work_units,
+                } => {
+                    // The CPU ran the slice; the EVAL's record, when the
+                    // script ends, is charged only what is left.
+                    let ns = self.cost.command_ns(work_units, 0);
+                    cost_ns += ns;
+                    let key = (client.0, request_seq);
+                    let before = match self.script_slices_charged {
+                        Some((c, r, units)) if (c, r) == key => units,
+                        _ => {
+                            // The script's first slice: it started in this
+                            // turn.
+                            let threshold_ms = self.engine.config().busy_reply_threshold_ms;
+                            self.history.script_runs.push(ScriptRun {
+                                conn: key.0,
+                                seq_in_conn: key.1,
+                                started_ns: self.now_ns,
+                                executions_from: self.history.executions.len(),
+                                eval_execution: None,
+                                threshold_ms,
+                            });
+                            0
+                        }
+                    };
+                    self.script_slices_charged = Some((key.0, key.1, before + work_units));
+                }
                 Event::Executed(e) => {
-                    let ns = self.cost.command_ns(e.work_units, e.reply_bytes as u64);
+                    let charged_units = match self.script_slices_charged {
+                        Some((c, r, units)) if (c, r) == (e.client.0, e.request_seq) => {
+                            self.script_slices_charged = None;
+                            units
+                        }
+                        _ => 0,
+                    };
+                    let units_left = e.work_units.saturating_sub(charged_units);
+                    let ns = self.cost.command_ns(units_left, e.reply_bytes as u64);
+                    if charged_units > 0 {
+                        let index = self.history.executions.len();
+                        if let Some(run) = self.history.script_runs.last_mut() {
+                            debug_assert_eq!(
+                                (run.conn, run.seq_in_conn),
+                                (e.client.0, e.request_seq)
+                            );
+                            run.eval_execution = Some(index);
+                        }
+                    }
                     let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
                     cost_ns += ns;
                     self.trace

@@ -494,22 +494,19 @@ pub(super) static PARAMS: &[Param] = &[
             },
         },
     },
-    extra(
-        "busy-reply-threshold",
-        Type::Int {
+    Param {
+        name: "busy-reply-threshold",
+        alias: Some("lua-time-limit"),
+        ty: Type::Int {
             min: 0,
             max: LLONG_MAX,
         },
-        "5000",
-    ),
-    extra(
-        "lua-time-limit",
-        Type::Int {
-            min: 0,
-            max: LLONG_MAX,
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.busy_reply_threshold_ms.to_string(),
+            set: |c, v| c.busy_reply_threshold_ms = v.as_i64() as u64,
         },
-        "5000",
-    ),
+    },
     Param {
         name: "client-output-buffer-limit",
         alias: None,

@@ -1,16 +1,13 @@
 //! FCALL and FCALL_RO (fcallCommandGeneric): the function runs in the
 //! functions' Lua state with `(KEYS, ARGV)` as arguments, its
 //! `redis.call`s go through the same host as a script's (see
-//! `scripting::call`), and its reply and errors convert as EVAL's do, with
-//! the function's name where EVAL names the script's SHA.
-
-use std::rc::Rc;
-
-use mlua::{MultiValue, Table, Value};
+//! `scripting::call`), it runs in slices and can be killed as a script
+//! (see `scripting::busy`), and its reply and errors convert as EVAL's do,
+//! with the function's name where EVAL names the script's SHA.
 
 use crate::cmd::Ctx;
-use crate::resp::{Protocol, ReplyWriter};
-use crate::scripting::{api, call, convert, lua, string_array, write_script_error, Run};
+use crate::resp::Protocol;
+use crate::scripting::{busy, Run};
 
 /// Redis's errors before a function runs.
 const NOT_FOUND: &str = "ERR Function not found";
@@ -39,7 +36,7 @@ pub fn fcall(ctx: &mut Ctx, args: &mut [Vec<u8>], read_only: bool) {
         return ctx.error(crate::evict::OOM_ERROR);
     }
     let keys_end = 3 + numkeys as usize;
-    let mut run = Run {
+    let run = Run {
         resp: Protocol::Resp2,
         read_only: read_only || flags.no_writes,
         wrote: false,
@@ -47,22 +44,16 @@ pub fn fcall(ctx: &mut Ctx, args: &mut [Vec<u8>], read_only: bool) {
         request_seq: ctx.server.scripting.request_seq,
         propagate: true,
     };
-    let caller_db = ctx.client().db;
-    let outcome = run_function(
-        ctx,
-        &mut run,
-        &args[1],
-        &args[3..keys_end],
-        &args[keys_end..],
-    );
-    // A function's SELECT stays inside the function.
-    ctx.client().db = caller_db;
-    ctx.server.scripting.rng = run.rng;
-    match outcome {
-        Ok((reply, elements)) => {
-            ctx.work(elements);
-            ctx.w().raw(&reply);
-        }
+    let target = match ctx.server.functions.target(&args[1]) {
+        Ok(target) => target,
+        Err(e) => return ctx.error(&e),
+    };
+    let keys = args[3..keys_end].to_vec();
+    let argv = args[keys_end..].to_vec();
+    // The request as FUNCTION STATS shows it while the function runs.
+    let command = args.to_vec();
+    match busy::start(ctx, run, target, (keys, argv), command) {
+        Ok(running) => busy::drive(ctx, running),
         Err(e) => ctx.error(&e),
     }
 }
@@ -77,52 +68,32 @@ fn over_maxmemory(ctx: &mut Ctx) -> bool {
         && crate::evict::used_memory_bytes(ctx.server, ctx.clients) > maxmemory_bytes
 }
 
-/// Runs function `name`; returns its encoded reply (in the caller's
-/// protocol) and the number of reply elements.
-fn run_function(
-    ctx: &mut Ctx,
-    run: &mut Run,
-    name: &[u8],
-    keys: &[Vec<u8>],
-    argv: &[Vec<u8>],
-) -> Result<(Vec<u8>, u64), String> {
-    let functions = &mut ctx.server.functions;
-    let lua = functions.vm()?.vm.lua.clone();
-    let (callback, function_name) = {
-        let (_, function) = functions.function(name).ok_or(NOT_FOUND)?;
-        let callback: mlua::Function = lua
-            .registry_value(&function.callback)
-            .map_err(|e| format!("ERR {e}"))?;
-        (callback, function.name.clone())
-    };
-    let vm = ctx.server.functions.vm()?;
-    let call_fn = vm.call.clone();
-    let instructions = Rc::clone(&vm.vm.instructions);
-    let instructions_before = instructions.get();
-    let kill_at = Rc::clone(&vm.vm.kill_at);
-    kill_at.set(instructions_before.saturating_add(lua::BUSY_INSTRUCTIONS));
-    let protocol = ctx.protocol;
-    let result = lua.scope(|scope| {
-        let host =
-            scope.create_function_mut(|lua, args: MultiValue| call::host(lua, ctx, run, args))?;
-        lua.set_named_registry_value(api::HOST_REGISTRY_KEY, host)?;
-        let (keys, argv): (Table, Table) = (string_array(&lua, keys)?, string_array(&lua, argv)?);
-        let (ok, value): (bool, Value) = call_fn.call((callback, keys, argv))?;
-        lua.unset_named_registry_value(api::HOST_REGISTRY_KEY)?;
-        Ok((ok, value))
-    });
-    kill_at.set(u64::MAX);
-    let instructions_run = instructions.get().wrapping_sub(instructions_before);
-    ctx.work(instructions_run / lua::INSTRUCTIONS_PER_WORK_UNIT);
-    let (ok, value) =
-        result.map_err(|e| format!("ERR Error running function {function_name}: {e}"))?;
-    let mut reply = Vec::new();
-    let mut w = ReplyWriter::new(&mut reply, protocol);
-    let elements = if ok {
-        convert::write_lua_reply(&mut w, run.resp, &value)
-    } else {
-        write_script_error(&mut w, &value, &function_name);
-        1
-    };
-    Ok((reply, elements))
+impl super::Functions {
+    /// The function `name`, ready to run in the functions' Lua state.
+    fn target(&mut self, name: &[u8]) -> Result<busy::Target, String> {
+        let (callback, function_name) = {
+            let (_, function) = self.function(name).ok_or(NOT_FOUND)?;
+            (
+                self.vm
+                    .as_ref()
+                    .ok_or(NOT_FOUND)?
+                    .vm
+                    .lua
+                    .registry_value::<mlua::Function>(&function.callback)
+                    .map_err(|e| format!("ERR {e}"))?,
+                function.name.clone(),
+            )
+        };
+        let vm = self.vm()?;
+        Ok(busy::Target {
+            kind: busy::ScriptKind::Function,
+            name: function_name,
+            lua: vm.vm.lua.clone(),
+            function: callback,
+            entry: busy::Entry::Function {
+                call: vm.call.clone(),
+            },
+            counters: vm.vm.counters(),
+        })
+    }
 }

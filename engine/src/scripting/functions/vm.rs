@@ -6,12 +6,12 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use mlua::{Function, HookTriggers, Lua, MultiValue, RegistryKey, Table, Value, VmState};
+use mlua::{Function, Lua, MultiValue, RegistryKey, Table, Value};
 
 use super::metadata::{valid_name, BAD_NAME};
 use super::prelude::FUNCTIONS_PRELUDE;
 use crate::scripting::api::ScriptError;
-use crate::scripting::lua::{self, Vm, HOOK_INSTRUCTIONS};
+use crate::scripting::lua::{self, Vm};
 use crate::scripting::sandbox::PRELUDE_CHUNK_NAME;
 use crate::scripting::ScriptFlags;
 
@@ -65,7 +65,7 @@ impl FunctionsVm {
             .set_name(PRELUDE_CHUNK_NAME)
             .call((vm.api.new_env.clone(), register))?;
         let loading = Rc::new(Cell::new(false));
-        install_hook(&vm, Rc::clone(&loading));
+        lua::install_count_hook(&vm, Some(Rc::clone(&loading)));
         Ok(FunctionsVm {
             set_loading: api.get("set_loading")?,
             load: api.get("load")?,
@@ -122,28 +122,6 @@ impl FunctionsVm {
         };
         (result, instructions)
     }
-}
-
-/// Replaces the state's count hook with one that names the load timeout
-/// while a library loads: past the bound, the hook raises at every call,
-/// so that nothing can keep the code alive.
-fn install_hook(vm: &Vm, loading: Rc<Cell<bool>>) {
-    let (counted, limit) = (Rc::clone(&vm.instructions), Rc::clone(&vm.kill_at));
-    vm.lua.set_hook(
-        HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
-        move |_, _| {
-            counted.set(counted.get() + u64::from(HOOK_INSTRUCTIONS));
-            if counted.get() > limit.get() {
-                let msg: &[u8] = if loading.get() {
-                    b"ERR FUNCTION LOAD timeout"
-                } else {
-                    b"ERR Script killed by user with SCRIPT KILL..."
-                };
-                return Err(mlua::Error::external(ScriptError(msg.to_vec())));
-            }
-            Ok(VmState::Continue)
-        },
-    );
 }
 
 /// The message of what a library's code raised (Redis's
