@@ -108,8 +108,9 @@ pub struct History {
     pub persist: Option<Box<crate::persistence::record::PersistRecord>>,
     /// Spans (start, end) the command thread was busy outside any
     /// execution: inline storage requests (an `appendfsync always`
-    /// fsync) and DEBUG SLEEP. In time order; they never overlap an
-    /// execution.
+    /// fsync), DEBUG SLEEP and the slices of a suspended script (its
+    /// EVAL's execution covers only the last). In time order; they never
+    /// overlap an execution.
     pub thread_busy_spans: Vec<(TimeNs, TimeNs)>,
     /// Keys the engine removed on its own (expiry, eviction), in order.
     pub key_removals: Vec<KeyRemoval>,
@@ -150,6 +151,22 @@ pub struct ScriptRun {
     /// `busy-reply-threshold` while it ran (it cannot change meanwhile:
     /// CONFIG SET waits before the threshold and is refused after it).
     pub threshold_ms: u64,
+}
+
+impl History {
+    /// Whether a request whose last byte the engine got after
+    /// `executions_before` executions arrived while a script was suspended
+    /// between slices. The engine then keeps it in the query buffer until
+    /// the script ends (or refuses it `-BUSY` past the threshold), so it
+    /// did not execute or park where it was received.
+    pub fn received_inside_script_run(&self, executions_before: usize) -> bool {
+        self.script_runs.iter().any(|run| {
+            run.executions_from <= executions_before
+                && run
+                    .eval_execution
+                    .map_or(true, |eval| executions_before <= eval)
+        })
+    }
 }
 
 /// The kind of a pub/sub message, as its first element names it.

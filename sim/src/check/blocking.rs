@@ -26,7 +26,9 @@
 //! byte. A request with nothing ahead of it on its connection (the previous
 //! reply had arrived before it was sent) executes or parks exactly there.
 //! Requests pipelined behind others are not placed, hence not judged
-//! (their effect still goes through the model).
+//! (their effect still goes through the model); nor are requests that
+//! arrived while a long script was suspended between slices (the engine
+//! held them until it ended, see [`History::received_inside_script_run`]).
 //!
 //! # What the keys held
 //!
@@ -240,6 +242,14 @@ fn waiters(history: &History) -> Vec<Waiter<'_>> {
             if !ahead_done {
                 continue;
             }
+        }
+        // A request that arrived while a script was suspended waited in
+        // its query buffer until the script ended, then ran among the
+        // other clients' held input in client order: where it parked is
+        // not known, so it is not placed (its effect still goes through
+        // the model, and its execution counts as an unplaced resume).
+        if history.received_inside_script_run(r.executions_before) {
+            continue;
         }
         let (Some((keys, kind)), Some(timeout)) =
             (waited_keys(&op.args), blocking_timeout(&op.args))

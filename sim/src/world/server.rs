@@ -184,8 +184,17 @@ impl World {
                     work_units,
                 } => {
                     // The CPU ran the slice; the EVAL's record, when the
-                    // script ends, is charged only what is left.
+                    // script ends, is charged only what is left. The slice
+                    // is no execution of its own, so its span is recorded
+                    // as the command thread's: a request that waited
+                    // behind it waited for a busy CPU, not an idle one.
                     let ns = self.cost.command_ns(work_units, 0);
+                    if turn_start_ns.is_some() {
+                        let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
+                        self.history
+                            .thread_busy_spans
+                            .push((start_ns, start_ns + ns));
+                    }
                     cost_ns += ns;
                     let key = (client.0, request_seq);
                     let before = match self.script_slices_charged {
