@@ -188,3 +188,121 @@ fn same_inputs_and_times_give_the_same_outputs() {
     };
     assert_eq!(run(), run());
 }
+
+const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+/// A library with a function looping forever, one that writes first, and
+/// a no-writes one.
+const LIBRARY: &str = "#!lua name=lib\n\
+    redis.register_function('spin', function(keys, args) while true do end end)\n\
+    redis.register_function('spinw', function(keys, args) redis.call('SET', 'x', '1') while true do end end)";
+
+/// Loads [`LIBRARY`] and starts `FCALL <function> 1 k a` on a new client;
+/// it is still running after its first slice.
+fn start_function(h: &mut TestHost, function: &str) -> ClientId {
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["FUNCTION", "LOAD", LIBRARY]), bulk("lib"));
+    h.send(c, &["FCALL", function, "1", "k", "a"]);
+    assert!(h.engine.script_running(), "the function is suspended");
+    assert_eq!(h.frames(c), vec![], "no reply while it runs");
+    c
+}
+
+#[test]
+fn a_long_function_gives_busy_and_function_kill_stops_it() {
+    let mut h = host();
+    let other = h.connect();
+    let caller = start_function(&mut h, "spin");
+    h.send(other, &["GET", "k"]);
+    h.advance_ms(THRESHOLD_MS - 1);
+    assert_eq!(h.frames(other), vec![], "before the threshold GET waits");
+    h.advance_ms(1);
+    assert_eq!(h.frames(other), vec![err(BUSY_FUNCTION)]);
+    // FUNCTION STATS names the function, its command and how long it ran.
+    let stats = h.cmd(other, &["FUNCTION", "STATS"]);
+    let Frame::Array(items) = stats else {
+        panic!("FUNCTION STATS: {stats:?}")
+    };
+    assert_eq!(items[0], bulk("running_script"));
+    assert_eq!(
+        items[1],
+        Frame::Array(vec![
+            bulk("name"),
+            bulk("spin"),
+            bulk("command"),
+            Frame::Array(vec![
+                bulk("FCALL"),
+                bulk("spin"),
+                bulk("1"),
+                bulk("k"),
+                bulk("a")
+            ]),
+            bulk("duration_ms"),
+            int(THRESHOLD_MS as i64),
+        ])
+    );
+    // SCRIPT KILL does not stop a function; FUNCTION KILL does.
+    assert_eq!(h.cmd(other, &["SCRIPT", "KILL"]), err(BUSY_FUNCTION));
+    assert_eq!(h.cmd(other, &["FUNCTION", "KILL"]), simple("OK"));
+    h.run_slices(1);
+    assert!(!h.engine.script_running());
+    assert_eq!(
+        h.frames(caller),
+        vec![err(
+            "ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2."
+        )]
+    );
+    assert_eq!(
+        h.cmd(other, &["FUNCTION", "KILL"]),
+        err("NOTBUSY No scripts in execution right now.")
+    );
+    let stats = h.cmd(other, &["FUNCTION", "STATS"]);
+    assert!(
+        matches!(&stats, Frame::Array(items) if items[1] == Frame::Null),
+        "nothing runs: {stats:?}"
+    );
+}
+
+#[test]
+fn function_kill_does_not_stop_a_script_nor_function_stats_show_it() {
+    let mut h = host();
+    let other = h.connect();
+    start(&mut h, FOREVER);
+    h.advance_ms(THRESHOLD_MS);
+    assert_eq!(h.cmd(other, &["FUNCTION", "KILL"]), err(BUSY));
+    assert_eq!(h.cmd(other, &["FUNCTION", "STATS"]), err(BUSY));
+    assert_eq!(h.cmd(other, &["SCRIPT", "KILL"]), simple("OK"));
+    h.run_slices(1);
+    assert!(!h.engine.script_running());
+}
+
+#[test]
+fn a_function_that_wrote_is_unkillable() {
+    let mut h = host();
+    let other = h.connect();
+    start_function(&mut h, "spinw");
+    h.advance_ms(THRESHOLD_MS);
+    let unkillable = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+    assert_eq!(h.cmd(other, &["FUNCTION", "KILL"]), err(unkillable));
+    assert_eq!(h.cmd(other, &["SCRIPT", "KILL"]), err(unkillable));
+    h.send(other, &["SHUTDOWN", "NOSAVE"]);
+    assert_eq!(h.shutdowns.len(), 1, "SHUTDOWN NOSAVE runs while busy");
+}
+
+#[test]
+fn a_long_function_that_ends_replies_with_the_whole_effect() {
+    let mut h = host();
+    let c = h.connect();
+    let other = h.connect();
+    let library = "#!lua name=count\n\
+        redis.register_function('count', function(keys, args) \
+        local n = 0 for i = 1, 200000 do n = n + 1 end redis.call('SET', keys[1], n) return n end)";
+    assert_eq!(h.cmd(c, &["FUNCTION", "LOAD", library]), bulk("count"));
+    h.send(c, &["FCALL", "count", "1", "k"]);
+    h.send(other, &["GET", "k"]);
+    let slices = h.finish_script(1000);
+    assert!(slices >= 2, "it ran in several slices ({slices})");
+    assert_eq!(h.frames(c), vec![int(200000)]);
+    assert_eq!(h.frames(other), vec![bulk("200000")]);
+}

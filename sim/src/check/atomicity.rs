@@ -260,12 +260,8 @@ pub fn check_groups(history: &History) -> Result<(), String> {
         }
         let owner = op_of(e.conn, e.seq_in_conn);
         if let Some(g) = &open {
-            let reply = op_of(e.conn, e.seq_in_conn).and_then(|op| op.complete.as_ref());
             let is_script = op_of(g.conn, g.owner_seq).is_some_and(is_script_request);
-            if is_script
-                && e.conn != g.conn
-                && super::busy::allowed_while_busy(e, reply.map(|(_, f)| f))
-            {
+            if is_script && e.conn != g.conn && super::busy::allowed_while_busy(e) {
                 // A script past busy-reply-threshold lets these run between
                 // its slices; they touch no data, and the busy-window
                 // checker judges when they ran.
