@@ -190,6 +190,13 @@ impl Knobs {
         } else {
             clients_count
         };
+        // `busy` runs alone too (every other client would get -BUSY).
+        let clients_count = if draw_busy(seed) && rare != Some(WorkloadKind::RareSolo) {
+            workloads = vec![WorkloadKind::Busy];
+            crate::workload::busy::BUSY_CLIENTS
+        } else {
+            clients_count
+        };
         let mut knobs = Knobs {
             clients_count,
             ops_count,
@@ -223,6 +230,11 @@ impl Knobs {
         if knobs.workloads.contains(&WorkloadKind::RareSolo) {
             knobs.workloads = vec![WorkloadKind::RareSolo];
             knobs.clients_count = 1;
+        }
+        // `busy` as well: its -BUSY replies would fail other workloads'
+        // checks.
+        if knobs.workloads.contains(&WorkloadKind::Busy) {
+            knobs.workloads = vec![WorkloadKind::Busy];
         }
         knobs
     }
@@ -357,6 +369,18 @@ fn draw_rare(seed: u64) -> Option<WorkloadKind> {
 fn draw_contention(seed: u64) -> bool {
     stream_rng(seed, CONTENTION_STREAM, 0).gen_ratio(1, 3)
 }
+
+/// Whether the run is a `busy` run (one seed in [`BUSY_ONE_IN`]), from a
+/// stream of its own.
+fn draw_busy(seed: u64) -> bool {
+    stream_rng(seed, BUSY_STREAM, 0).gen_ratio(1, BUSY_ONE_IN)
+}
+
+/// One seed in this many runs `busy` alone.
+const BUSY_ONE_IN: u32 = 32;
+
+/// The stream `busy` is drawn from.
+const BUSY_STREAM: &str = "knobs-busy";
 
 /// The stream `contention` is drawn from.
 const CONTENTION_STREAM: &str = "knobs-contention";

@@ -12,7 +12,10 @@
 //!   starts at least `threshold_ms` after the run's start, and is allowed
 //!   while busy or was answered `-BUSY`;
 //! - every `-BUSY` reply comes from an execution inside a script run,
-//!   past its threshold.
+//!   past its threshold;
+//! - a script killed (SCRIPT KILL, FUNCTION KILL) wrote nothing: Redis
+//!   refuses to kill one that ran a write command (`-UNKILLABLE`), so a
+//!   killed script's calls hold no write.
 //!
 //! The order of the script's own calls is the group checker's
 //! ([`super::atomicity::GroupAtomicity`]), which lets exactly these
@@ -20,8 +23,10 @@
 
 use seedkv_engine::resp::Frame;
 
+use seedkv_engine::cmd::flags::WRITE;
+
 use super::{Checker, RunFacts, Violation};
-use crate::fxhash::FxHashMap;
+use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{ConnId, Execution, History, Op};
 
 pub struct BusyWindow;
@@ -119,6 +124,7 @@ fn check_busy(history: &History) -> Result<(), String> {
             }
         }
     }
+    check_killed_wrote_nothing(history)?;
     for (index, e) in executions.iter().enumerate() {
         if !inside[index] && reply_of(e).is_some_and(is_busy_reply) {
             return Err(format!(
@@ -129,6 +135,36 @@ fn check_busy(history: &History) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The error a killed script or function ends with.
+const KILLED: &[u8] = b"ERR Script killed by user";
+
+/// No script answered [`KILLED`] ran a write command: its calls are
+/// recorded under its request (`in_exec`), with their flags.
+fn check_killed_wrote_nothing(history: &History) -> Result<(), String> {
+    let killed: FxHashSet<(ConnId, u64)> = history
+        .ops
+        .iter()
+        .filter(|op| matches!(&op.complete, Some((_, Frame::Error(e))) if e.starts_with(KILLED)))
+        .map(|op| (op.conn, op.seq_in_conn))
+        .collect();
+    if killed.is_empty() {
+        return Ok(());
+    }
+    let wrote = history.executions.iter().find(|e| {
+        e.flags & WRITE != 0 && e.in_exec.is_some_and(|seq| killed.contains(&(e.conn, seq)))
+    });
+    match wrote {
+        Some(e) => Err(format!(
+            "conn {} request #{} was killed after its call `{}` wrote (Redis answers \
+             -UNKILLABLE then)",
+            e.conn,
+            e.in_exec.unwrap_or_default(),
+            e.name
+        )),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -223,6 +259,25 @@ mod tests {
         assert!(check(&history("get", past_ns, Frame::Null)).is_err());
         assert!(check(&history("client|kill", past_ns, ok())).is_err());
         assert!(check(&history("exec", past_ns, Frame::Array(Vec::new()))).is_err());
+    }
+
+    #[test]
+    fn a_killed_script_that_wrote_fails() {
+        let killed = Frame::Error(b"ERR Script killed by user with SCRIPT KILL...".to_vec());
+        let mut h = history(
+            "script|kill",
+            THRESHOLD_MS * 1_000_000,
+            Frame::Simple(b"OK".to_vec()),
+        );
+        h.ops[0].complete = Some((0, killed));
+        assert!(check(&h).is_ok(), "killed before any call");
+        let mut call = exec(1, 0, "incr", 1);
+        call.in_exec = Some(0);
+        h.executions.insert(0, call.clone());
+        h.script_runs[0].eval_execution = Some(2);
+        assert!(check(&h).is_ok(), "INCR carries no write flag here");
+        h.executions[0].flags = WRITE;
+        assert!(check(&h).is_err(), "a write, then killed");
     }
 
     #[test]

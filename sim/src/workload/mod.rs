@@ -7,7 +7,7 @@
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
 //! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams,
 //! `bit:` for bits, `geo:` for geo, `hll:` for hll, `trk:` in database 9 for tracking,
-//! `ntf:` in database 7 for notify), so a checker can
+//! `ntf:` in database 7 for notify, `busy:` for busy), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -20,6 +20,7 @@ pub mod adversarial;
 pub mod big;
 pub mod bits;
 pub mod blocking;
+pub mod busy;
 pub mod contention;
 pub mod counter;
 pub mod cscan;
@@ -181,6 +182,10 @@ pub enum WorkloadKind {
     /// keyspace and keyevent channels while a writer creates, expires and
     /// deletes keys of every type (`ntf:`, database 7).
     Notify,
+    /// Long scripts and functions past a low `busy-reply-threshold`, and
+    /// clients that get `-BUSY` and kill them (`busy:`): drawn as the
+    /// run's only workload.
+    Busy,
 }
 
 impl WorkloadKind {
@@ -209,6 +214,7 @@ impl WorkloadKind {
         WorkloadKind::Hll,
         WorkloadKind::Tracking,
         WorkloadKind::Notify,
+        WorkloadKind::Busy,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -270,6 +276,7 @@ impl WorkloadKind {
             WorkloadKind::Hll => "hll",
             WorkloadKind::Tracking => "tracking",
             WorkloadKind::Notify => "notify",
+            WorkloadKind::Busy => "busy",
         }
     }
 
@@ -304,6 +311,7 @@ impl WorkloadKind {
             WorkloadKind::Hll => Box::new(hll::Hll::new(client)),
             WorkloadKind::Tracking => Box::new(tracking::Tracking::new(client)),
             WorkloadKind::Notify => Box::new(notify::Notify::new(client)),
+            WorkloadKind::Busy => Box::new(busy::Busy::new(client, rng)),
         }
     }
 }

@@ -1,0 +1,170 @@
+//! `busy`: the busy window of long scripts (Redis's
+//! `busy-reply-threshold`), drawn as the run's only workload because
+//! every other client would get `-BUSY` replies its own checks do not
+//! expect.
+//!
+//! Client 0 is the scripter: it lowers the threshold to a few
+//! milliseconds, loads a library, then runs scripts and functions that
+//! loop for up to tens of virtual milliseconds, some after a write (those
+//! cannot be killed and run to their end). The other clients send small
+//! commands on `busy:` keys and FUNCTION STATS; a `-BUSY` reply makes
+//! them send the kill its text names (SCRIPT KILL for a script, FUNCTION
+//! KILL for a function), and now and then the other one, which Redis
+//! refuses.
+//!
+//! Every loop is bounded, so a script nobody kills (its killers
+//! disconnected by a fault) still ends and every request is answered. The
+//! busy-window checker judges when the others' commands ran and every
+//! `-BUSY`; the reference model declines the scripts (it forgets the keys
+//! they declare, so a killed script that wrote nothing is no
+//! misprediction).
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use seedkv_engine::resp::Frame;
+
+use super::{request, Request, Workload, WorkloadKind};
+
+/// Clients of a `busy` run: the scripter and two others.
+pub const BUSY_CLIENTS: u32 = 3;
+
+/// `busy-reply-threshold` the scripter sets, in this range.
+pub const BUSY_THRESHOLD_MS_MIN: u64 = 1;
+pub const BUSY_THRESHOLD_MS_MAX: u64 = 20;
+
+/// Loop iterations of a script: a Lua loop turn is two VM instructions,
+/// so the longest is about 4M instructions, some 40 slices or 40 virtual
+/// ms; the shortest ends inside its first slice.
+const LOOP_ITERATIONS: &[u64] = &[1_000, 100_000, 500_000, 2_000_000];
+
+/// Pause between batches, scripter and others.
+pub const BUSY_THINK_NS_MIN: u64 = 500_000;
+pub const BUSY_THINK_NS_MAX: u64 = 4_000_000;
+
+/// A loop that writes nothing: SCRIPT KILL stops it.
+pub const LOOP_SCRIPT: &str = "local n = 0 for i = 1, tonumber(ARGV[1]) do n = n + 1 end return n";
+
+/// The same after an INCR: it cannot be killed.
+pub const WRITE_LOOP_SCRIPT: &str = "redis.call('INCR', KEYS[1]) \
+     local n = 0 for i = 1, tonumber(ARGV[1]) do n = n + 1 end return n";
+
+/// The library's code: the two loops as functions.
+pub const LIBRARY: &str = "#!lua name=busylib\n\
+     redis.register_function('busy_loop', function(keys, args) \
+     local n = 0 for i = 1, tonumber(args[1]) do n = n + 1 end return n end)\n\
+     redis.register_function('busy_write_loop', function(keys, args) \
+     redis.call('INCR', keys[1]) \
+     local n = 0 for i = 1, tonumber(args[1]) do n = n + 1 end return n end)";
+
+/// The key the writing loops increment.
+const COUNTER_KEY: &[u8] = b"busy:ctr";
+
+/// What a client does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Scripter,
+    Other,
+}
+
+pub struct Busy {
+    role: Role,
+    threshold_ms: u64,
+    /// The scripter has set the threshold and loaded the library.
+    started: bool,
+    /// The kill the last `-BUSY` named, to send next.
+    kill_next: Option<&'static [u8]>,
+}
+
+impl Busy {
+    pub fn new(client: u32, rng: &mut ChaCha8Rng) -> Busy {
+        Busy {
+            role: if client == 0 {
+                Role::Scripter
+            } else {
+                Role::Other
+            },
+            threshold_ms: rng.gen_range(BUSY_THRESHOLD_MS_MIN..=BUSY_THRESHOLD_MS_MAX),
+            started: false,
+            kill_next: None,
+        }
+    }
+
+    fn scripter_batch(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
+        if !self.started {
+            self.started = true;
+            let threshold = self.threshold_ms.to_string();
+            batch.push(request(&[
+                b"CONFIG",
+                b"SET",
+                b"busy-reply-threshold",
+                threshold.as_bytes(),
+            ]));
+            batch.push(request(&[
+                b"FUNCTION",
+                b"LOAD",
+                b"REPLACE",
+                LIBRARY.as_bytes(),
+            ]));
+            return;
+        }
+        let n = LOOP_ITERATIONS[rng.gen_range(0..LOOP_ITERATIONS.len())].to_string();
+        let n = n.as_bytes();
+        batch.push(match rng.gen_range(0..4) {
+            0 => request(&[b"EVAL", LOOP_SCRIPT.as_bytes(), b"0", n]),
+            1 => request(&[b"EVAL", WRITE_LOOP_SCRIPT.as_bytes(), b"1", COUNTER_KEY, n]),
+            2 => request(&[b"FCALL", b"busy_loop", b"0", n]),
+            _ => request(&[b"FCALL", b"busy_write_loop", b"1", COUNTER_KEY, n]),
+        });
+    }
+
+    fn other_batch(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
+        if let Some(kill) = self.kill_next.take() {
+            batch.push(request(&[kill, b"KILL"]));
+            return;
+        }
+        batch.push(match rng.gen_range(0..6) {
+            0 => request(&[b"PING"]),
+            1 => request(&[b"GET", COUNTER_KEY]),
+            2 => request(&[b"INCR", b"busy:other"]),
+            3 => request(&[b"FUNCTION", b"STATS"]),
+            // The kill of the wrong kind, or with nothing running.
+            4 => request(&[b"SCRIPT", b"KILL"]),
+            _ => request(&[b"FUNCTION", b"KILL"]),
+        });
+    }
+}
+
+impl Workload for Busy {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::Busy
+    }
+
+    fn next_batch(&mut self, rng: &mut ChaCha8Rng, batch: &mut Vec<Request>) {
+        match self.role {
+            Role::Scripter => self.scripter_batch(rng, batch),
+            Role::Other => self.other_batch(rng, batch),
+        }
+    }
+
+    fn on_reply(&mut self, _request: &Request, reply: Option<&Frame>) {
+        let Some(Frame::Error(e)) = reply else {
+            return;
+        };
+        // The -BUSY text names the kill that stops what runs.
+        if e.starts_with(b"BUSY ") {
+            self.kill_next = Some(if contains(e, b"FUNCTION KILL") {
+                b"FUNCTION"
+            } else {
+                b"SCRIPT"
+            });
+        }
+    }
+
+    fn think_ns(&mut self, rng: &mut ChaCha8Rng) -> u64 {
+        rng.gen_range(BUSY_THINK_NS_MIN..=BUSY_THINK_NS_MAX)
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
