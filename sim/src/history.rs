@@ -164,7 +164,7 @@ impl History {
             run.executions_from <= executions_before
                 && run
                     .eval_execution
-                    .map_or(true, |eval| executions_before <= eval)
+                    .is_none_or(|eval| executions_before <= eval)
         })
     }
 }
