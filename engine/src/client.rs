@@ -69,6 +69,9 @@ pub struct Client {
     pub db: usize,
     pub name: Option<Vec<u8>>,
     pub authenticated: bool,
+    /// The ACL user the connection runs as (see [`crate::acl`]); `default`
+    /// until it authenticates as another.
+    pub user: Vec<u8>,
     /// Set once the engine asked the host to close it; input is then ignored.
     pub closing: Option<super::CloseReason>,
     pub created: Now,
@@ -129,6 +132,7 @@ impl Client {
             db: 0,
             name: None,
             authenticated,
+            user: crate::acl::DEFAULT_USER.to_vec(),
             closing: None,
             created: now,
             last_interaction: now,

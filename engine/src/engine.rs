@@ -148,6 +148,8 @@ impl Engine {
         let planted = crate::planted::Hook::new(config.planted_bug);
         let mut commands = CommandTable::new(&families);
         planted.command_table(&mut commands);
+        let mut acl = crate::acl::Acl::new(&commands, config.requirepass.as_deref());
+        acl.pubsub_default_all = crate::acl::pubsub_default_all(&config);
         let interval = cron_interval_ns(config.hz);
         Engine {
             server: Server {
@@ -174,6 +176,7 @@ impl Engine {
                 pause: Default::default(),
                 persist: Default::default(),
                 propagation: Default::default(),
+                acl,
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -246,7 +249,7 @@ impl Engine {
     pub fn connect(&mut self, now: Now, info: ConnectInfo) -> ClientId {
         let id = ClientId(self.server.next_client_id);
         self.server.next_client_id += 1;
-        let authenticated = self.server.config.requirepass.is_none();
+        let authenticated = self.server.acl.default_user_needs_no_auth();
         let mut client = Client::new(id, info, now, authenticated);
         let full = self.clients.len() >= self.server.config.maxclients;
         if full {
@@ -383,6 +386,9 @@ impl Engine {
             if c.closing.is_some() {
                 break;
             }
+            // The parser's tighter limits for a connection that has not
+            // authenticated (Redis's `authRequired`).
+            let authenticated = !self.server.auth_required(c);
             let waits_for_script = self.waits_for_script(client);
             let c = self.clients.get_mut(&client).expect("checked above");
             if c.blocked.is_some()
@@ -399,7 +405,7 @@ impl Engine {
             }
             match c
                 .parser
-                .next_request_into(&limits, c.authenticated, args, &mut self.spare_args)
+                .next_request_into(&limits, authenticated, args, &mut self.spare_args)
             {
                 Ok(true) => {
                     if self.hold_if_paused(now, client, args) {

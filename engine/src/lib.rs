@@ -8,6 +8,7 @@
 //! same outputs, byte for byte. See [`Engine`] for the drive/drain contract.
 #![forbid(unsafe_code)]
 
+pub mod acl;
 pub mod blocking;
 pub(crate) mod client;
 pub(crate) mod clients;

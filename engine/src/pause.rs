@@ -168,7 +168,7 @@ pub fn must_wait(server: &Server, c: &Client, args: &[Vec<u8>], mode: PauseMode)
     let Some((top, spec)) = resolve(server, args) else {
         return false;
     };
-    if !c.authenticated && !top.has(flags::NO_AUTH) {
+    if server.auth_required(c) && !top.has(flags::NO_AUTH) {
         return false;
     }
     let subscribed_resp2 =

@@ -39,6 +39,7 @@ use crate::stats::CommandName;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
+pub(crate) mod permit;
 mod resolve;
 mod suspend;
 mod unblock;
@@ -198,7 +199,9 @@ impl Pipeline<'_> {
         let mut reply = std::mem::take(&mut c.output);
         let reply_start = reply.len();
         self.server.stats.now = now;
-        let mut resolved = resolve::request(&self.server.commands, args, c, &mut reply);
+        let auth_required = self.server.auth_required(c);
+        let mut resolved =
+            resolve::request(&self.server.commands, args, (c, auth_required), &mut reply);
         if let Some(busy) = self.server.scripting.busy_error() {
             // A script runs past busy-reply-threshold: only commands
             // flagged allow-busy run (Redis's processCommand), before
@@ -455,6 +458,14 @@ impl Pipeline<'_> {
         (reply, reply_start): (&mut Vec<u8>, usize),
     ) -> Option<u64> {
         let in_exec = caller.in_exec();
+        let at_exec = matches!(caller, Caller::Exec { .. });
+        let acl_work_units = permit::request(
+            (self.server, self.clients),
+            (now, client, at_exec),
+            resolved,
+            args,
+            reply,
+        );
         let evict_work_units = crate::evict::admit(
             (self.server, self.clients, self.events),
             (now, client, in_exec),
@@ -483,7 +494,7 @@ impl Pipeline<'_> {
                 crate::multi::rejected(watches, c, &args[0], reply, reply_start);
             }
         }
-        Some(evict_work_units)
+        Some(evict_work_units + acl_work_units)
     }
 
     /// What must be taken before a handler runs (it may take its arguments

@@ -55,9 +55,18 @@ pub struct Server {
     pub persist: crate::persist::state::Persist,
     /// What writes put into the AOF (see [`crate::propagate`]).
     pub propagation: crate::propagate::Propagation,
+    /// ACL users and the ACL log (see [`crate::acl`]).
+    pub acl: crate::acl::Acl,
 }
 
 impl Server {
+    /// Redis's `authRequired`: a connection that has not authenticated may
+    /// run only NO_AUTH commands while the default user needs a password
+    /// (or is off).
+    pub fn auth_required(&self, c: &crate::client::Client) -> bool {
+        !c.authenticated && !self.acl.default_user_needs_no_auth()
+    }
+
     /// The hash seed of every collection dict (hash fields, set members,
     /// sorted-set members). Like Redis's one siphash key per process, it is
     /// the same for every collection of the server: a value rebuilt under

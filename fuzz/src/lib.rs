@@ -7,6 +7,7 @@
 //! (`tests/tests/fuzz_corpus.rs` includes this file by path), and from any
 //! other harness. A check that fails panics with an account of what broke.
 
+pub mod acl_rules;
 pub mod adversarial;
 pub mod client_stream;
 pub mod engine_commands;
@@ -28,4 +29,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("sim_schedule", sim_schedule::run),
     ("rdb_payload", rdb_payload::run),
     ("rdb_file", rdb_file::run),
+    ("acl_rules", acl_rules::run),
 ];

@@ -70,6 +70,11 @@ fn resp_parse_inputs_replay() {
 }
 
 #[test]
+fn acl_rules_inputs_replay() {
+    replay("acl_rules");
+}
+
+#[test]
 fn engine_commands_inputs_replay() {
     replay("engine_commands");
 }

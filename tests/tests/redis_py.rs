@@ -99,3 +99,26 @@ fn redis_py_receives_keyspace_notifications_as_from_redis() {
         assert_eq!(ours, theirs, "seedkv (left) and redis-server (right)");
     }
 }
+
+/// redis-py's ACL helpers (`acl_setuser`, `acl_getuser`, `acl_list`,
+/// `acl_log`, `acl_dryrun`...) and a login as the user it made
+/// (tests/py/redis_py_acl.py): seedkv-server's answers, as redis-py reads
+/// them, equal redis-server's line for line.
+#[test]
+fn redis_py_acl_helpers_answer_as_redis_does() {
+    let Some(python) = python_with_redis() else {
+        missing_tool("redis-py", "apt-get install python3-redis");
+        return;
+    };
+    let server = ServerProcess::seedkv(&[]);
+    let got = run_script(&python, "redis_py_acl.py", server.port);
+    assert!(got.contains("setuser: True"), "{got}");
+    let Some(redis) = redis_server() else {
+        return;
+    };
+    let expected = run_script(&python, "redis_py_acl.py", redis.port);
+    for (e, g) in expected.lines().zip(got.lines()) {
+        assert_eq!(g, e, "seedkv (left) differs from redis-server (right)");
+    }
+    assert_eq!(got.lines().count(), expected.lines().count());
+}

@@ -350,7 +350,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
          sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
-         rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user=default \
+         rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} \
          redir={} resp={}",
         c.id.0,
         c.info.addr,
@@ -372,6 +372,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         tot_mem,
         if obl > 0 { "rw" } else { "r" },
         cmd,
+        String::from_utf8_lossy(&c.user),
         if c.tracking.on {
             c.tracking.redirect as i64
         } else {
@@ -380,6 +381,22 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         c.protocol.version(),
     );
     line
+}
+
+/// The CLIENT LIST line of client `c` while it runs `cmd` with arguments
+/// of `argv_bytes` bytes, as the ACL log records it.
+pub(crate) fn info_line_running(
+    c: &Client,
+    now: Now,
+    cmd: &'static str,
+    argv_bytes: usize,
+) -> String {
+    let current = Current {
+        id: c.id,
+        cmd,
+        argv_bytes,
+    };
+    info_line(c, now, &current, None)
 }
 
 fn current(ctx: &Ctx, args: &[Vec<u8>]) -> Current {
@@ -486,6 +503,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut id: Option<u64> = None;
     let mut client_type_filter: Option<ClientType> = None;
     let mut skipme = true;
+    let mut user: Option<&[u8]> = None;
     if old_form {
         addr = Some(&args[2]);
         skipme = false;
@@ -513,12 +531,13 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 b"addr" => addr = Some(value),
                 b"laddr" => laddr = Some(value),
                 b"user" => {
-                    if value.as_slice() != b"default" {
+                    if ctx.server.acl.user(value).is_none() {
                         return ctx.error(&format!(
                             "ERR No such user '{}'",
                             crate::util::sanitize(value, 128)
                         ));
                     }
+                    user = Some(value);
                 }
                 b"skipme" => {
                     if value.eq_ignore_ascii_case(b"yes") {
@@ -544,6 +563,7 @@ fn client_kill(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         .filter(|c| laddr.is_none_or(|a| c.info.laddr.as_bytes() == a))
         .filter(|c| id.is_none_or(|id| c.id.0 == id))
         .filter(|c| client_type_filter.is_none_or(|t| t == client_type(c)))
+        .filter(|c| user.is_none_or(|u| c.user == u))
         .filter(|c| !(skipme && c.id == ctx.client_id))
         .map(|c| c.id)
         .collect();

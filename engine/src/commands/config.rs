@@ -186,6 +186,13 @@ fn config_set_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     for (p, v) in chosen.iter().zip(&parsed) {
         store_value(&mut ctx.server.config, p, v);
     }
+    // `requirepass` is the default user's password (Redis's
+    // `ACLUpdateDefaultUserPassword`), set again whenever it is set.
+    if chosen.iter().any(|p| p.name == "requirepass") {
+        let password = ctx.server.config.requirepass.clone();
+        ctx.server.acl.set_requirepass(password.as_deref());
+    }
+    ctx.server.acl.pubsub_default_all = crate::acl::pubsub_default_all(&ctx.server.config);
     crate::persist::config_changed(ctx.server, ctx.events, ctx.now);
     ctx.ok();
 }

@@ -126,35 +126,53 @@ fn select(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
 }
 
-/// Checks a password against `requirepass`; returns the error to send, if any.
-fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> Result<(), &'static str> {
-    if let Some(user) = user {
-        if user != b"default" {
-            return Err("WRONGPASS invalid username-password pair or user is disabled.");
-        }
+/// The reply to a failed login.
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// Redis's `ACLAuthenticateUser`: on success the connection runs as
+/// `user` from now on; a failure is logged in the ACL log under the
+/// command's name as sent.
+fn authenticate(
+    ctx: &mut Ctx,
+    command: &[u8],
+    user: &[u8],
+    pass: &[u8],
+) -> Result<(), &'static str> {
+    // One unit for the password's hash.
+    ctx.work(1 + pass.len() as u64 / 64);
+    if ctx.server.acl.credentials_ok(user, pass) {
+        let c = ctx.client();
+        c.authenticated = true;
+        c.user = user.to_vec();
+        return Ok(());
     }
-    match &ctx.server.config.requirepass {
-        Some(p) if p.as_slice() == pass => {
-            ctx.client().authenticated = true;
-            Ok(())
-        }
-        Some(_) => Err("WRONGPASS invalid username-password pair or user is disabled."),
-        // With no password set, the default user accepts any password only
-        // via HELLO AUTH / AUTH default <any>? No: Redis's default user is
-        // "nopass", so any password succeeds when a user name is given.
-        None if user.is_some() => Ok(()),
-        None => Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"),
-    }
+    let c = &ctx.clients[&ctx.client_id];
+    let entry = crate::acl::log::Entry {
+        count: 1,
+        reason: crate::acl::log::Reason::Auth,
+        context: match c.tx.in_multi() {
+            true => crate::acl::log::Context::Multi,
+            false => crate::acl::log::Context::Toplevel,
+        },
+        object: command.to_vec(),
+        username: user.to_vec(),
+        created_ms: ctx.now.unix_ms(),
+        client_info: crate::commands::client::info_line_running(c, ctx.now, ctx.spec.name, 0),
+    };
+    let compared = ctx.server.acl.log.add(entry);
+    ctx.work(compared);
+    Err(WRONGPASS)
 }
 
+/// AUTH password (the default user's) or AUTH user password.
 fn auth(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let result = match args.len() {
-        2 => check_password(ctx, None, &args[1]),
-        3 => check_password(ctx, Some(&args[1]), &args[2]),
-        _ => {
-            ctx.error("ERR syntax error");
-            return;
+        2 if ctx.server.acl.user(crate::acl::DEFAULT_USER).is_some_and(|u| u.nopass) => {
+            Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
         }
+        2 => authenticate(ctx, &args[0], crate::acl::DEFAULT_USER, &args[1]),
+        3 => authenticate(ctx, &args[0], &args[1], &args[2]),
+        _ => Err("ERR syntax error"),
     };
     match result {
         Ok(()) => ctx.ok(),
@@ -183,7 +201,7 @@ fn hello(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         let more = args.len() - i - 1;
         if args[i].eq_ignore_ascii_case(b"AUTH") && more >= 2 {
             let (user, pass) = (args[i + 1].clone(), args[i + 2].clone());
-            if let Err(e) = check_password(ctx, Some(&user), &pass) {
+            if let Err(e) = authenticate(ctx, &args[0], &user, &pass) {
                 return ctx.error(e);
             }
             i += 3;
@@ -200,7 +218,7 @@ fn hello(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             ));
         }
     }
-    if !ctx.client().authenticated {
+    if ctx.server.auth_required(&ctx.clients[&ctx.client_id]) {
         return ctx.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
     }
     if let Some(n) = name {
@@ -240,7 +258,9 @@ pub fn super_validate_name(name: &[u8]) -> Result<(), &'static str> {
 }
 
 fn reset(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
-    let needs_auth = ctx.server.config.requirepass.is_some();
+    // Redis's `clearClientConnectionState`: back to the default user,
+    // authenticated only if that user needs no password.
+    let authenticated = ctx.server.acl.default_user_needs_no_auth();
     let id = ctx.client_id;
     let mut subscriptions = std::mem::take(&mut ctx.client().subscriptions);
     ctx.server.pubsub.remove_client(id, &mut subscriptions);
@@ -248,7 +268,8 @@ fn reset(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     c.db = 0;
     c.protocol = Protocol::Resp2;
     c.name = None;
-    c.authenticated = !needs_auth;
+    c.authenticated = authenticated;
+    c.user = crate::acl::DEFAULT_USER.to_vec();
     // CLIENT REPLY OFF ends, but a RESET that was itself skipped stays
     // unanswered; CLIENT NO-EVICT survives RESET in Redis 7.0.
     c.reply_mode.reset();

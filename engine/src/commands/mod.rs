@@ -2,6 +2,7 @@
 
 use crate::cmd::CommandSpec;
 
+pub mod acl;
 pub mod bitmaps;
 pub mod client;
 pub mod config;
@@ -39,6 +40,7 @@ pub mod zsets;
 /// Every family's table, gathered by [`crate::cmd::CommandTable`].
 pub const FAMILIES: &[&[CommandSpec]] = &[
     connection::COMMANDS,
+    acl::COMMANDS,
     strings::COMMANDS,
     strings::getex::COMMANDS,
     strings::multi::COMMANDS,

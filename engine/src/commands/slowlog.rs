@@ -176,6 +176,13 @@ fn redact(name: CommandName, args: &mut [Vec<u8>], argc: usize) {
                 }
             }
         }
+        // ACL SETUSER's rules may hold passwords: Redis redacts the user's
+        // name and every rule, whether or not they parse.
+        ("acl", "setuser") | ("", "acl|setuser") => {
+            for i in 2..args.len() {
+                hide(i, args);
+            }
+        }
         ("config", "set") | ("", "config|set") => {
             // An odd number of arguments is a syntax error, redacted nothing.
             if argc % 2 == 1 {

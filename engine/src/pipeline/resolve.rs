@@ -66,13 +66,13 @@ pub fn lookup_full_name(table: &CommandTable, name: &[u8]) -> Option<Resolved> {
 }
 
 /// Finds the spec a request of client `c` runs, or writes the rejection
-/// (unknown command, NOAUTH, unknown subcommand, wrong arity) and returns
-/// the command it is charged to (INFO commandstats `rejected_calls`), if
-/// the command exists.
+/// (unknown command, NOAUTH while `auth_required`, unknown subcommand,
+/// wrong arity) and returns the command it is charged to (INFO
+/// commandstats `rejected_calls`), if the command exists.
 pub(super) fn request(
     table: &CommandTable,
     args: &[Vec<u8>],
-    c: &Client,
+    (c, auth_required): (&Client, bool),
     reply: &mut Vec<u8>,
 ) -> Result<Resolved, Option<CommandName>> {
     let mut w = ReplyWriter::new(reply, c.protocol);
@@ -81,7 +81,7 @@ pub(super) fn request(
         return Err(None);
     };
     let top = found.top();
-    if !c.authenticated && !top.has(crate::cmd::flags::NO_AUTH) {
+    if auth_required && !top.has(crate::cmd::flags::NO_AUTH) {
         w.error("NOAUTH Authentication required.");
         return Err(Some(CommandName::of(None, top)));
     }

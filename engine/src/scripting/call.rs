@@ -87,6 +87,9 @@ fn call(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: Vec<Value>) -> mlua::Resu
         Ok(spec) => spec,
         Err(msg) => return Ok((rejected(lua, msg)?, true)),
     };
+    if let Err(msg) = permitted(ctx, spec, &argv) {
+        return Ok((rejected(lua, msg)?, true));
+    }
     if run.read_only && spec.1.flags & (flags::WRITE | flags::MAY_REPLICATE) != 0 {
         return Ok((rejected(lua, READ_ONLY)?, true));
     }
@@ -108,6 +111,21 @@ fn call(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: Vec<Value>) -> mlua::Resu
     };
     let failed = matches!(frame, crate::resp::Frame::Error(_));
     Ok((convert::frame_to_lua(lua, &frame, run.resp)?, failed))
+}
+
+/// Redis's `scriptVerifyACL`: the script's caller's user must be allowed
+/// the command, its keys and channels; a denial is logged (context `lua`).
+fn permitted(ctx: &mut Ctx, (_, spec): Resolved, argv: &[Vec<u8>]) -> Result<(), &'static str> {
+    use crate::pipeline::permit;
+    let c = &ctx.clients[&ctx.client_id];
+    let (result, work_units) = permit::check_client(ctx.server, c, spec, argv);
+    ctx.work_units += work_units;
+    let Err(denied) = result else {
+        return Ok(());
+    };
+    let context = (crate::acl::log::Context::Lua, ctx.spec.name);
+    permit::log_denial(ctx.server, c, ctx.now, context, (spec, denied), argv);
+    Err(denied.script_message())
 }
 
 /// An error of the script's call itself (not of the command), as a Lua

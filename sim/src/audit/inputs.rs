@@ -895,6 +895,35 @@ pub fn inputs() -> Vec<Input> {
         db("config|rewrite", "CONFIG REWRITE")
             .error_ok("no config file in process (Redis's answer)"),
         db("config|help", "CONFIG HELP"),
+        db("acl|cat", "ACL CAT"),
+        db("acl|cat", "ACL CAT string"),
+        db("acl|deluser", "ACL DELUSER nosuch"),
+        db("acl|dryrun", "ACL DRYRUN default GET c"),
+        db("acl|genpass", "ACL GENPASS"),
+        db("acl|getuser", "ACL GETUSER default"),
+        db("acl|help", "ACL HELP"),
+        db("acl|list", "ACL LIST"),
+        db("acl|load", "ACL LOAD").error_ok("no ACL file (Redis's answer without aclfile)"),
+        db("acl|log", "ACL LOG"),
+        db("acl|save", "ACL SAVE").error_ok("no ACL file (Redis's answer without aclfile)"),
+        db("acl|setuser", "ACL SETUSER u on >p ~k* &c* +@read -@hash"),
+        db("acl|users", "ACL USERS"),
+        db("acl|whoami", "ACL WHOAMI"),
+        c(
+            "acl|setuser",
+            "key patterns given",
+            &[],
+            "ACL SETUSER u {each:~k*}",
+        )
+        .declared(2.0, "each pattern is searched for among those already added (Redis's list search): n patterns are O(n^2)")
+        .shrink(8),
+        c(
+            "acl|dryrun",
+            "key patterns of the user, none matching",
+            &["ACL SETUSER u +get {each:~x*}"],
+            "ACL DRYRUN u GET k",
+        )
+        .declared(1.0, "the key is tried against every pattern"),
         db("latency|latest", "LATENCY LATEST"),
         db("latency|graph", "LATENCY GRAPH command")
             .error_ok("no samples for the event (Redis's answer)"),

@@ -351,6 +351,22 @@ const PUBSUB: &[Term] = &[PubSubArgs];
 /// Every command and subcommand, sorted by name (a test checks the order
 /// and that the engine's command table has exactly these).
 pub const TABLE: &[(&str, &[Term])] = &[
+    // ACL rules and descriptions walk the command table (categories), the
+    // users, the clients (DELUSER's and SETUSER's disconnections) or the
+    // ACL log, all server tables.
+    ("acl|cat", TABLES),
+    ("acl|deluser", TABLES),
+    ("acl|dryrun", TABLES),
+    ("acl|genpass", ONE),
+    ("acl|getuser", TABLES),
+    ("acl|help", TABLES),
+    ("acl|list", TABLES),
+    ("acl|load", ONE),
+    ("acl|log", TABLES),
+    ("acl|save", ONE),
+    ("acl|setuser", TABLES),
+    ("acl|users", TABLES),
+    ("acl|whoami", ONE),
     ("append", LINEAR),
     ("auth", ONE),
     // A fork: the child serializes, not the command thread.

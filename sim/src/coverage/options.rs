@@ -188,6 +188,7 @@ pub const OPTIONS: &[(&str, &[&str])] = &[
     ("flushall", &["ASYNC", "SYNC"]),
     ("flushdb", &["ASYNC", "SYNC"]),
     ("hello", &["AUTH", "SETNAME"]),
+    ("acl|log", &["RESET"]),
     (
         "client|kill",
         &[

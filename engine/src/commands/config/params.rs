@@ -444,6 +444,12 @@ pub(super) static PARAMS: &[Param] = &[
         Type::Enum(&["debug", "verbose", "notice", "warning"]),
         "notice",
     ),
+    // The channels a new ACL user starts with (see `crate::acl`).
+    extra(
+        "acl-pubsub-default",
+        Type::Enum(&["allchannels", "resetchannels"]),
+        "resetchannels",
+    ),
     with_flags(extra("logfile", Type::Str, ""), IMMUTABLE),
     with_flags(extra("pidfile", Type::Str, ""), IMMUTABLE),
     with_flags(extra("daemonize", YES_NO, "no"), IMMUTABLE),

@@ -258,6 +258,10 @@ pub fn expected_error(args: &[Vec<u8>]) -> Option<&'static str> {
         ("config", "rewrite") => Some("ERR The server is running without a config file"),
         ("script" | "function", "kill") => Some("NOTBUSY"),
         ("auth", _) if args.len() == 2 => Some("ERR AUTH <password> called without any password"),
+        ("auth", "rare-nouser") => Some("WRONGPASS"),
+        ("acl", "load" | "save") => {
+            Some("ERR This Redis instance is not configured to use an ACL file")
+        }
         ("object", "freq") => Some("ERR An LFU maxmemory policy is not selected"),
         ("latency", "graph") => Some("ERR No samples available for event"),
         ("client", "kill") if args.len() == 3 => Some("ERR No such client"),

@@ -8,6 +8,7 @@ use super::{r, Section, SectionFn, HOME_DB, SWAP_DBS};
 
 pub(crate) const SECTIONS: &[SectionFn] = &[
     connection,
+    acl,
     client,
     client_reply,
     command_config_info,
@@ -42,6 +43,39 @@ fn connection(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add(&format!("SELECT {HOME_DB}"))
         .add("TIME")
         .add("DBSIZE");
+}
+
+/// ACL users: one made for this section, logged into and deleted again
+/// (after the client is back to the default user, whom DELUSER cannot
+/// close), with the rest of the family around it. The other workloads
+/// run as the default user, which nothing here changes.
+fn acl(s: &mut Section, _rng: &mut ChaCha8Rng) {
+    let user = s.unique();
+    s.batch(HOME_DB)
+        .add(&format!(
+            "ACL SETUSER {user} on >pw ~rare:* %R~r:* &rare:* +@all -@dangerous (+get ~x*)"
+        ))
+        .add(&format!("ACL GETUSER {user}"))
+        .add(&format!("ACL DRYRUN {user} GET rare:k"))
+        .add(&format!("ACL DRYRUN {user} SET other v"))
+        .add(&format!("ACL DRYRUN {user} FLUSHALL"))
+        .add("ACL LIST")
+        .add("ACL USERS")
+        .add("ACL CAT")
+        .add("ACL CAT stream")
+        .add("ACL GENPASS")
+        .add("ACL GENPASS 64")
+        .add("ACL LOAD")
+        .add("ACL SAVE")
+        .add("ACL HELP")
+        .add(&format!("AUTH {user} pw"))
+        .add("ACL WHOAMI")
+        .add("AUTH rare-nouser pw")
+        .add("AUTH default anything")
+        .add("ACL WHOAMI")
+        .add("ACL LOG 2")
+        .add("ACL LOG RESET")
+        .add(&format!("ACL DELUSER {user}"));
 }
 
 fn client(s: &mut Section, _rng: &mut ChaCha8Rng) {

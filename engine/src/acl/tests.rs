@@ -1,0 +1,251 @@
+//! The rule parser, the descriptions and the permission check, against
+//! answers taken from redis-server 7.0.15.
+
+use super::selector::RuleError;
+use super::*;
+use crate::cmd::CommandTable;
+
+fn table() -> CommandTable {
+    CommandTable::new(crate::commands::FAMILIES)
+}
+
+/// A user built from `rules` as `ACL SETUSER` applies them.
+fn user(index: &CommandIndex, rules: &[&str]) -> Result<User, RuleError> {
+    let mut u = User::new(b"u".to_vec(), index, false);
+    let mut steps = 0;
+    let args: Vec<Vec<u8>> = rules.iter().map(|r| r.as_bytes().to_vec()).collect();
+    let merged = user::merge_selector_args(&args).expect("balanced");
+    for r in merged {
+        u.set_rule(&r, index, false, &mut steps)?;
+    }
+    Ok(u)
+}
+
+fn describe(index: &CommandIndex, rules: &[&str]) -> String {
+    let mut steps = 0;
+    user(index, rules)
+        .expect("valid")
+        .describe(index, &mut steps)
+}
+
+fn args(words: &[&str]) -> Vec<Vec<u8>> {
+    words.iter().map(|w| w.as_bytes().to_vec()).collect()
+}
+
+fn verdict(
+    table: &CommandTable,
+    index: &CommandIndex,
+    u: &User,
+    words: &[&str],
+) -> Result<(), Denied> {
+    let argv = args(words);
+    let spec = match crate::pipeline::lookup(table, &argv).expect("known") {
+        crate::pipeline::Found::Runs((_, spec)) => spec,
+        other => panic!("{other:?}"),
+    };
+    let mut steps = 0;
+    check::check(u, index, spec, &argv, &mut steps)
+}
+
+#[test]
+fn a_new_user_is_off_with_nothing_allowed() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    assert_eq!(describe(&index, &[]), "off resetchannels -@all");
+    assert_eq!(
+        describe(&index, &["reset"]),
+        "off sanitize-payload resetchannels -@all"
+    );
+}
+
+#[test]
+fn descriptions_match_redis() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    // Each expected line is what redis-server 7.0.15 prints for the rules.
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["on", "~k*", "%R~r*", "&ch*", "+@string", "-set"],
+            "on ~k* %R~r* resetchannels &ch* -@all +@string -set",
+        ),
+        (
+            &[
+                "+set",
+                "+@string",
+                "-get",
+                "+@hash",
+                "-@hash",
+                "+config|get",
+                "+config",
+                "-@all",
+                "+get",
+                "+@read",
+                "-@write",
+            ],
+            "off resetchannels -@all +@read",
+        ),
+        (
+            &["+@all", "-@string", "+get"],
+            "off resetchannels +@all -@string +get",
+        ),
+        // Redis lists single commands in its dict's (hash) order, which
+        // changes between runs: `-debug -config|set` there.
+        (
+            &["allcommands", "-debug", "-config|set"],
+            "off resetchannels +@all -config|set -debug",
+        ),
+        (&["%W~w*", "%R~w*"], "off ~w* resetchannels -@all"),
+        (
+            &["nopass", "allkeys", "allchannels", "(~x* +get)"],
+            "off nopass ~* &* -@all (~x* resetchannels -@all +get)",
+        ),
+    ];
+    for (rules, expected) in cases {
+        assert_eq!(describe(&index, rules), *expected, "rules {rules:?}");
+    }
+}
+
+#[test]
+fn rule_errors_are_redis_s() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    assert_eq!(user(&index, &["foo"]), Err(RuleError::Syntax));
+    assert_eq!(user(&index, &["#abc"]), Err(RuleError::BadHash));
+    assert_eq!(user(&index, &["+nosuch"]), Err(RuleError::UnknownCommand));
+    assert_eq!(user(&index, &["+@nosuch"]), Err(RuleError::UnknownCommand));
+    assert_eq!(
+        user(&index, &["allkeys", "~x"]),
+        Err(RuleError::KeyAfterAll)
+    );
+    assert_eq!(user(&index, &["&*", "&x"]), Err(RuleError::ChannelAfterAll));
+    assert_eq!(user(&index, &["<nope"]), Err(RuleError::NoSuchPassword));
+    assert_eq!(
+        user(&index, &["+config|get|x"]),
+        Err(RuleError::FirstArgOfSubcommand)
+    );
+    assert_eq!(user(&index, &["%X~k"]), Err(RuleError::Syntax));
+    assert_eq!(user(&index, &["~a b"]), Err(RuleError::Syntax));
+    assert_eq!(
+        user::merge_selector_args(&args(&["on", "(~x", "+get"])),
+        Err(1),
+        "an unclosed selector names its first argument"
+    );
+}
+
+#[test]
+fn passwords_are_sha256_hex_kept_in_order() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    let u = user(&index, &[">x", ">y", "<y", ">password"]).unwrap();
+    assert_eq!(
+        u.passwords,
+        [
+            "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
+            "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8",
+        ]
+    );
+    assert!(u.has_password(b"password"));
+    assert!(!u.has_password(b"y"));
+    let u = user(&index, &[">x", "nopass"]).unwrap();
+    assert!(u.passwords.is_empty() && u.nopass);
+}
+
+#[test]
+fn checks_follow_key_access_channels_and_selectors() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    let u = user(
+        &index,
+        &[
+            "~k*",
+            "%R~r*",
+            "%W~w*",
+            "&ch*",
+            "+get",
+            "+set",
+            "+mset",
+            "+publish",
+            "+psubscribe",
+            "+client|id",
+            "(~x* +del)",
+        ],
+    )
+    .unwrap();
+    let v = |words: &[&str]| verdict(&t, &index, &u, words);
+    assert_eq!(v(&["get", "k1"]), Ok(()));
+    assert_eq!(v(&["get", "r1"]), Ok(()));
+    assert_eq!(v(&["get", "w1"]), Err(Denied::Key(1)));
+    assert_eq!(v(&["set", "w1", "v"]), Ok(()));
+    assert_eq!(v(&["set", "w1", "v", "get"]), Err(Denied::Key(1)));
+    assert_eq!(v(&["set", "r1", "v"]), Err(Denied::Key(1)));
+    assert_eq!(v(&["mset", "k1", "1", "zz", "2"]), Err(Denied::Key(3)));
+    assert_eq!(v(&["del", "x1"]), Ok(()), "the selector allows it");
+    // The root denies the command, the selector the key: the key wins.
+    assert_eq!(v(&["del", "k1"]), Err(Denied::Key(1)));
+    assert_eq!(v(&["publish", "ch1", "m"]), Ok(()));
+    assert_eq!(v(&["publish", "other", "m"]), Err(Denied::Channel(1)));
+    assert_eq!(v(&["psubscribe", "ch*"]), Ok(()));
+    assert_eq!(v(&["psubscribe", "ch1*"]), Err(Denied::Channel(1)));
+    assert_eq!(v(&["client", "id"]), Ok(()));
+    assert_eq!(v(&["client", "list"]), Err(Denied::Command));
+    assert_eq!(
+        v(&["auth", "x"]),
+        Ok(()),
+        "no-auth commands are always allowed"
+    );
+}
+
+#[test]
+fn first_arguments_allow_one_form_of_a_denied_command() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    let u = user(&index, &["+select|0", "allkeys"]).unwrap();
+    assert_eq!(verdict(&t, &index, &u, &["select", "0"]), Ok(()));
+    assert_eq!(
+        verdict(&t, &index, &u, &["select", "1"]),
+        Err(Denied::Command)
+    );
+    let mut steps = 0;
+    assert_eq!(
+        u.describe(&index, &mut steps),
+        "off ~* resetchannels -@all +select|0"
+    );
+}
+
+#[test]
+fn requirepass_is_the_default_user_s_password() {
+    let t = table();
+    let mut acl = Acl::new(&t, None);
+    assert!(acl.default_user_needs_no_auth());
+    acl.set_requirepass(Some(b"secret"));
+    assert!(!acl.default_user_needs_no_auth());
+    assert!(acl.credentials_ok(b"default", b"secret"));
+    assert!(!acl.credentials_ok(b"default", b"other"));
+    assert!(!acl.credentials_ok(b"nosuch", b"secret"));
+    acl.set_requirepass(None);
+    assert!(acl.credentials_ok(b"default", b"anything"));
+}
+
+#[test]
+fn the_log_groups_like_events_and_keeps_its_bound() {
+    use log::{AclLog, Context, Entry, Reason};
+    let mut l = AclLog::default();
+    let event = |object: &str, at_ms: u64| Entry {
+        count: 1,
+        reason: Reason::Key,
+        context: Context::Toplevel,
+        object: object.as_bytes().to_vec(),
+        username: b"u".to_vec(),
+        created_ms: at_ms,
+        client_info: String::new(),
+    };
+    l.add(event("a", 0));
+    l.add(event("a", 1000));
+    assert_eq!(l.len(), 1, "a like event within a minute is counted in");
+    l.add(event("a", 100_000));
+    assert_eq!(l.len(), 2, "a minute later it is a new entry");
+    for i in 0..log::ACL_LOG_ENTRIES_MAX + 10 {
+        l.add(event(&i.to_string(), 200_000));
+    }
+    assert_eq!(l.len(), log::ACL_LOG_ENTRIES_MAX);
+}
