@@ -7,7 +7,7 @@
 //! command), at the latest argument.
 
 use super::selector::{Selector, KEY_READ, KEY_WRITE};
-use super::{CommandIndex, User};
+use super::{CommandIndex, IndexedCommand, User};
 use crate::cmd::{flags, CommandSpec};
 
 /// Why a command was denied; keys and channels carry the index of the
@@ -62,38 +62,40 @@ impl Denied {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyAccess {
     pub index: usize,
-    /// [`KEY_READ`] and/or [`KEY_WRITE`].
+    /// [`KEY_READ`] and/or [`KEY_WRITE`]; none when the procedure that
+    /// found the key does not say, which any key pattern then allows.
     pub access: u8,
 }
 
-/// The keys of a command and the access each needs, from the key spec
-/// flags: `access` reads, `insert`, `delete` and `update` write. This is
-/// the one place keys are found for ACLs, so that a richer key-spec
-/// extraction can replace it.
-pub fn keys_with_access(spec: &CommandSpec, args: &[Vec<u8>]) -> Vec<KeyAccess> {
-    let access = key_spec_access(spec, args);
-    spec.key_indices(args.len())
+/// The keys of a command and the access each needs, found as Redis's
+/// `ACLSelectorCheckCmd` finds them: `getKeysFromCommandWithSpecs` over
+/// the command's key specs (a command Redis 7.0.15 lacks has none), each
+/// key's spec flags giving the access (`access` reads; `insert`,
+/// `delete` and `update` write), so that SET ... GET reads and writes,
+/// SORT ... STORE writes its destination and EVAL's keys need both.
+/// The work is linear in `args.len()`, which is added to `steps`.
+pub fn keys_with_access(full_name: &str, args: &[Vec<u8>], steps: &mut u64) -> Vec<KeyAccess> {
+    let Some(meta) = crate::meta::find(full_name) else {
+        return Vec::new();
+    };
+    if !crate::meta::has_keys(meta) {
+        return Vec::new();
+    }
+    *steps += args.len() as u64;
+    crate::meta::command_keys(meta, args)
         .into_iter()
-        .map(|index| KeyAccess { index, access })
+        .map(|key| KeyAccess {
+            index: key.index,
+            access: key_spec_access(key.flags),
+        })
         .collect()
 }
 
-fn key_spec_access(spec: &CommandSpec, args: &[Vec<u8>]) -> u8 {
-    // SET's key spec has variable flags: a plain SET only overwrites
-    // (`OW update`), SET ... GET also reads (`RW access update`).
-    if spec.name == "set" {
-        let get = args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
-        return if get { KEY_READ | KEY_WRITE } else { KEY_WRITE };
-    }
-    if spec.key_spec_flags.is_empty() {
-        return if spec.has(flags::READONLY) {
-            KEY_READ
-        } else {
-            KEY_WRITE
-        };
-    }
+/// `ACLSelectorCheckKey`'s translation of key-spec flags into the
+/// permission a key pattern must grant.
+fn key_spec_access(flags: &[&str]) -> u8 {
     let mut access = 0;
-    for f in spec.key_spec_flags {
+    for f in flags {
         match *f {
             "access" => access |= KEY_READ,
             "insert" | "delete" | "update" => access |= KEY_WRITE,
@@ -145,10 +147,12 @@ pub fn check(
         return Err(Denied::Command);
     };
     let mut worst: Option<Denied> = None;
+    // Like Redis's `aclKeyResultCache`, the keys are found once, by the
+    // first selector that needs them.
     let mut keys = None;
     for selector in &user.selectors {
-        let keys = keys.get_or_insert_with(|| keys_with_access(spec, args));
-        match check_selector(selector, (id, spec), args, keys, steps) {
+        let command = (id, &index.commands[id]);
+        match check_selector(selector, command, args, &mut keys, steps) {
             Ok(()) => return Ok(()),
             Err(denied) => {
                 if worst.is_none_or(|w| denied.rank() > w.rank()) {
@@ -163,11 +167,12 @@ pub fn check(
 /// Redis's `ACLSelectorCheckCmd`.
 fn check_selector(
     selector: &Selector,
-    (id, spec): (usize, &CommandSpec),
+    (id, command): (usize, &IndexedCommand),
     args: &[Vec<u8>],
-    keys: &[KeyAccess],
+    keys: &mut Option<Vec<KeyAccess>>,
     steps: &mut u64,
 ) -> Result<(), Denied> {
+    let spec = command.spec;
     *steps += 1;
     if !selector.all_commands && !spec.has(flags::NO_AUTH) && !selector.allows_id(id) {
         let first_arg = args.get(1).filter(|_| args.len() >= 2);
@@ -181,7 +186,11 @@ fn check_selector(
         }
     }
     if !selector.all_keys {
-        for key in keys {
+        let keys = match keys {
+            Some(keys) => keys,
+            None => keys.insert(keys_with_access(&command.full_name, args, steps)),
+        };
+        for key in keys.iter() {
             if !key_allowed(selector, &args[key.index], key.access, steps) {
                 return Err(Denied::Key(key.index));
             }

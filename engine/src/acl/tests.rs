@@ -249,3 +249,52 @@ fn the_log_groups_like_events_and_keeps_its_bound() {
     }
     assert_eq!(l.len(), log::ACL_LOG_ENTRIES_MAX);
 }
+
+#[test]
+fn key_permissions_follow_the_key_specs() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    let u = user(&index, &["on", "+@all", "%R~r*", "%W~w*", "~k*"]).expect("valid");
+    // Each verdict is redis-server 7.0.15's ACL DRYRUN for the same user:
+    // the access a key needs comes from its key spec's flags (EXISTS's
+    // `RO` alone needs none), and from the command's own procedure where
+    // the spec cannot say (SET ... GET, SORT ... STORE, BITFIELD).
+    let cases: &[(&str, Result<(), Denied>)] = &[
+        ("set w1 v", Ok(())),
+        ("set w1 v get", Err(Denied::Key(1))),
+        ("set r1 v", Err(Denied::Key(1))),
+        ("get r1", Ok(())),
+        ("get w1", Err(Denied::Key(1))),
+        ("sort r1", Ok(())),
+        ("sort r1 store w1", Ok(())),
+        ("sort r1 store r2", Err(Denied::Key(3))),
+        ("sort_ro r1", Ok(())),
+        ("copy r1 w1", Ok(())),
+        ("copy w1 r1", Err(Denied::Key(1))),
+        ("lmove r1 w1 left right", Err(Denied::Key(1))),
+        ("eval x 1 r1", Err(Denied::Key(3))),
+        ("eval x 1 k1", Ok(())),
+        ("rename r1 w1", Err(Denied::Key(1))),
+        ("rename k1 w1", Ok(())),
+        ("del w1", Ok(())),
+        ("exists w1", Ok(())),
+        ("object encoding w1", Ok(())),
+        ("memory usage w1", Ok(())),
+        ("bitfield w1 get u8 0", Err(Denied::Key(1))),
+        ("bitfield r1 get u8 0", Ok(())),
+        ("bitfield r1 set u8 0 1", Err(Denied::Key(1))),
+        ("xread streams r1 0", Ok(())),
+        ("zunionstore w1 2 r1 r2", Ok(())),
+        ("getdel w1", Err(Denied::Key(1))),
+        ("getex r1", Err(Denied::Key(1))),
+        ("publish x y", Err(Denied::Channel(1))),
+    ];
+    for (request, expected) in cases {
+        let words: Vec<&str> = request.split(' ').collect();
+        assert_eq!(
+            verdict(&t, &index, &u, &words),
+            *expected,
+            "ACL DRYRUN u {request}"
+        );
+    }
+}
