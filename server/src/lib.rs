@@ -30,6 +30,28 @@ pub use shutdown::ShutdownCause;
 
 use std::io;
 
+/// The binary's `main` once its counting allocator is installed: parses
+/// the command line, runs, and exits with 1 on a bad option or a startup
+/// failure. Both `seedkv-server` and the test harness's copy of it
+/// (`seedkv-test-server`, built with the tests' own engine so that a test
+/// run never compiles the engine twice) call it.
+pub fn main_from_args() {
+    alloc::mark_installed();
+    logging::RedisStyleLog::install(tracing::Level::INFO);
+    let args = <Args as clap::Parser>::parse();
+    let options = match Options::from_args(&args) {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = run(options) {
+        logging::warn(&format!("Server stopped: {e}"));
+        std::process::exit(1);
+    }
+}
+
 /// Binds the configured addresses, prints the ready line and serves on a
 /// current-thread runtime until SHUTDOWN, SIGTERM or SIGINT; then closes
 /// every connection and returns `Ok` (the process exits with 0, as Redis

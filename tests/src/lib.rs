@@ -38,14 +38,19 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Path of the `seedkv-server` binary, built if needed.
+/// Path of the server binary the tests start, built if needed.
 ///
-/// `cargo test --workspace` builds it into `target/<profile>/` next to the
-/// `deps/` folder that holds this test executable (the server crate has
-/// integration tests, so cargo always builds its binary). When only this
-/// crate is tested, the binary may be missing or older than the sources; then
-/// it is built once with `cargo build -p seedkv-server`. `SEEDKV_SERVER_BIN`
-/// overrides the search.
+/// Cargo builds this package's `seedkv-test-server` (src/bin: the real
+/// server's `main`) before running any of its integration tests, into
+/// `target/<profile>/` next to the `deps/` folder that holds this test
+/// executable, from the very engine the tests were compiled with; that is
+/// the binary used. Building `seedkv-server` instead cost a second engine
+/// compile under the dev profile whenever one test ran after an engine
+/// change (minutes on a loaded machine, counted in the test's time). When
+/// the test binary runs outside cargo and that binary is missing, the
+/// `seedkv-server` binary is used, built once with `cargo build -p
+/// seedkv-server` if missing or older than the sources.
+/// `SEEDKV_SERVER_BIN` overrides the search.
 pub fn server_binary() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -58,6 +63,13 @@ pub fn server_binary() -> PathBuf {
             .and_then(Path::parent)
             .expect("test executables live in target/<profile>/deps")
             .to_path_buf();
+        let own = profile_dir.join(format!(
+            "seedkv-test-server{}",
+            std::env::consts::EXE_SUFFIX
+        ));
+        if own.exists() {
+            return own;
+        }
         let bin = profile_dir.join(format!("seedkv-server{}", std::env::consts::EXE_SUFFIX));
         if !is_fresh(&bin) {
             build_server(&profile_dir);
