@@ -203,7 +203,7 @@ fn draw_case(draw: &mut Draw, n: usize) -> Case {
     Case {
         rules,
         command,
-        through_cli: n % 2 == 0 && !subscribes,
+        through_cli: n.is_multiple_of(2) && !subscribes,
     }
 }
 
