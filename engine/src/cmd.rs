@@ -301,6 +301,9 @@ pub struct Ctx<'a> {
     /// Set when the command's script is suspended: no reply yet, the
     /// engine resumes it (see [`crate::scripting::busy`]).
     pub suspended: bool,
+    /// The command runs from EXEC's queue: Redis's client is still in
+    /// MULTI and running EXEC, which a failed AUTH's ACL LOG entry shows.
+    pub in_exec: bool,
 }
 
 /// A key held a value of another type; the caller replies [`WRONGTYPE`].

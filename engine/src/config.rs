@@ -32,6 +32,8 @@ pub struct Config {
     pub slowlog_log_slower_than_us: i64,
     /// `slowlog-max-len`.
     pub slowlog_max_len: usize,
+    /// `acllog-max-len`: ACL LOG entries kept (see [`crate::acl::log`]).
+    pub acllog_max_len: usize,
     /// `latency-monitor-threshold` in milliseconds (0 disables).
     pub latency_monitor_threshold_ms: u64,
     /// `latency-tracking`: per-command latency histograms (INFO
@@ -115,6 +117,7 @@ impl Default for Config {
             lazyfree_lazy_server_del: false,
             slowlog_log_slower_than_us: 10_000,
             slowlog_max_len: 128,
+            acllog_max_len: 128,
             latency_monitor_threshold_ms: 0,
             latency_tracking: true,
             port: 6379,

@@ -566,6 +566,7 @@ impl Pipeline<'_> {
             in_script: matches!(caller, Caller::Script { .. }),
             may_suspend: caller == Caller::Request,
             suspended: false,
+            in_exec: matches!(caller, Caller::Exec { .. }),
         };
         handler(&mut ctx, args);
         Handled {

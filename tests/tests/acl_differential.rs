@@ -24,11 +24,11 @@ use seedkv_tests::{redis_server, ServerProcess};
 /// How long a reply may take before the connection counts as silent.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Connections the script may use (`0 ...` to `3 ...`).
-const CONNECTIONS_MAX: usize = 4;
+/// Connections the script may use (`0 ...` to `5 ...`).
+const CONNECTIONS_MAX: usize = 6;
 
 /// The script: `<connection> <command...>`, quoted as redis-cli quotes.
-const SCRIPT: &str = r#"
+const SCRIPT: &str = r##"
 0 acl whoami
 0 acl users
 0 acl list
@@ -161,7 +161,57 @@ const SCRIPT: &str = r#"
 0 acl log 100
 0 acl log reset
 0 acl log
-"#;
+0 acl setuser lee on >pw ~k* &news +get +set +multi +exec +eval +fcall +publish +ping
+0 function load "#!lua name=lib\nredis.register_function('f', function(keys, args) return redis.call('get', keys[1]) end)"
+4 auth lee pw
+4 get other
+4 get other
+4 get k1
+4 del k1
+4 publish other m
+4 eval "return redis.call('get', KEYS[1])" 1 other
+4 eval "return redis.call('del', 'k1')" 0
+4 eval "return redis.call('publish', 'other', 'm')" 0
+4 eval "return redis.pcall('get', 'other')" 0
+4 fcall f 1 other
+4 fcall f 1 k1
+4 multi
+4 get other
+4 del k1
+4 exec
+4 multi
+4 get k1
+4 auth lee wrong
+4 exec
+4 hello 3 auth lee wrong
+4 AUTH lee wrong
+4 Get other
+5 auth nosuch x
+5 auth lee pw
+5 get other
+0 acl log
+0 acl log 2
+0 acl log 0
+0 config get acllog-max-len
+0 config set acllog-max-len 3
+4 get other
+0 acl log
+4 get k1 k2
+4 set other v
+0 acl log
+4 get other2
+0 acl log
+0 config set acllog-max-len 0
+4 get other
+0 acl log
+4 get other3
+0 acl log
+0 config set acllog-max-len -1
+0 config set acllog-max-len 128
+0 function flush
+0 acl log reset
+0 acl log
+"##;
 
 /// One connection of the script.
 struct Connection {

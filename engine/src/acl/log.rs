@@ -8,10 +8,6 @@ use std::collections::VecDeque;
 use super::Denied;
 use crate::resp::ReplyWriter;
 
-/// Redis's `acllog-max-len` default: entries beyond it are dropped, oldest
-/// first.
-pub const ACL_LOG_ENTRIES_MAX: usize = 128;
-
 /// How many of the newest entries an event is compared with (Redis's
 /// bounded search for a duplicate).
 const GROUPING_ENTRIES_MAX: usize = 10;
@@ -89,9 +85,12 @@ pub struct AclLog {
 }
 
 impl AclLog {
-    /// Adds an event, or counts it into a recent entry like it. Returns the
-    /// entries compared, for the caller to charge.
-    pub fn add(&mut self, event: Entry) -> u64 {
+    /// Adds an event, or counts it into a recent entry like it. A new
+    /// entry trims the log to `entries_max` (`acllog-max-len`), oldest
+    /// first; as in Redis, a smaller `acllog-max-len` takes effect only
+    /// then, and a counted event trims nothing. Returns the entries
+    /// compared and dropped, for the caller to charge.
+    pub fn add(&mut self, event: Entry, entries_max: usize) -> u64 {
         debug_assert_eq!(event.count, 1);
         let similar = self
             .entries
@@ -108,7 +107,9 @@ impl AclLog {
             }
             None => {
                 self.entries.push_front(event);
-                self.entries.truncate(ACL_LOG_ENTRIES_MAX);
+                let dropped = self.entries.len().saturating_sub(entries_max);
+                self.entries.truncate(entries_max);
+                return (GROUPING_ENTRIES_MAX + dropped) as u64;
             }
         }
         GROUPING_ENTRIES_MAX as u64

@@ -239,15 +239,23 @@ fn the_log_groups_like_events_and_keeps_its_bound() {
         created_ms: at_ms,
         client_info: String::new(),
     };
-    l.add(event("a", 0));
-    l.add(event("a", 1000));
+    const ENTRIES_MAX: usize = 128;
+    l.add(event("a", 0), ENTRIES_MAX);
+    l.add(event("a", 1000), ENTRIES_MAX);
     assert_eq!(l.len(), 1, "a like event within a minute is counted in");
-    l.add(event("a", 100_000));
+    l.add(event("a", 100_000), ENTRIES_MAX);
     assert_eq!(l.len(), 2, "a minute later it is a new entry");
-    for i in 0..log::ACL_LOG_ENTRIES_MAX + 10 {
-        l.add(event(&i.to_string(), 200_000));
+    for i in 0..ENTRIES_MAX + 10 {
+        l.add(event(&i.to_string(), 200_000), ENTRIES_MAX);
     }
-    assert_eq!(l.len(), log::ACL_LOG_ENTRIES_MAX);
+    assert_eq!(l.len(), ENTRIES_MAX);
+    // A smaller bound trims at the next new entry only, as in Redis.
+    l.add(event("130", 200_000), 3);
+    assert_eq!(l.len(), ENTRIES_MAX, "a counted event trims nothing");
+    l.add(event("new", 200_000), 3);
+    assert_eq!(l.len(), 3);
+    l.add(event("newer", 200_000), 0);
+    assert!(l.is_empty());
 }
 
 #[test]

@@ -147,19 +147,26 @@ fn authenticate(
         return Ok(());
     }
     let c = &ctx.clients[&ctx.client_id];
+    let running = match ctx.in_exec {
+        true => "exec",
+        false => ctx.spec.name,
+    };
     let entry = crate::acl::log::Entry {
         count: 1,
         reason: crate::acl::log::Reason::Auth,
-        context: match c.tx.in_multi() {
+        // Run from EXEC's queue, Redis's client is still in MULTI, and its
+        // CLIENT LIST line shows it running EXEC.
+        context: match ctx.in_exec || c.tx.in_multi() {
             true => crate::acl::log::Context::Multi,
             false => crate::acl::log::Context::Toplevel,
         },
         object: command.to_vec(),
         username: user.to_vec(),
         created_ms: ctx.now.unix_ms(),
-        client_info: crate::commands::client::info_line_running(c, ctx.now, ctx.spec.name, 0),
+        client_info: crate::commands::client::info_line_running(c, ctx.now, running, 0),
     };
-    let compared = ctx.server.acl.log.add(entry);
+    let entries_max = ctx.server.config.acllog_max_len;
+    let compared = ctx.server.acl.log.add(entry, entries_max);
     ctx.work(compared);
     Err(WRONGPASS)
 }

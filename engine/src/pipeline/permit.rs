@@ -100,7 +100,8 @@ pub(crate) fn log_denial(
         created_ms: now.unix_ms(),
         client_info: crate::commands::client::info_line_running(c, now, running, argv_bytes),
     };
-    server.acl.log.add(entry);
+    let entries_max = server.config.acllog_max_len;
+    server.acl.log.add(entry, entries_max);
 }
 
 /// EXEC's message for a queued command the user may no longer run.

@@ -245,6 +245,19 @@ pub(super) static PARAMS: &[Param] = &[
         },
     },
     Param {
+        name: "acllog-max-len",
+        alias: None,
+        ty: Type::Int {
+            min: 0,
+            max: LLONG_MAX,
+        },
+        flags: 0,
+        store: Store::Field {
+            get: |c| c.acllog_max_len.to_string(),
+            set: |c, v| c.acllog_max_len = v.as_u64() as usize,
+        },
+    },
+    Param {
         name: "latency-monitor-threshold",
         alias: None,
         ty: Type::Int {
