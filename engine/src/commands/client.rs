@@ -3,9 +3,9 @@
 //! TRACKINGINFO (in `client/tracking.rs`).
 //!
 //! CLIENT LIST and CLIENT INFO print Redis 7.0.15's fields in its order.
-//! Fields seedkv has no counterpart for are constant (`sub=0`, `multi=-1`,
-//! `user=default`); memory fields are estimates from the buffers
-//! the engine holds. `CLIENT SETINFO` (Redis 7.2) is accepted because client
+//! Memory fields are estimates from the buffers the engine holds; `multi=`
+//! and the `x` flag show a MULTI being queued, but not an EXEC running
+//! (Redis keeps both until EXEC ends). `CLIENT SETINFO` (Redis 7.2) is accepted because client
 //! libraries send it on connect, but, as in 7.0, `lib-name`/`lib-ver` are
 //! not printed.
 
@@ -307,6 +307,9 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
     if !c.subscriptions.is_empty() {
         flags.push('P');
     }
+    if c.tx.in_multi() {
+        flags.push('x');
+    }
     if c.blocked.is_some() || held.is_some() {
         flags.push('b');
     }
@@ -349,7 +352,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
     let _ = write!(
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
-         sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
+         sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
          rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} \
          redir={} resp={}",
         c.id.0,
@@ -364,6 +367,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         c.subscriptions.channels.len(),
         c.subscriptions.patterns.len(),
         c.subscriptions.shard_count(),
+        c.tx.multi.as_ref().map_or(-1, |m| m.queue.len() as i64),
         qbuf,
         argv_mem,
         REPLY_BUFFER_BYTES,

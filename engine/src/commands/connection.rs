@@ -131,10 +131,11 @@ const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is dis
 
 /// Redis's `ACLAuthenticateUser`: on success the connection runs as
 /// `user` from now on; a failure is logged in the ACL log under the
-/// command's name as sent.
+/// command's name as sent (`args[0]`), with the request's arguments
+/// counted in the client's `argv-mem`.
 fn authenticate(
     ctx: &mut Ctx,
-    command: &[u8],
+    args: &[Vec<u8>],
     user: &[u8],
     pass: &[u8],
 ) -> Result<(), &'static str> {
@@ -146,6 +147,11 @@ fn authenticate(
         c.user = user.to_vec();
         return Ok(());
     }
+    ctx.work(args.len() as u64);
+    let argv_bytes = match ctx.in_exec {
+        true => crate::pipeline::permit::EXEC_ARGV_BYTES,
+        false => args.iter().map(Vec::len).sum(),
+    };
     let c = &ctx.clients[&ctx.client_id];
     let running = match ctx.in_exec {
         true => "exec",
@@ -160,10 +166,10 @@ fn authenticate(
             true => crate::acl::log::Context::Multi,
             false => crate::acl::log::Context::Toplevel,
         },
-        object: command.to_vec(),
+        object: args[0].clone(),
         username: user.to_vec(),
         created_ms: ctx.now.unix_ms(),
-        client_info: crate::commands::client::info_line_running(c, ctx.now, running, 0),
+        client_info: crate::commands::client::info_line_running(c, ctx.now, running, argv_bytes),
     };
     let entries_max = ctx.server.config.acllog_max_len;
     let compared = ctx.server.acl.log.add(entry, entries_max);
@@ -177,8 +183,8 @@ fn auth(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         2 if ctx.server.acl.user(crate::acl::DEFAULT_USER).is_some_and(|u| u.nopass) => {
             Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
         }
-        2 => authenticate(ctx, &args[0], crate::acl::DEFAULT_USER, &args[1]),
-        3 => authenticate(ctx, &args[0], &args[1], &args[2]),
+        2 => authenticate(ctx, args, crate::acl::DEFAULT_USER, &args[1]),
+        3 => authenticate(ctx, args, &args[1], &args[2]),
         _ => Err("ERR syntax error"),
     };
     match result {
@@ -208,7 +214,7 @@ fn hello(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         let more = args.len() - i - 1;
         if args[i].eq_ignore_ascii_case(b"AUTH") && more >= 2 {
             let (user, pass) = (args[i + 1].clone(), args[i + 2].clone());
-            if let Err(e) = authenticate(ctx, &args[0], &user, &pass) {
+            if let Err(e) = authenticate(ctx, args, &user, &pass) {
                 return ctx.error(e);
             }
             i += 3;

@@ -14,6 +14,9 @@ use crate::server::Server;
 use crate::stats::CommandName;
 use crate::time::Now;
 
+/// The `argv-mem` of a client running EXEC, which has no arguments.
+pub(crate) const EXEC_ARGV_BYTES: usize = b"exec".len();
+
 /// Checks `resolved` for `client`; a denial is logged, answered with its
 /// NOPERM error and turned into a rejection. `at_exec`: EXEC runs the
 /// command from its queue. Returns the work done.
@@ -38,7 +41,20 @@ pub(super) fn request(
     };
     // At EXEC, Redis's client is running EXEC, which its log line shows.
     let running = if at_exec { "exec" } else { spec.name };
-    log_denial(server, c, now, (context, running), (spec, denied), args);
+    // EXEC takes no arguments: its own `argv-mem` is its name's length.
+    let argv_bytes = match at_exec {
+        true => EXEC_ARGV_BYTES,
+        false => args.iter().map(Vec::len).sum(),
+    };
+    let caller = (c, argv_bytes);
+    log_denial(
+        server,
+        caller,
+        now,
+        (context, running),
+        (spec, denied),
+        args,
+    );
     let message = match at_exec {
         true => exec_message(denied),
         false => denied.noperm_message(&full_name(parent, spec)),
@@ -72,10 +88,11 @@ pub(crate) fn check_client(
 }
 
 /// Adds the denial to the ACL log: the command's full name, or the key or
-/// channel refused.
+/// channel refused. The entry shows client `c` running `running` with
+/// arguments of `argv_bytes` bytes (a script's caller, its EVAL's).
 pub(crate) fn log_denial(
     server: &mut Server,
-    c: &Client,
+    (c, argv_bytes): (&Client, usize),
     now: Now,
     (context, running): (Context, &'static str),
     (spec, denied): (&'static crate::cmd::CommandSpec, Denied),
@@ -90,7 +107,6 @@ pub(crate) fn log_denial(
         }
         Denied::Key(i) | Denied::Channel(i) => args[i].clone(),
     };
-    let argv_bytes = args.iter().map(Vec::len).sum();
     let entry = Entry {
         count: 1,
         reason: Reason::of(denied),

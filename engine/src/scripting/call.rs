@@ -87,7 +87,7 @@ fn call(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: Vec<Value>) -> mlua::Resu
         Ok(spec) => spec,
         Err(msg) => return Ok((rejected(lua, msg)?, true)),
     };
-    if let Err(msg) = permitted(ctx, spec, &argv) {
+    if let Err(msg) = permitted(ctx, run, spec, &argv) {
         return Ok((rejected(lua, msg)?, true));
     }
     if run.read_only && spec.1.flags & (flags::WRITE | flags::MAY_REPLICATE) != 0 {
@@ -115,7 +115,12 @@ fn call(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: Vec<Value>) -> mlua::Resu
 
 /// Redis's `scriptVerifyACL`: the script's caller's user must be allowed
 /// the command, its keys and channels; a denial is logged (context `lua`).
-fn permitted(ctx: &mut Ctx, (_, spec): Resolved, argv: &[Vec<u8>]) -> Result<(), &'static str> {
+fn permitted(
+    ctx: &mut Ctx,
+    run: &Run,
+    (_, spec): Resolved,
+    argv: &[Vec<u8>],
+) -> Result<(), &'static str> {
     use crate::pipeline::permit;
     let c = &ctx.clients[&ctx.client_id];
     let (result, work_units) = permit::check_client(ctx.server, c, spec, argv);
@@ -124,7 +129,8 @@ fn permitted(ctx: &mut Ctx, (_, spec): Resolved, argv: &[Vec<u8>]) -> Result<(),
         return Ok(());
     };
     let context = (crate::acl::log::Context::Lua, ctx.spec.name);
-    permit::log_denial(ctx.server, c, ctx.now, context, (spec, denied), argv);
+    let caller = (c, run.caller_argv_bytes);
+    permit::log_denial(ctx.server, caller, ctx.now, context, (spec, denied), argv);
     Err(denied.script_message())
 }
 
@@ -205,6 +211,7 @@ pub(crate) fn run_write(ctx: &mut Ctx, argv: Vec<Vec<u8>>, request_seq: u64) {
         rng: ctx.server.scripting.rng,
         request_seq,
         propagate: true,
+        caller_argv_bytes: 0,
     };
     if let Ok(spec) = resolve(ctx, &argv) {
         drop(execute(ctx, &mut run, spec, argv));

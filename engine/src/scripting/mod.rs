@@ -85,6 +85,9 @@ pub struct Run {
     /// `redis.set_repl`'s AOF bit: while off, the script's calls propagate
     /// nothing (see [`crate::propagate`]).
     propagate: bool,
+    /// Bytes of the EVAL's or FCALL's arguments: an ACL LOG entry of a
+    /// denied call shows the calling client running it (`argv-mem`).
+    caller_argv_bytes: usize,
 }
 
 /// Which of the four EVAL forms runs.
@@ -236,6 +239,7 @@ pub fn eval(ctx: &mut Ctx, args: &mut [Vec<u8>], kind: EvalKind) {
         rng: ctx.server.scripting.rng,
         request_seq: ctx.server.scripting.request_seq,
         propagate: true,
+        caller_argv_bytes: args.iter().map(Vec::len).sum(),
     };
     let target = match ctx.server.scripting.target(&sha) {
         Ok(target) => target,

@@ -43,6 +43,7 @@ pub fn fcall(ctx: &mut Ctx, args: &mut [Vec<u8>], read_only: bool) {
         rng: ctx.server.scripting.rng,
         request_seq: ctx.server.scripting.request_seq,
         propagate: true,
+        caller_argv_bytes: args.iter().map(Vec::len).sum(),
     };
     let target = match ctx.server.functions.target(&args[1]) {
         Ok(target) => target,
