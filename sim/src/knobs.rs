@@ -190,6 +190,14 @@ impl Knobs {
         } else {
             clients_count
         };
+        // The acl clients come after everything, for the same reason.
+        let clients_count = if draw_acl(seed) && rare != Some(WorkloadKind::RareSolo) {
+            let roles = crate::workload::acl::ROLES_COUNT;
+            workloads.extend((0..roles).map(|_| WorkloadKind::Acl));
+            clients_count + roles
+        } else {
+            clients_count
+        };
         // `busy` runs alone too (every other client would get -BUSY).
         let clients_count = if draw_busy(seed) && rare != Some(WorkloadKind::RareSolo) {
             workloads = vec![WorkloadKind::Busy];
@@ -381,6 +389,15 @@ const BUSY_ONE_IN: u32 = 32;
 
 /// The stream `busy` is drawn from.
 const BUSY_STREAM: &str = "knobs-busy";
+
+/// Whether the run has the `acl` clients (half the seeds), from a stream
+/// of its own.
+fn draw_acl(seed: u64) -> bool {
+    stream_rng(seed, ACL_STREAM, 0).gen_bool(0.5)
+}
+
+/// The stream `acl` is drawn from.
+const ACL_STREAM: &str = "knobs-acl";
 
 /// The stream `contention` is drawn from.
 const CONTENTION_STREAM: &str = "knobs-contention";

@@ -83,7 +83,8 @@ pub(crate) fn check_client(
         return (Ok(()), 0);
     }
     let mut steps = 0;
-    let result = check::check(user, &server.acl.index, spec, args, &mut steps);
+    let args = server.planted.acl_checked_args(spec, args);
+    let result = check::check(user, &server.acl.index, spec, &args, &mut steps);
     (result, crate::glob::work_units(steps))
 }
 

@@ -32,6 +32,8 @@
 //! | the AOF loader meets a torn tail | AOF loading | torn-tail-loaded-as-data (`persist.rs`) |
 //! | XCLAIM moves a pending entry | XCLAIM | xclaim-leaves-both-pels (`streams.rs`) |
 //! | blocked clients are served on a key | `Pipeline::serve_key` | xreadgroup-woken-by-other-stream (`streams.rs`) |
+//! | the ACL check finds a command's keys | `permit::check_client` | acl-mset-first-key (`acl.rs`) |
+//! | a script's `redis.call` is checked | `redis.call` | acl-script-bypass (`acl.rs`) |
 //!
 //! The expiry clock is the one seam on the lookup path: it subtracts a lag
 //! (0 on a clean engine) from the command's clock, without a branch. The
@@ -48,6 +50,7 @@ use crate::server::Server;
 use crate::time::Now;
 use crate::value::Value;
 
+mod acl;
 mod commands;
 mod held;
 mod persist;
@@ -128,6 +131,13 @@ pub enum PlantedBug {
     /// Every 4th key the active-expire cron deletes raises no `expired`
     /// keyspace notification: subscribers never learn that it expired.
     MissedExpiredEvent,
+    /// The ACL check of a multi-key command (MSET, MGET, DEL...) looks at
+    /// its first key only: the others are written or read whatever the
+    /// user's key patterns say.
+    AclMsetFirstKey,
+    /// A script's `redis.call` skips the ACL check: a user runs, through
+    /// EVAL, commands and keys its permissions refuse.
+    AclScriptBypass,
 }
 
 impl PlantedBug {
@@ -151,6 +161,8 @@ impl PlantedBug {
         PlantedBug::XreadgroupWokenByOtherStream,
         PlantedBug::InvalidateBeforeWrite,
         PlantedBug::MissedExpiredEvent,
+        PlantedBug::AclMsetFirstKey,
+        PlantedBug::AclScriptBypass,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -175,6 +187,8 @@ impl PlantedBug {
             PlantedBug::XreadgroupWokenByOtherStream => "xreadgroup-woken-by-other-stream",
             PlantedBug::InvalidateBeforeWrite => "invalidate-before-write",
             PlantedBug::MissedExpiredEvent => "missed-expired-event",
+            PlantedBug::AclMsetFirstKey => "acl-mset-first-key",
+            PlantedBug::AclScriptBypass => "acl-script-bypass",
         }
     }
 

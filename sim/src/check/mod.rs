@@ -4,6 +4,7 @@
 use crate::client::SlowReader;
 use crate::history::History;
 
+pub mod access;
 pub mod adversarial;
 pub mod atomicity;
 pub mod blocking;
@@ -115,5 +116,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(streams::StreamDelivery),
         Box::new(tracking::TrackingCheck),
         Box::new(notify::NotifyEvents),
+        Box::new(access::AccessCheck),
     ]
 }

@@ -7,7 +7,7 @@
 //! for lists, `blk:` and `bzs:` for blocking, `acct:` for transfer, `rare:` in databases
 //! 10-13 for rare, `cont:` for contention, `adv:` for adversarial, `strm:` for streams,
 //! `bit:` for bits, `geo:` for geo, `hll:` for hll, `trk:` in database 9 for tracking,
-//! `ntf:` in database 7 for notify, `busy:` for busy), so a checker can
+//! `ntf:` in database 7 for notify, `busy:` for busy, `acl:` for acl), so a checker can
 //! reason about one workload's
 //! keys without the others. Values written under `kv:`, `ttl:`, `pipe:`,
 //! `scan:` and `big:` always start with `<key>|`, which lets the pipeline
@@ -16,6 +16,7 @@
 use rand_chacha::ChaCha8Rng;
 use seedkv_engine::resp::Frame;
 
+pub mod acl;
 pub mod adversarial;
 pub mod big;
 pub mod bits;
@@ -186,6 +187,9 @@ pub enum WorkloadKind {
     /// clients that get `-BUSY` and kill them (`busy:`): drawn as the
     /// run's only workload.
     Busy,
+    /// ACL users with drawn permissions, changed and deleted by an admin
+    /// client while the others run as them (`acl:`).
+    Acl,
 }
 
 impl WorkloadKind {
@@ -215,6 +219,7 @@ impl WorkloadKind {
         WorkloadKind::Tracking,
         WorkloadKind::Notify,
         WorkloadKind::Busy,
+        WorkloadKind::Acl,
     ];
 
     /// The workloads of the first simulator (drawn from the knobs stream);
@@ -277,6 +282,7 @@ impl WorkloadKind {
             WorkloadKind::Tracking => "tracking",
             WorkloadKind::Notify => "notify",
             WorkloadKind::Busy => "busy",
+            WorkloadKind::Acl => "acl",
         }
     }
 
@@ -312,6 +318,7 @@ impl WorkloadKind {
             WorkloadKind::Tracking => Box::new(tracking::Tracking::new(client)),
             WorkloadKind::Notify => Box::new(notify::Notify::new(client)),
             WorkloadKind::Busy => Box::new(busy::Busy::new(client, rng)),
+            WorkloadKind::Acl => Box::new(acl::Acl::new(client)),
         }
     }
 }
