@@ -49,7 +49,8 @@ pub const SUB_PATTERNS: &[&[u8]] = &[b"acl:ch:*", b"acl:ch:[ab]", b"acl:ch:c"];
 pub const KEYS_SCRIPT: &str = "for i, k in ipairs(KEYS) do redis.call(ARGV[1], k) end return #KEYS";
 /// A script that runs `ARGV[1]` on keys it does not declare (`ARGV[2..]`):
 /// only the check of each `redis.call` stands between them and the user.
-pub const ARGV_SCRIPT: &str = "for i = 2, #ARGV do redis.call(ARGV[1], ARGV[i]) end return #ARGV - 1";
+pub const ARGV_SCRIPT: &str =
+    "for i = 2, #ARGV do redis.call(ARGV[1], ARGV[i]) end return #ARGV - 1";
 
 /// Longest pause between batches: the admin's, the others'.
 pub const ADMIN_THINK_NS_MAX: u64 = 2_000_000;

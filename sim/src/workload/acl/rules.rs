@@ -21,11 +21,9 @@ const SELECTOR_RULES_MAX: usize = 3;
 const COMMANDS: &[&str] = &[
     "get",
     "set",
-    "incr",
     "mget",
     "mset",
     "del",
-    "exists",
     "publish",
     "subscribe",
     "psubscribe",
@@ -80,7 +78,10 @@ fn setuser(user: usize, rules: impl IntoIterator<Item = String>) -> Request {
 /// The whole definition of `user`.
 pub(super) fn define_user(rng: &mut ChaCha8Rng, user: usize) -> Request {
     let mut rules = vec!["reset".to_string(), "on".to_string()];
-    rules.push(format!(">{}", String::from_utf8_lossy(&user_password(user))));
+    rules.push(format!(
+        ">{}",
+        String::from_utf8_lossy(&user_password(user))
+    ));
     if rng.gen_bool(0.4) {
         rules.push("+@all".to_string());
     }
