@@ -362,3 +362,17 @@ fn missed_expired_event_is_found() {
         Some(&[WorkloadKind::Notify]),
     );
 }
+
+/// MSET, MGET and DEL of several keys checked on their first key only: the
+/// access checker sees a key outside the user's patterns written or read.
+#[test]
+fn acl_mset_first_key_is_found() {
+    hunt(PlantedBug::AclMsetFirstKey, 50, &["access"]);
+}
+
+/// A script's `redis.call` run without the ACL check: the access checker
+/// sees the call (the n-th of the script's keys) outside the permissions.
+#[test]
+fn acl_script_bypass_is_found() {
+    hunt(PlantedBug::AclScriptBypass, 50, &["access"]);
+}
