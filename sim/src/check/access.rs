@@ -421,6 +421,9 @@ enum ConnUser {
     Closed(Vec<u8>, &'static str),
 }
 
+/// A connection's channels and patterns.
+type Subscriptions = (BTreeSet<Vec<u8>>, BTreeSet<Vec<u8>>);
+
 #[derive(Default)]
 struct State {
     /// `None`: defined with a rule the evaluator does not know.
@@ -429,7 +432,7 @@ struct State {
     /// Connections that ran a subscription.
     subscribed: BTreeSet<ConnId>,
     /// What each connection is subscribed to: channels, and patterns.
-    subscriptions: BTreeMap<ConnId, (BTreeSet<Vec<u8>>, BTreeSet<Vec<u8>>)>,
+    subscriptions: BTreeMap<ConnId, Subscriptions>,
     /// Calls recorded so far for each script request.
     script_calls: BTreeMap<(ConnId, u64), usize>,
     /// By payload: the execution index of its PUBLISH and the connections
