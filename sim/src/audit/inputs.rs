@@ -906,21 +906,21 @@ pub fn inputs() -> Vec<Input> {
         db("acl|load", "ACL LOAD").error_ok("no ACL file (Redis's answer without aclfile)"),
         db("acl|log", "ACL LOG"),
         db("acl|save", "ACL SAVE").error_ok("no ACL file (Redis's answer without aclfile)"),
-        db("acl|setuser", "ACL SETUSER u on >p ~k* &c* +@read -@hash"),
+        db("acl|setuser", "ACL SETUSER u on >p {tilde}k* &c* +@read -@hash"),
         db("acl|users", "ACL USERS"),
         db("acl|whoami", "ACL WHOAMI"),
         c(
             "acl|setuser",
             "key patterns given",
             &[],
-            "ACL SETUSER u {each:~k*}",
+            "ACL SETUSER u {each:{tilde}k*}",
         )
         .declared(2.0, "each pattern is searched for among those already added (Redis's list search): n patterns are O(n^2)")
         .shrink(8),
         c(
             "acl|dryrun",
             "key patterns of the user, none matching",
-            &["ACL SETUSER u +get {each:~x*}"],
+            &["ACL SETUSER u +get {each:{tilde}x*}"],
             "ACL DRYRUN u GET k",
         )
         .declared(1.0, "the key is tried against every pattern"),

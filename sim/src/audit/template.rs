@@ -22,7 +22,8 @@
 //!
 //! Inside an argument: `{n}` is the size, `{n-1}` and `{n/2}`, `{sha}` the
 //! SHA1 of [`LOOP_SCRIPT`], `{nl}` a newline (a library's shebang line
-//! ends with one), `{i}`
+//! ends with one), `{tilde}` a literal `~` (a bare `~` is a space inside
+//! an argument), `{i}`
 //! the repetition index of a `*n ` line, and `{rep:TEXT:COUNT}` repeats
 //! TEXT COUNT times, COUNT a number or `n`.
 //!
@@ -162,6 +163,7 @@ fn inline(token: &str, n: usize, i: usize) -> String {
             "sha" => out.push_str(&seedkv_engine::scripting::sha1_hex(LOOP_SCRIPT.as_bytes())),
             "i" => out.push_str(&i.to_string()),
             "nl" => out.push('\n'),
+            "tilde" => out.push(TILDE_HELD),
             _ => match inner.strip_prefix("rep:").and_then(|r| r.rsplit_once(':')) {
                 Some((text, count)) => {
                     let count = if count == "n" {
@@ -180,8 +182,11 @@ fn inline(token: &str, n: usize, i: usize) -> String {
         }
     }
     out.push_str(rest);
-    out.replace('~', " ")
+    out.replace('~', " ").replace(TILDE_HELD, "~")
 }
+
+/// Stands for `{tilde}` until the bare `~`s have become spaces.
+const TILDE_HELD: char = '\u{1}';
 
 #[cfg(test)]
 mod tests {

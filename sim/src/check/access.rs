@@ -27,8 +27,7 @@
 //!   (channel over key over command, across selectors), and each
 //!   SETUSER, DELUSER and AUTH answered as predicted.
 //!
-//! Declined (documented): EVAL's own check of its declared keys, which
-//! the engine does not make yet ([`EVAL_KEYS_JUDGED`]); users defined with a rule the evaluator does
+//! Declined (documented): users defined with a rule the evaluator does
 //! not know (their connections are not judged), commands outside its
 //! table, scripts other than the workload's, the EXEC reply of a command
 //! refused at EXEC and the error of a refused `redis.call`, and the
@@ -80,9 +79,6 @@ const COMMANDS: &[(&str, &[&str])] = &[
     ("auth", &["connection", "fast"]),
     ("hello", &["connection", "fast"]),
 ];
-
-/// Whether EVAL's declared keys are judged (see [`Call::of`]).
-const EVAL_KEYS_JUDGED: bool = false;
 
 /// Commands every user may run (Redis's `no-auth` flag).
 const NO_AUTH: &[&str] = &["auth", "hello"];
@@ -377,11 +373,9 @@ impl<'a> Call<'a> {
             "exists" => rest.clone().map(|i| (i, 0)).collect(),
             // Redis checks EVAL's declared keys for read and write access
             // (`RW access update`; on redis-server 7.0.15 a user without
-            // them gets NOPERM). The engine at this branch's base does not
-            // (its key lookup for ACLs skips `numkeys` specs), so the
-            // checker declines them here until the key-spec work of issue
-            // 20 lands; each `redis.call` on them is still judged.
-            "eval" if EVAL_KEYS_JUDGED => {
+            // them gets NOPERM before the script runs); each `redis.call`
+            // is judged again as its own command.
+            "eval" => {
                 let count: usize = std::str::from_utf8(args.get(2)?).ok()?.parse().ok()?;
                 (3..3 + count).map(|i| (i, READ | WRITE)).collect()
             }
