@@ -109,7 +109,7 @@ fn hunt_with(bug: PlantedBug, seeds_max: u64, checkers: &[&str], base: &Override
 fn scan_skips_rehash_buckets_is_found() {
     hunt(
         PlantedBug::ScanSkipsRehashBuckets,
-        20,
+        50,
         &["scan-completeness"],
     );
 }
