@@ -153,7 +153,27 @@ pub struct ScriptRun {
     pub threshold_ms: u64,
 }
 
+/// Every op by `(connection, index on the connection)`: how a checker
+/// finds the op behind an execution, a reply or a message in O(1).
+pub type OpIndex<'a> = crate::fxhash::FxHashMap<(ConnId, u64), &'a Op>;
+
 impl History {
+    /// The [`OpIndex`] of this run's ops, built once per check.
+    pub fn op_index(&self) -> OpIndex<'_> {
+        let mut ops = OpIndex::default();
+        ops.reserve(self.ops.len());
+        for op in &self.ops {
+            let previous = ops.insert((op.conn, op.seq_in_conn), op);
+            debug_assert!(
+                previous.is_none(),
+                "two ops named conn {} request {}",
+                op.conn,
+                op.seq_in_conn
+            );
+        }
+        ops
+    }
+
     /// Whether a request whose last byte the engine got after
     /// `executions_before` executions arrived while a script was suspended
     /// between slices. The engine then keeps it in the query buffer until

@@ -538,11 +538,7 @@ fn check_collection_scans(history: &History) -> Result<(), String> {
             existed: Some(BTreeSet::new()),
         });
     }
-    let ops: FxHashMap<(ConnId, u64), &Op> = history
-        .ops
-        .iter()
-        .map(|op| ((op.conn, op.seq_in_conn), op))
-        .collect();
+    let ops = history.op_index();
     let mut tracker = Tracker::default();
     let mut open: Vec<Window> = Vec::new();
     for (j, exec) in history.executions.iter().enumerate() {

@@ -155,11 +155,7 @@ fn check_conservation(history: &History) -> Result<(), String> {
         opening.entry(first).or_default().push(s);
         closing.entry(last).or_default().push(s);
     }
-    let ops: FxHashMap<(ConnId, u64), &Op> = history
-        .ops
-        .iter()
-        .map(|op| ((op.conn, op.seq_in_conn), op))
-        .collect();
+    let ops = history.op_index();
     let mut universe: BTreeMap<u32, BTreeMap<Vec<u8>, i64>> = BTreeMap::new();
     let mut writes: BTreeMap<u32, u64> = BTreeMap::new();
     let mut broken: BTreeMap<u32, usize> = BTreeMap::new();

@@ -150,21 +150,9 @@ impl Checker for ReferenceModel {
     }
 }
 
-/// Every op by `(connection, index on the connection)`, built once per
-/// check so that each execution finds its op in O(1).
-pub(crate) fn index_ops(history: &History) -> FxHashMap<(ConnId, u64), &Op> {
-    let mut ops = FxHashMap::default();
-    ops.reserve(history.ops.len());
-    for op in &history.ops {
-        let previous = ops.insert((op.conn, op.seq_in_conn), op);
-        debug_assert!(
-            previous.is_none(),
-            "two ops named conn {} request {}",
-            op.conn,
-            op.seq_in_conn
-        );
-    }
-    ops
+/// [`History::op_index`], by the name the checkers use.
+pub(crate) fn index_ops(history: &History) -> crate::history::OpIndex<'_> {
+    history.op_index()
 }
 
 /// A key's value, by type. Collections are never empty in the model.

@@ -133,7 +133,7 @@ fn replay_write(t: &mut Timelines, at: usize, unix_ms: u64, args: &[Vec<u8>]) {
 }
 
 /// The replay of every execution that may have changed a `trk:` key.
-fn timelines(history: &History, ops: &BTreeMap<(ConnId, u64), &Op>) -> Timelines {
+fn timelines(history: &History, ops: &crate::history::OpIndex) -> Timelines {
     let mut t = Timelines::default();
     for (at, exec) in history.executions.iter().enumerate() {
         if exec.name.is_empty() {
@@ -302,11 +302,7 @@ impl Checker for TrackingCheck {
         if history.tracking.serves.is_empty() || history.persist.is_some() {
             return Ok(());
         }
-        let ops: BTreeMap<(ConnId, u64), &Op> = history
-            .ops
-            .iter()
-            .map(|op| ((op.conn, op.seq_in_conn), op))
-            .collect();
+        let ops = history.op_index();
         let t = timelines(history, &ops);
         let frontiers = frontiers(history);
         let gets = gets(history);

@@ -22,8 +22,7 @@ use std::collections::BTreeMap;
 
 use seedkv_engine::cmd::{lookup_subcommand, CommandTable};
 
-use crate::fxhash::FxHashMap;
-use crate::history::{ConnId, History, Op};
+use crate::history::History;
 
 pub mod options;
 pub mod shapes;
@@ -71,11 +70,7 @@ impl Coverage {
     /// Counts what `history` exercised.
     pub fn of_run(history: &History) -> Coverage {
         let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
-        let ops: FxHashMap<(ConnId, u64), &Op> = history
-            .ops
-            .iter()
-            .map(|op| ((op.conn, op.seq_in_conn), op))
-            .collect();
+        let ops = history.op_index();
         let mut coverage = Coverage {
             runs_count: 1,
             ..Coverage::default()
