@@ -353,8 +353,13 @@ impl Engine {
     /// Client-side caching's BCAST messages for the keys the input's
     /// commands modified (Redis sends them in `beforeSleep`), and the
     /// receivers of every invalidation queued for transmission.
+    /// Not while a script is suspended between slices: Redis's
+    /// `beforeSleep` returns before the broadcast while it processes events
+    /// inside a script, so the script's writes are announced once it ends.
     fn broadcast_invalidations(&mut self, now: Now) {
-        crate::tracking::broadcast(&mut self.server.tracking, &mut self.clients);
+        if !self.script_running() {
+            crate::tracking::broadcast(&mut self.server.tracking, &mut self.clients);
+        }
         self.deliver_invalidations(now);
     }
 
@@ -445,6 +450,16 @@ impl Engine {
     /// early is harmless (it does nothing).
     pub fn handle_timeout(&mut self, now: Now) {
         self.server.stats.now = now;
+        self.run_timers(now);
+        // Every path above may have run commands (a script's last slice,
+        // clients a pause held, a blocked client's pipelined requests, the
+        // cron's expiries): their BCAST invalidations go out in this turn,
+        // as Redis's `beforeSleep` sends them.
+        self.broadcast_invalidations(now);
+    }
+
+    /// [`Engine::handle_timeout`]'s work before the turn's broadcast.
+    fn run_timers(&mut self, now: Now) {
         if self.script_running() {
             // Nothing else runs while a script does: no cron (active
             // expiry would break its atomicity), no blocked timeouts.
@@ -461,7 +476,6 @@ impl Engine {
         }
         self.server.cron_deadline_ns = now.mono_ns + cron_interval_ns(self.server.config.hz);
         self.cron(now);
-        self.broadcast_invalidations(now);
         // Active expiry notified subscribers of the keys it deleted.
         self.queue_deliveries(now);
         // Active expiry may have deleted a stream a blocked XREADGROUP

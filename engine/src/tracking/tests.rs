@@ -148,3 +148,25 @@ fn the_table_limit_invalidates_keys_to_make_room() {
     let pushes = out.windows(10).filter(|x| x == b"invalidate").count();
     assert_eq!(pushes, 2, "{:?}", String::from_utf8_lossy(&out));
 }
+
+/// A write that runs from a timer, not from input (here a SET a CLIENT
+/// PAUSE held, released when the pause ends), is broadcast in that same
+/// turn, as Redis's `beforeSleep` does after any event. The turn's other
+/// replies may go out before the next input, and a BCAST client that saw
+/// them must already have its invalidation (the simulator's tracking
+/// checker found a stale cached read when only the cron's turns broadcast).
+#[test]
+fn bcast_of_a_write_released_by_a_pause_goes_out_in_the_timer_s_turn() {
+    let mut t = TestEngine::new();
+    t.advance_ms(1);
+    let (b, p, w) = (t.connect(), t.connect(), t.connect());
+    send(&mut t, b, &["HELLO", "3"]);
+    let on = ["CLIENT", "TRACKING", "on", "bcast", "prefix", "x"];
+    assert_eq!(t.cmd(b, &on), simple("OK"));
+    assert_eq!(t.cmd(p, &["CLIENT", "PAUSE", "20", "WRITE"]), simple("OK"));
+    assert!(send(&mut t, w, &["SET", "x1", "1"]).is_empty(), "held");
+    t.advance_ms(30);
+    let sent = t.engine.pending_output(b).to_vec();
+    let want: &[u8] = b">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nx1\r\n";
+    assert_eq!(sent, want, "{:?}", String::from_utf8_lossy(&sent));
+}
