@@ -373,7 +373,9 @@ const SELF_SCRIPT: &[&[&str]] = &[
     &["SET", "a", "1"],
     &["LPUSH", "l", "x"],
     &["GET", "a"],
+    &["GET", "nokey"],
     &["CLIENT", "REPLY", "SKIP"],
+    &["MGET", "nokey", "a"],
     &["SET", "a", "2"],
     &["INCR", "a"],
     &["CLIENT", "REPLY", "OFF"],
@@ -383,6 +385,7 @@ const SELF_SCRIPT: &[&[&str]] = &[
     &["MULTI"],
     &["SET", "b", "1"],
     &["EXPIRE", "b", "100"],
+    &["LLEN", "nokey"],
     &["EXEC"],
     &["EVAL", "return redis.call('del', KEYS[1])", "1", "b"],
     &["ECHO", "selfdone"],
@@ -391,11 +394,17 @@ const SELF_SCRIPT: &[&[&str]] = &[
 /// The reply that ends the self-notifying connection's stream.
 const SELF_END: &[u8] = b"$8\r\nselfdone\r\n";
 
-/// Runs [`SELF_SCRIPT`] (pipelined) on `port`; returns its byte stream.
-fn self_stream(port: u16) -> Vec<u8> {
+/// Runs [`SELF_SCRIPT`] (pipelined) on `port` with `flags` as
+/// `notify-keyspace-events`; returns its byte stream.
+fn self_stream(port: u16, flags: &str) -> Vec<u8> {
     let mut writer = RespClient::connect(port);
     writer.command(&[b"FLUSHALL"]);
-    writer.command(&[b"CONFIG", b"SET", b"notify-keyspace-events", b"KEA"]);
+    writer.command(&[
+        b"CONFIG",
+        b"SET",
+        b"notify-keyspace-events",
+        flags.as_bytes(),
+    ]);
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -432,11 +441,32 @@ fn self_stream(port: u16) -> Vec<u8> {
 fn own_events_interleave_with_replies_as_in_redis() {
     let Some(redis) = redis_server() else { return };
     let seedkv = ServerProcess::seedkv(&[]);
-    let theirs = self_stream(redis.port);
-    let ours = self_stream(seedkv.port);
+    let theirs = self_stream(redis.port, "KEA");
+    let ours = self_stream(seedkv.port, "KEA");
     assert!(
         String::from_utf8_lossy(&theirs).contains("__keyspace@0__:l\r\n$4\r\nrpop"),
         "redis-server delivered no events under CLIENT REPLY OFF"
+    );
+    assert!(
+        ours == theirs,
+        "streams differ:\n redis-server: {:?}\n seedkv:       {:?}",
+        String::from_utf8_lossy(&theirs),
+        String::from_utf8_lossy(&ours)
+    );
+}
+
+/// The same connection with `keymiss` on: a read's miss comes as a push
+/// ahead of its reply (inside MULTI/EXEC too, and while CLIENT REPLY
+/// suppresses the reply).
+#[test]
+fn own_keymiss_events_precede_replies_as_in_redis() {
+    let Some(redis) = redis_server() else { return };
+    let seedkv = ServerProcess::seedkv(&[]);
+    let theirs = self_stream(redis.port, "KEAm");
+    let ours = self_stream(seedkv.port, "KEAm");
+    assert!(
+        String::from_utf8_lossy(&theirs).contains("__keyspace@0__:nokey\r\n$7\r\nkeymiss"),
+        "redis-server raised no keymiss"
     );
     assert!(
         ours == theirs,
