@@ -138,10 +138,8 @@ impl Model {
             // The one read: a key the model holds no longer (never
             // created, deleted, or just expired, whose removal was placed
             // first) owes `keymiss` (class `m`), as `lookupKeyRead` raises.
-            b"EXISTS" => {
-                if !self.keys.contains_key(key) {
-                    out.push(event(class::KEY_MISS, "keymiss", key));
-                }
+            b"EXISTS" if !self.keys.contains_key(key) => {
+                out.push(event(class::KEY_MISS, "keymiss", key));
             }
             b"SET" => self.set(args, out),
             b"INCRBY" => self.incrby(key, &args[2], out),
