@@ -15,6 +15,9 @@ use crate::server::Server;
 use crate::time::Now;
 use crate::value::Value;
 
+mod read;
+pub use read::Lookup;
+
 /// Bytes of reply that count as one unit of work.
 pub const REPLY_BYTES_PER_WORK_UNIT: u64 = 64;
 

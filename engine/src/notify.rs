@@ -120,10 +120,11 @@ pub fn render_flags(flags: u32) -> String {
     out
 }
 
-/// Whether `flags` publish anything: a class and a channel kind.
+/// Whether `flags` publish anything: a class (`m` included: a read's
+/// miss) and a channel kind.
 pub fn enabled(flags: u32) -> bool {
     flags & (class::KEYSPACE | class::KEYEVENT) != 0
-        && flags & !(class::KEYSPACE | class::KEYEVENT | class::KEY_MISS) != 0
+        && flags & !(class::KEYSPACE | class::KEYEVENT) != 0
 }
 
 /// Raises `event` (of class `class`) on `key` in the calling client's

@@ -334,14 +334,14 @@ fn xreadgroup_woken_by_other_stream_is_found() {
 /// on the invalidation caches the old value, and no second message comes.
 /// The tracking checker sees the served value differ from the replayed
 /// write that came before the client's frontier (the reference model,
-/// which runs first, sees the re-read's old value too).
+/// which runs first, sees the re-read's old value too). Hunted in the
+/// default mix, where the tracking workload is drawn often enough.
 #[test]
 fn invalidate_before_write_is_found() {
-    let found = hunt_in(
+    let found = hunt(
         PlantedBug::InvalidateBeforeWrite,
         50,
         &["reference-model", "tracking"],
-        Some(&[WorkloadKind::Tracking]),
     );
     assert!(
         found.violations.iter().any(|v| v.checker == "tracking"),
@@ -352,15 +352,11 @@ fn invalidate_before_write_is_found() {
 
 /// The active-expire cron dropping every 4th `expired` notification: a
 /// keyspace subscriber's stream lacks an event the checker owes it for a
-/// key the engine reported expired.
+/// key the engine reported expired. Hunted in the default mix: the notify
+/// workload is drawn there often enough for the bug to show.
 #[test]
 fn missed_expired_event_is_found() {
-    hunt_in(
-        PlantedBug::MissedExpiredEvent,
-        50,
-        &["notify"],
-        Some(&[WorkloadKind::Notify]),
-    );
+    hunt(PlantedBug::MissedExpiredEvent, 50, &["notify"]);
 }
 
 /// MSET, MGET and DEL of several keys checked on their first key only: the

@@ -7,6 +7,7 @@
 //! test leaves no process behind.
 
 pub mod fixtures;
+pub mod notify;
 pub mod render;
 pub mod script;
 

@@ -208,7 +208,7 @@ fn getbit(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return ctx.error(BAD_OFFSET);
     };
     let (byte, mask) = bit_position(offset);
-    let bit = match ctx.lookup(&args[1]) {
+    let bit = match ctx.lookup_read(&args[1]) {
         None => false,
         Some(Value::Str(s)) => s.bytes.get(byte).is_some_and(|b| b & mask != 0),
         #[allow(unreachable_patterns)]

@@ -136,7 +136,7 @@ fn copy(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if src_db == dst_db && src == dst {
         return ctx.error("ERR source and destination objects are the same");
     }
-    let Some(value) = ctx.lookup(src) else {
+    let Some(value) = ctx.lookup_read(src) else {
         return ctx.int(0);
     };
     let value = value.clone();

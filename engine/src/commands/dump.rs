@@ -48,7 +48,7 @@ fn config_yes(ctx: &Ctx, name: &str) -> bool {
 
 fn dump_command(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let compress = config_yes(ctx, "rdbcompression");
-    let Some(value) = ctx.lookup(&args[1]) else {
+    let Some(value) = ctx.lookup_read(&args[1]) else {
         return ctx.null();
     };
     let (work_units, payload) = dump::create(value, compress);

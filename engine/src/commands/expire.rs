@@ -284,7 +284,7 @@ fn pexpiretime(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// -2 for a missing key, -1 for a key without TTL; seconds are rounded to
 /// the nearest, as Redis does.
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], unit: Unit, form: TtlForm) {
-    if ctx.lookup(key).is_none() {
+    if ctx.lookup_read(key).is_none() {
         return ctx.int(-2);
     }
     let Some(when) = ctx.db().get_expire(key) else {

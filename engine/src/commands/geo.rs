@@ -200,8 +200,10 @@ fn reply_coordinate(w: &mut ReplyWriter, d: f64) {
 }
 
 /// The sorted set at `key` after lazy expiry: `Ok(None)` when missing.
+/// Every geo command reads its source (a miss raises `keymiss`), the
+/// STORE forms too.
 fn zset_at<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c ZSet>, &'static str> {
-    match ctx.lookup(key) {
+    match ctx.lookup_read(key) {
         None => Ok(None),
         Some(Value::ZSet(z)) => Ok(Some(z)),
         Some(_) => Err(WRONGTYPE),
@@ -286,7 +288,7 @@ fn as_zset(value: Option<&mut Value>) -> Result<Option<&ZSet>, ()> {
 fn geohash_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let members = &args[2..];
     ctx.work(members.len() as u64);
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let Ok(z) = as_zset(value) else {
         return w.error(WRONGTYPE);
     };
@@ -303,7 +305,7 @@ fn geohash_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn geopos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let members = &args[2..];
     ctx.work(members.len() as u64);
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let Ok(z) = as_zset(value) else {
         return w.error(WRONGTYPE);
     };

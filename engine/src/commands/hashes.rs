@@ -6,7 +6,7 @@
 //!
 //! A hash emptied by HDEL is deleted, as Redis never keeps empty hashes.
 
-use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup, WrongType};
 use crate::notify::{class, notify};
 use crate::types::{Hash, Limits};
 use crate::util::parse_i64_strict;
@@ -217,9 +217,14 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
 ];
 
-/// The hash at `key`: `Ok(None)` when missing.
-fn hash_at<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Hash>, WrongType> {
-    ctx.lookup_as(key, Value::as_hash_mut)
+/// The hash at `key`: `Ok(None)` when missing (a `keymiss` for a
+/// [`Lookup::Read`]).
+fn hash_at<'c>(
+    ctx: &'c mut Ctx,
+    key: &[u8],
+    mode: Lookup,
+) -> Result<Option<&'c mut Hash>, WrongType> {
+    ctx.lookup_as_for(key, Value::as_hash_mut, mode)
 }
 
 /// Runs `update` on the hash at `key`, creating an empty one when missing
@@ -231,7 +236,7 @@ fn update_hash<R>(
     update: impl FnOnce(&mut Hash, &Limits) -> R,
 ) -> Result<R, WrongType> {
     let limits = ctx.limits();
-    if let Some(hash) = hash_at(ctx, key)? {
+    if let Some(hash) = hash_at(ctx, key, Lookup::Write)? {
         return Ok(update(hash, &limits));
     }
     let mut hash = Hash::new(ctx.collection_hash_seed());
@@ -299,7 +304,7 @@ fn hsetnx(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// HGET key field
 fn hget(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     match value {
         None => w.null(),
         Some(Value::Hash(hash)) => match hash.get(&args[2]) {
@@ -315,7 +320,7 @@ fn hget(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn hmget(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let fields = &args[2..];
     ctx.work_units += fields.len() as u64;
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let hash = match value {
         None => None,
         Some(Value::Hash(hash)) => Some(hash),
@@ -339,7 +344,7 @@ fn hdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
     let fields = &args[2..];
     ctx.work(fields.len() as u64);
-    let (deleted, now_empty, lookup_units) = match hash_at(ctx, key) {
+    let (deleted, now_empty, lookup_units) = match hash_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => return ctx.int(0),
         Ok(Some(hash)) => {
@@ -370,7 +375,7 @@ fn hdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// HLEN key
 fn hlen(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match hash_at(ctx, &args[1]) {
+    match hash_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(hash) => {
             let len = hash.map_or(0, |h| h.len());
@@ -381,7 +386,7 @@ fn hlen(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// HEXISTS key field
 fn hexists(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match hash_at(ctx, &args[1]) {
+    match hash_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(hash) => {
             let found = hash.is_some_and(|h| h.contains(&args[2]));
@@ -392,7 +397,7 @@ fn hexists(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// HSTRLEN key field: 0 for a missing field or key.
 fn hstrlen(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match hash_at(ctx, &args[1]) {
+    match hash_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(hash) => {
             let len = hash.and_then(|h| h.get(&args[2])).map_or(0, <[u8]>::len);
@@ -413,7 +418,7 @@ enum Part {
 /// per pair (the O(N) read that blocks every other client on a big hash).
 fn reply_whole_hash(ctx: &mut Ctx, key: &[u8], part: Part) {
     let mut visited = 0u64;
-    let (value, mut w) = ctx.lookup_and_writer(key);
+    let (value, mut w) = ctx.lookup_read_and_writer(key);
     let hash = match value {
         None => None,
         Some(Value::Hash(hash)) => Some(hash),

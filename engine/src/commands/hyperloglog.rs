@@ -7,7 +7,7 @@
 //! 64 bytes of sparse opcodes scanned ([`hll::DENSE_SCAN_UNITS`] for a whole
 //! dense HLL).
 
-use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup};
 use crate::notify::{class, notify};
 use crate::types::hll::{self, Corrupt, Encoding, REGISTERS};
 use crate::value::{RString, Value, WRONGTYPE};
@@ -92,8 +92,14 @@ pub const COMMANDS: &[CommandSpec] = &[
 
 /// The HLL at `key` after lazy expiry: `Ok(None)` when missing, `Err` with
 /// the reply when the key holds another type or a string that is no HLL.
-fn hll_at<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut RString>, &'static str> {
-    match ctx.lookup(key) {
+/// PFCOUNT and PFMERGE's sources (the destination included) are reads: a
+/// miss raises `keymiss`.
+fn hll_at<'c>(
+    ctx: &'c mut Ctx,
+    key: &[u8],
+    mode: Lookup,
+) -> Result<Option<&'c mut RString>, &'static str> {
+    match ctx.lookup_for(key, mode) {
         None => Ok(None),
         Some(Value::Str(s)) => match hll::validate(&s.bytes) {
             Ok(_) => Ok(Some(s)),
@@ -127,7 +133,7 @@ fn add_all(
 fn pfadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let sparse_max_bytes = ctx.server.config.hll_sparse_max_bytes;
     let (key, elements) = (&args[1], &args[2..]);
-    match hll_at(ctx, key) {
+    match hll_at(ctx, key, Lookup::Write) {
         Err(e) => ctx.error(e),
         Ok(None) => {
             // A new key counts as an update even without elements.
@@ -173,7 +179,7 @@ fn pfcount(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return pfcount_union(ctx, &args[1..]);
     }
     let key = &args[1];
-    let s = match hll_at(ctx, key) {
+    let s = match hll_at(ctx, key, Lookup::Read) {
         Err(e) => return ctx.error(e),
         Ok(None) => return ctx.int(0),
         Ok(Some(s)) => s,
@@ -215,7 +221,7 @@ fn pfcount_union(ctx: &mut Ctx, keys: &[Vec<u8>]) {
 /// Merges the HLL at `key` (if any) into `max`; whether it was dense, or
 /// the error reply.
 fn merge_key(ctx: &mut Ctx, key: &[u8], max: &mut [u8; REGISTERS]) -> Result<bool, &'static str> {
-    let Some(s) = hll_at(ctx, key)? else {
+    let Some(s) = hll_at(ctx, key, Lookup::Read)? else {
         return Ok(false);
     };
     let dense = hll::validate(&s.bytes) == Ok(Encoding::Dense);
@@ -239,7 +245,7 @@ fn pfmerge(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let key = &args[1];
     let mut created = None;
-    let s = match hll_at(ctx, key) {
+    let s = match hll_at(ctx, key, Lookup::Write) {
         Ok(Some(s)) => &mut s.bytes,
         _ => created.insert(hll::new_sparse()),
     };
@@ -277,7 +283,7 @@ fn pfmerge(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn pfdebug(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let sub = args[1].to_ascii_lowercase();
     let key = &args[2];
-    let s = match hll_at(ctx, key) {
+    let s = match hll_at(ctx, key, Lookup::Write) {
         Err(e) => return ctx.error(e),
         Ok(None) => return ctx.error("ERR The specified key does not exist"),
         Ok(Some(s)) => s,

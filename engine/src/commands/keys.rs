@@ -153,7 +153,7 @@ fn exists(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut found = 0;
     for key in &args[1..] {
         ctx.work(1);
-        if ctx.exists(key) {
+        if ctx.lookup_read(key).is_some() {
             found += 1;
         }
     }
@@ -161,7 +161,7 @@ fn exists(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn type_(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    let name = ctx.lookup(&args[1]).map_or("none", |v| v.type_name());
+    let name = ctx.lookup_read(&args[1]).map_or("none", |v| v.type_name());
     ctx.w().simple(name);
 }
 

@@ -8,7 +8,7 @@
 //! exists signals the key ready for blocked clients (a new key is signalled
 //! by `Ctx::store`).
 
-use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup, WrongType};
 use crate::notify::{class, notify};
 use crate::resp::ReplyWriter;
 use crate::types::list::{Direction, List};
@@ -531,7 +531,7 @@ fn rpop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn llen(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match ctx.lookup_as(&args[1], Value::as_list_mut) {
+    match ctx.lookup_as_for(&args[1], Value::as_list_mut, Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(list) => {
             let len = list.map_or(0, |l| l.len());
@@ -544,7 +544,7 @@ fn lrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (Some(start), Some(end)) = (parse_i64_strict(&args[2]), parse_i64_strict(&args[3])) else {
         return ctx.error(NOT_AN_INTEGER);
     };
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let list = match as_list(value) {
         Err(WrongType) => return w.error(WRONGTYPE),
         Ok(None) => return w.array_len(0),
@@ -564,7 +564,7 @@ fn lrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 pub(crate) fn lindex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     // Unlike LRANGE, the key is looked up before the index is parsed.
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let list = match as_list(value) {
         Err(WrongType) => return w.error(WRONGTYPE),
         Ok(None) => return w.null(),

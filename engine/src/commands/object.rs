@@ -80,7 +80,8 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     ..KEYSPACE
 }];
 
-/// The live value for OBJECT's subcommands, or a null reply.
+/// The live value for OBJECT's subcommands, or a null reply. A miss raises
+/// no `keymiss` (Redis looks up with `LOOKUP_NONOTIFY`).
 fn object_lookup<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut Value> {
     if ctx.lookup(key).is_none() {
         ctx.null();

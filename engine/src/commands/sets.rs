@@ -7,7 +7,7 @@
 //! A set emptied by SREM, SPOP or SMOVE is deleted, as Redis never keeps
 //! empty sets.
 
-use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup, WrongType};
 use crate::notify::{class, notify};
 use crate::types::{Limits, Set};
 use crate::value::{Value, WRONGTYPE};
@@ -238,9 +238,14 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
 ];
 
-/// The set at `key`: `Ok(None)` when missing.
-fn set_at<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Set>, WrongType> {
-    ctx.lookup_as(key, Value::as_set_mut)
+/// The set at `key`: `Ok(None)` when missing (a `keymiss` for a
+/// [`Lookup::Read`]).
+fn set_at<'c>(
+    ctx: &'c mut Ctx,
+    key: &[u8],
+    mode: Lookup,
+) -> Result<Option<&'c mut Set>, WrongType> {
+    ctx.lookup_as_for(key, Value::as_set_mut, mode)
 }
 
 /// Adds `members` to the set at `key`, creating it when missing in the
@@ -249,7 +254,7 @@ fn set_at<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Set>, Wrong
 fn add_members(ctx: &mut Ctx, key: &[u8], members: &[Vec<u8>]) -> Result<usize, WrongType> {
     debug_assert!(!members.is_empty());
     let limits: Limits = ctx.limits();
-    if let Some(set) = set_at(ctx, key)? {
+    if let Some(set) = set_at(ctx, key, Lookup::Write)? {
         return Ok(members.iter().filter(|m| set.insert(m, &limits)).count());
     }
     let mut set = Set::for_first_member(&members[0], ctx.collection_hash_seed());
@@ -279,7 +284,7 @@ fn srem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
     let members = &args[2..];
     ctx.work(members.len() as u64);
-    let (removed, now_empty) = match set_at(ctx, key) {
+    let (removed, now_empty) = match set_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => return ctx.int(0),
         Ok(Some(set)) => {
@@ -306,7 +311,7 @@ fn srem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// SISMEMBER key member
 fn sismember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match set_at(ctx, &args[1]) {
+    match set_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(set) => {
             let found = set.is_some_and(|s| s.contains(&args[2]));
@@ -319,7 +324,7 @@ fn sismember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 fn smismember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let members = &args[2..];
     ctx.work_units += members.len() as u64;
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let set = match value {
         None => None,
         Some(Value::Set(set)) => Some(set),
@@ -334,7 +339,7 @@ fn smismember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// SCARD key
 fn scard(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match set_at(ctx, &args[1]) {
+    match set_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(set) => {
             let len = set.map_or(0, |s| s.len());
@@ -358,7 +363,7 @@ fn smove(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if !src_is_set || !dst_is_set_or_missing {
         return ctx.error(WRONGTYPE);
     }
-    let Ok(Some(src_set)) = set_at(ctx, src) else {
+    let Ok(Some(src_set)) = set_at(ctx, src, Lookup::Write) else {
         return ctx.error(WRONGTYPE);
     };
     if src == dst {

@@ -149,7 +149,8 @@ fn sort_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], read_only: bool) {
         Ok(o) => o,
         Err(e) => return ctx.error(e),
     };
-    let (elements, kind) = match ctx.lookup(&args[1]) {
+    // A read, STORE or not: a miss raises `keymiss`.
+    let (elements, kind) = match ctx.lookup_read(&args[1]) {
         None => (Vec::new(), Kind::List),
         Some(value) => match natural_order(value) {
             Some(loaded) => loaded,
@@ -306,7 +307,8 @@ fn compare(a: &Item, b: &Item, alpha: bool, by_pattern: bool) -> Ordering {
 /// Redis's `lookupKeyByPattern`: `#` is the element itself; otherwise the
 /// first `*` of the pattern is replaced by the element, and the key read as
 /// a string, or, with `->field` after the `*`, as a hash field. A pattern
-/// without `*`, a missing key or a key of another type give `None`.
+/// without `*`, a missing key or a key of another type give `None`; a
+/// missing key raises `keymiss` (a read, each time it is looked up).
 fn lookup_by_pattern(ctx: &mut Ctx, pattern: &[u8], element: &[u8]) -> Option<Vec<u8>> {
     if pattern == b"#" {
         return Some(element.to_vec());
@@ -322,7 +324,7 @@ fn lookup_by_pattern(ctx: &mut Ctx, pattern: &[u8], element: &[u8]) -> Option<Ve
     key.extend_from_slice(&pattern[..star]);
     key.extend_from_slice(element);
     key.extend_from_slice(postfix);
-    match (ctx.lookup(&key)?, field) {
+    match (ctx.lookup_read(&key)?, field) {
         (Value::Str(s), None) => Some(s.bytes.clone()),
         (Value::Hash(hash), Some(field)) => hash.get(field).map(|v| v.to_vec()),
         _ => None,

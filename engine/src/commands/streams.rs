@@ -8,7 +8,7 @@
 //! XREADGROUP, blocking ones included), `groups` (XGROUP), `pending`
 //! (XACK XPENDING XCLAIM XAUTOCLAIM), `info` (XINFO).
 
-use crate::cmd::{flags::*, CommandSpec, Ctx, WrongType};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup, WrongType};
 use crate::types::stream::{ParsedId, Stream, StreamId};
 use crate::value::{Value, WRONGTYPE};
 
@@ -336,10 +336,14 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
 ];
 
-/// Looks `key` up as a stream; replies WRONGTYPE (and returns `Err`) when
-/// it holds another type.
-fn lookup_stream<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Stream>, ()> {
-    match ctx.lookup_as(key, Value::as_stream_mut) {
+/// Looks `key` up as a stream (a [`Lookup::Read`] miss raises `keymiss`);
+/// `Err` when it holds another type (the caller replies WRONGTYPE).
+fn lookup_stream<'c>(
+    ctx: &'c mut Ctx,
+    key: &[u8],
+    mode: Lookup,
+) -> Result<Option<&'c mut Stream>, ()> {
+    match ctx.lookup_as_for(key, Value::as_stream_mut, mode) {
         Ok(s) => Ok(s),
         Err(WrongType) => Err(()),
     }

@@ -13,7 +13,7 @@
 //! - [`counters`] (`strings/counters.rs`): INCR DECR INCRBY DECRBY INCRBYFLOAT;
 //! - [`lcs`] (`strings/lcs.rs`): LCS.
 
-use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup};
 use crate::notify::{class, notify};
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
@@ -100,12 +100,14 @@ pub const COMMANDS: &[CommandSpec] = &[
 /// The key holds a value of another type (the reply is `WRONGTYPE`).
 pub(crate) struct WrongType;
 
-/// The string at `key` after lazy expiry: `Ok(None)` when the key is missing.
+/// The string at `key` after lazy expiry: `Ok(None)` when the key is
+/// missing (which a [`Lookup::Read`] reports as `keymiss`).
 pub(crate) fn string_at<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
+    mode: Lookup,
 ) -> Result<Option<&'c mut RString>, WrongType> {
-    match ctx.lookup(key) {
+    match ctx.lookup_for(key, mode) {
         None => Ok(None),
         Some(Value::Str(s)) => Ok(Some(s)),
         #[allow(unreachable_patterns)]
@@ -114,9 +116,10 @@ pub(crate) fn string_at<'c>(
 }
 
 /// Redis's `getGenericCommand`: replies with the string at `key` (or null,
-/// or WRONGTYPE, which is the `Err`).
+/// or WRONGTYPE, which is the `Err`). A read: a miss raises `keymiss`, for
+/// the writes built on it (GETSET, GETDEL, SET ... GET) too.
 fn get_generic(ctx: &mut Ctx, key: &[u8]) -> Result<(), WrongType> {
-    let (value, mut w) = ctx.lookup_and_writer(key);
+    let (value, mut w) = ctx.lookup_read_and_writer(key);
     match value {
         None => w.null(),
         Some(Value::Str(s)) => w.bulk(&s.bytes),

@@ -549,13 +549,14 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
 ];
 
-/// Looks `key` up as a sorted set and hands out the reply writer too, so
-/// that a reply can be encoded straight from the stored set.
+/// Looks `key` up as a sorted set for a read (a miss raises `keymiss`)
+/// and hands out the reply writer too, so that a reply can be encoded
+/// straight from the stored set.
 fn zset_and_writer<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
 ) -> (Result<Option<&'c mut ZSet>, WrongType>, ReplyWriter<'c>) {
-    let (value, w) = ctx.lookup_and_writer(key);
+    let (value, w) = ctx.lookup_read_and_writer(key);
     let zset = match value {
         None => Ok(None),
         Some(v) => v.as_zset_mut().map(Some).ok_or(WrongType),

@@ -76,7 +76,7 @@ fn decrby(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// next input (see [`held::run_incr_writes`]). INCRs in between read the
 /// stale value and their updates are lost.
 fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
-    let current = match string_at(ctx, key) {
+    let current = match string_at(ctx, key, crate::cmd::Lookup::Write) {
         Err(NotAString) => return ctx.error(WRONGTYPE),
         Ok(None) => 0,
         Ok(Some(s)) => match parse_i64_strict(&s.bytes) {

@@ -7,7 +7,8 @@
 //! keys (existence, TTL, string value, collection members), which tells
 //! what each write did and so which events it owes, in Redis's order:
 //! `new` when a key is created, the command's event, `del` when a removal
-//! empties a collection. Keys the engine removed on its own (expiry, on
+//! empties a collection; `keymiss` when EXISTS reads a key the model does
+//! not hold. Keys the engine removed on its own (expiry, on
 //! access or in the cron; eviction) are in the history's
 //! [`KeyRemoval`] records, placed in the same order: each owes `expired`
 //! or `evicted`. The classes in force are those the last executed
@@ -133,6 +134,12 @@ impl Model {
                     k.has_ttl = false;
                     out.push(event(class::GENERIC, "persist", key));
                 }
+            }
+            // The one read: a key the model holds no longer (never
+            // created, deleted, or just expired, whose removal was placed
+            // first) owes `keymiss` (class `m`), as `lookupKeyRead` raises.
+            b"EXISTS" if !self.keys.contains_key(key) => {
+                out.push(event(class::KEY_MISS, "keymiss", key));
             }
             b"SET" => self.set(args, out),
             b"INCRBY" => self.incrby(key, &args[2], out),

@@ -13,7 +13,8 @@
 //! - 1: the same as RESP3 (HELLO 3 first): messages arrive as pushes.
 //! - 2: a **writer**: first sets `notify-keyspace-events` to classes drawn
 //!   from [`FLAG_SETS`], then writes keys of each type, with TTLs of a
-//!   few milliseconds so that keys expire on access and in the cron; a
+//!   few milliseconds so that keys expire on access and in the cron, and
+//!   reads them with EXISTS (a `keymiss` when missing, under `m`); a
 //!   batch in [`TRANSACTION_PERCENT`] is one MULTI/EXEC.
 //!
 //! Keys are typed by name (`ntf:str:<i>`, `ntf:list:<i>`...), so a command
@@ -48,9 +49,11 @@ pub const TRANSACTION_PERCENT: u32 = 20;
 pub const PATTERNS: [&[u8]; 2] = [b"__keyspace@7__:ntf:*", b"__keyevent@7__:*"];
 
 /// The `notify-keyspace-events` values a writer draws from: everything,
-/// everything with `new`, and subsets that leave out classes or one of
-/// the two channel kinds.
-pub const FLAG_SETS: &[&str] = &["KEA", "AKE", "KEAn", "Kgx", "Elshzx", "K$lxe", "E$gn"];
+/// everything with `new` or with `keymiss` (`m`, which `A` leaves out),
+/// and subsets that leave out classes or one of the two channel kinds.
+pub const FLAG_SETS: &[&str] = &[
+    "KEA", "AKE", "KEAn", "Kgx", "Elshzx", "K$lxe", "E$gn", "KEAm", "Elxm",
+];
 
 /// The key types and their name prefixes.
 const TYPES: [&str; 5] = ["str", "list", "set", "hash", "zset"];
@@ -142,7 +145,8 @@ fn ttl_ms(rng: &mut ChaCha8Rng) -> Vec<u8> {
     rng.gen_range(1..=TTL_MS_MAX).to_string().into_bytes()
 }
 
-/// One write (or a read that may expire a key lazily) on a drawn key.
+/// One write, or a read (EXISTS) that may expire a key lazily and, with
+/// class `m`, raises `keymiss` for a missing key, on a drawn key.
 fn write(rng: &mut ChaCha8Rng) -> Request {
     let kind = TYPES[rng.gen_range(0..TYPES.len())];
     let k = key(rng, kind);

@@ -204,9 +204,10 @@ fn run(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) {
     }
 }
 
-/// Only GETs (or nothing): a missing key reads as zeros.
+/// Only GETs (or nothing): a missing key reads as zeros (and raises
+/// `keymiss`, as Redis's read-only BITFIELD looks it up for a read).
 fn run_reads(ctx: &mut Ctx, key: &[u8], ops: &[Op]) {
-    let (value, mut w) = ctx.lookup_and_writer(key);
+    let (value, mut w) = ctx.lookup_read_and_writer(key);
     let bytes: &[u8] = match value {
         None => &[],
         Some(Value::Str(s)) => &s.bytes,

@@ -93,8 +93,9 @@ fn compute(ctx: &mut Ctx, op: Op, sources: &[Vec<u8>]) -> Option<Vec<u8>> {
     // The first pass checks the types and sizes the result, the second
     // reads the sources in place: none is copied.
     let (mut max_len, mut min_len, mut total_len) = (0, usize::MAX, 0usize);
+    // Each source is a read: a miss raises `keymiss`.
     for key in sources {
-        let len = match ctx.lookup(key) {
+        let len = match ctx.lookup_read(key) {
             None => 0,
             Some(Value::Str(s)) => s.bytes.len(),
             #[allow(unreachable_patterns)]

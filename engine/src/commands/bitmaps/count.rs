@@ -92,7 +92,7 @@ fn parse_unit(arg: &[u8]) -> Option<bool> {
 
 /// BITCOUNT key [start end [BYTE|BIT]].
 fn bitcount(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let s = match value {
         None => return w.int(0),
         Some(Value::Str(s)) => &s.bytes,
@@ -168,7 +168,7 @@ fn bitpos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Some(_) => return ctx.error("ERR The bit argument must be 1 or 0."),
         None => return ctx.error(NOT_AN_INTEGER),
     };
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let s = match value {
         // A missing key is an infinite run of zeros.
         None => return w.int(if bit { -1 } else { 0 }),

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use rand::{Rng, RngCore};
 
 use super::hash_at;
-use crate::cmd::{Ctx, WrongType};
+use crate::cmd::{Ctx, Lookup, WrongType};
 use crate::commands::scan::{
     parse_scan_args, parse_scan_cursor, scan_dict, write_scan_reply, CollectionScan,
 };
@@ -85,7 +85,7 @@ pub(super) fn hrandfield(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if let Err(e) = check_random_count(count) {
         return ctx.error(e);
     }
-    if ctx.lookup(&args[1]).is_none() {
+    if ctx.lookup_read(&args[1]).is_none() {
         return ctx.w().array_len(0);
     }
     let i = ctx.db_index();
@@ -103,7 +103,7 @@ pub(super) fn hrandfield(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn hrandfield_one(ctx: &mut Ctx, key: &[u8]) {
-    if ctx.lookup(key).is_none() {
+    if ctx.lookup_read(key).is_none() {
         return ctx.null();
     }
     let i = ctx.db_index();
@@ -214,7 +214,7 @@ pub(super) fn hscan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let Some(cursor) = parse_scan_cursor(&args[2]) else {
         return ctx.error("ERR invalid cursor");
     };
-    let scanned = match hash_at(ctx, &args[1]) {
+    let scanned = match hash_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => return write_scan_reply(ctx, 0, &[]),
         Ok(Some(hash)) => parse_scan_args(args, 3, false).map(|options| match hash.dict() {

@@ -66,7 +66,7 @@ pub(super) fn lpos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     } else {
         (o.rank, Direction::Forward)
     };
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let list = match as_list(value) {
         Err(WrongType) => return w.error(WRONGTYPE),
         Ok(None) if o.count.is_some() => return w.array_len(0),

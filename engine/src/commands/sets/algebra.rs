@@ -14,12 +14,13 @@ use crate::types::Set;
 use crate::util::parse_i64_strict;
 use crate::value::{Value, WRONGTYPE};
 
-/// Looks every key up (expiring it lazily); WRONGTYPE if any holds
-/// something other than a set. Redis checks every key before it computes
-/// anything, so a missing key does not excuse a later wrong one.
+/// Looks every key up (expiring it lazily; a miss raises `keymiss`, even
+/// for the STORE forms); WRONGTYPE if any holds something other than a
+/// set. Redis checks every key before it computes anything, so a missing
+/// key does not excuse a later wrong one.
 fn check_all_sets(ctx: &mut Ctx, keys: &[Vec<u8>]) -> Result<(), WrongType> {
     for key in keys {
-        if ctx.lookup(key).is_some_and(|v| v.as_set().is_none()) {
+        if ctx.lookup_read(key).is_some_and(|v| v.as_set().is_none()) {
             return Err(WrongType);
         }
     }

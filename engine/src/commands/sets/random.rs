@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use rand::RngCore;
 
 use super::set_at;
-use crate::cmd::{Ctx, WrongType};
+use crate::cmd::{Ctx, Lookup, WrongType};
 use crate::commands::hashes::{check_random_count, parse_random_count, sample_indices};
 use crate::commands::scan::{
     parse_scan_args, parse_scan_cursor, scan_dict, write_scan_reply, CollectionScan,
@@ -42,7 +42,7 @@ pub(super) fn spop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         _ => return ctx.error("ERR value is out of range, must be positive"),
     };
     let key = &args[1];
-    let size = match set_at(ctx, key) {
+    let size = match set_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => return ctx.w().set_len(0),
         Ok(Some(set)) => set.len() as u64,
@@ -56,7 +56,7 @@ pub(super) fn spop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         // key is gone.
         let seed = ctx.collection_hash_seed();
         let limits = ctx.limits();
-        let Ok(Some(set)) = set_at(ctx, key) else {
+        let Ok(Some(set)) = set_at(ctx, key, Lookup::Write) else {
             return ctx.error(WRONGTYPE);
         };
         let mut copy = Set::new(seed);
@@ -97,7 +97,7 @@ pub(super) fn spop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn spop_one(ctx: &mut Ctx, key: &[u8]) {
-    match set_at(ctx, key) {
+    match set_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => return ctx.null(),
         Ok(Some(_)) => {}
@@ -195,7 +195,7 @@ pub(super) fn srandmember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if let Some(Err(e)) = count.map(check_random_count) {
         return ctx.error(e);
     }
-    if ctx.lookup(&args[1]).is_none() {
+    if ctx.lookup_read(&args[1]).is_none() {
         return match count {
             None => ctx.null(),
             Some(_) => ctx.w().array_len(0),
@@ -278,7 +278,7 @@ pub(super) fn sscan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let Some(cursor) = parse_scan_cursor(&args[2]) else {
         return ctx.error("ERR invalid cursor");
     };
-    let scanned = match set_at(ctx, &args[1]) {
+    let scanned = match set_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => return write_scan_reply(ctx, 0, &[]),
         Ok(Some(set)) => parse_scan_args(args, 3, false).map(|options| match set.dict() {

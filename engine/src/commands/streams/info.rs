@@ -12,10 +12,10 @@ use crate::value::{Value, WRONGTYPE};
 /// without COUNT.
 const FULL_DEFAULT_COUNT: usize = 10;
 
-/// The stream at `key`, or the reply of why not (`ERR no such key`,
-/// WRONGTYPE).
+/// The stream at `key`, or the reply of why not (`ERR no such key`, after
+/// `keymiss`; WRONGTYPE).
 fn stream_or_reply<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c Stream> {
-    match ctx.lookup(key) {
+    match ctx.lookup_read(key) {
         Some(Value::Stream(_)) => {}
         Some(_) => {
             ctx.error(WRONGTYPE);

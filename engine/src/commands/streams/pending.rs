@@ -5,7 +5,7 @@
 use super::range::write_entry;
 use super::read::{setid_argv, xclaim_argv, Propagated};
 use super::{is_word, lookup_stream, parse_i64, parse_strict_id, wrongtype, SYNTAX_ERROR};
-use crate::cmd::Ctx;
+use crate::cmd::{Ctx, Lookup};
 use crate::resp::ReplyWriter;
 use crate::types::stream::{Group, Stream, StreamId};
 
@@ -19,13 +19,14 @@ fn no_group(ctx: &mut Ctx, key: &[u8], group: &[u8]) {
 }
 
 /// The stream at `key` if it has `group`: `Ok(None)` when not, `Err` after
-/// replying WRONGTYPE.
+/// replying WRONGTYPE. XACK, XPENDING, XCLAIM and XAUTOCLAIM read the key:
+/// a miss raises `keymiss`.
 fn with_group<'c>(
     ctx: &'c mut Ctx,
     key: &[u8],
     group: &[u8],
 ) -> Result<Option<&'c mut Stream>, ()> {
-    let has_group = match lookup_stream(ctx, key) {
+    let has_group = match lookup_stream(ctx, key, Lookup::Read) {
         Err(()) => None,
         Ok(Some(s)) => Some(s.groups.contains_key(group)),
         Ok(None) => Some(false),
@@ -36,7 +37,7 @@ fn with_group<'c>(
             Err(())
         }
         Some(false) => Ok(None),
-        Some(true) => Ok(lookup_stream(ctx, key).ok().flatten()),
+        Some(true) => Ok(lookup_stream(ctx, key, Lookup::Read).ok().flatten()),
     }
 }
 

@@ -3,7 +3,7 @@
 //! too).
 
 use super::{is_word, lookup_stream, parse_i64, wrongtype, SYNTAX_ERROR};
-use crate::cmd::Ctx;
+use crate::cmd::{Ctx, Lookup};
 use crate::resp::ReplyWriter;
 use crate::types::stream::{Item, Node, Stream, StreamId};
 
@@ -51,7 +51,7 @@ fn parse_interval(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), &'st
 }
 
 pub(super) fn xlen(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match lookup_stream(ctx, &args[1]) {
+    match lookup_stream(ctx, &args[1], Lookup::Read) {
         Err(()) => wrongtype(ctx),
         Ok(s) => {
             let n = s.map_or(0, |s| s.len());
@@ -95,7 +95,7 @@ fn range_generic(ctx: &mut Ctx, args: &[Vec<u8>], rev: bool) {
             return ctx.error(SYNTAX_ERROR);
         }
     }
-    let (found, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (found, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let work = match found.map(|v| v.as_stream_mut()) {
         None => {
             w.array_len(0);

@@ -130,7 +130,7 @@ fn resolve(ctx: &mut Ctx, args: &[Vec<u8>], r: &ReadArgs) -> Result<Vec<From>, S
         ctx.work(1);
         let key = &args[r.streams_at + k];
         let id_arg = &args[r.streams_at + r.streams_count + k];
-        let s: Option<&Stream> = match ctx.lookup(key) {
+        let s: Option<&Stream> = match ctx.lookup_read(key) {
             None => None,
             Some(Value::Stream(s)) => Some(s),
             Some(_) => return Err(WRONGTYPE.into()),
@@ -274,7 +274,9 @@ fn serve_one(
     let protocol = ctx.protocol;
     let now_ms = ctx.now_ms();
     let propagating = ctx.propagating();
-    let Some(Value::Stream(s)) = ctx.lookup(key) else {
+    // Redis looks every stream up a second time to serve it: a missing
+    // one raises `keymiss` again.
+    let Some(Value::Stream(s)) = ctx.lookup_read(key) else {
         return false;
     };
     let s: &mut Stream = s;

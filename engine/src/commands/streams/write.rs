@@ -4,7 +4,7 @@
 use super::{
     is_word, lookup_stream, parse_add_id, parse_i64, parse_strict_id, wrongtype, SYNTAX_ERROR,
 };
-use crate::cmd::Ctx;
+use crate::cmd::{Ctx, Lookup};
 use crate::notify::{class, notify};
 use crate::types::stream::{AppendError, Stream, StreamId, Trim};
 use crate::value::Value;
@@ -114,7 +114,7 @@ const FREED_ENTRIES_PER_UNIT: u64 = 4;
 /// nodes and entries visited.
 fn trim_stream(ctx: &mut Ctx, key: &[u8], a: &AddTrimArgs) -> u64 {
     let Some(trim) = a.trim else { return 0 };
-    let Ok(Some(s)) = lookup_stream(ctx, key) else {
+    let Ok(Some(s)) = lookup_stream(ctx, key, Lookup::Write) else {
         return 0;
     };
     let (deleted, visited) = s.trim(trim, a.approx, a.limit);
@@ -154,7 +154,7 @@ pub(super) fn xadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let key = args[1].clone();
     let now_ms = ctx.now_ms();
-    let existing = match lookup_stream(ctx, &key) {
+    let existing = match lookup_stream(ctx, &key, Lookup::Write) {
         Err(()) => return wrongtype(ctx),
         Ok(s) => s.map(|s| (s.last_id, s.next_auto_id(now_ms))),
     };
@@ -183,7 +183,7 @@ pub(super) fn xadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     let pairs = &args[field_at..];
     ctx.work(1 + pairs.len() as u64 / 2);
-    let result = match lookup_stream(ctx, &key) {
+    let result = match lookup_stream(ctx, &key, Lookup::Write) {
         Ok(Some(s)) => {
             let r = s.append(id, pairs, &limits);
             if r.is_ok() {
@@ -219,7 +219,9 @@ pub(super) fn xadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         if a.id.is_none_or(|p| !p.seq_given) {
             argv[a.id_at] = id.to_bytes();
         }
-        if let (true, Some(trim), Ok(Some(s))) = (a.approx, a.trim, lookup_stream(ctx, &key)) {
+        if let (true, Some(trim), Ok(Some(s))) =
+            (a.approx, a.trim, lookup_stream(ctx, &key, Lookup::Write))
+        {
             argv[a.trim_arg - 1] = b"=".to_vec();
             argv[a.trim_arg] = trim_value_after(s, trim);
         }
@@ -238,7 +240,7 @@ pub(super) fn xtrim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Err(e) => return ctx.error(e),
     };
     let key = args[1].clone();
-    match lookup_stream(ctx, &key) {
+    match lookup_stream(ctx, &key, Lookup::Write) {
         Err(()) => return wrongtype(ctx),
         Ok(None) => return ctx.int(0),
         Ok(Some(_)) => {}
@@ -249,7 +251,7 @@ pub(super) fn xtrim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         ctx.server.dirty += deleted - 1;
         notify(ctx, class::STREAM, "xtrim", &key);
         if ctx.propagating() && a.approx {
-            if let (Some(trim), Ok(Some(s))) = (a.trim, lookup_stream(ctx, &key)) {
+            if let (Some(trim), Ok(Some(s))) = (a.trim, lookup_stream(ctx, &key, Lookup::Write)) {
                 let mut argv = args.to_vec();
                 argv[a.trim_arg - 1] = b"=".to_vec();
                 argv[a.trim_arg] = trim_value_after(s, trim);
@@ -262,7 +264,7 @@ pub(super) fn xtrim(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 pub(super) fn xdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = args[1].clone();
-    match lookup_stream(ctx, &key) {
+    match lookup_stream(ctx, &key, Lookup::Write) {
         Err(()) => return wrongtype(ctx),
         Ok(None) => return ctx.int(0),
         Ok(Some(_)) => {}
@@ -276,7 +278,7 @@ pub(super) fn xdel(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
     }
     ctx.work(ids.len() as u64);
-    let Ok(Some(s)) = lookup_stream(ctx, &key) else {
+    let Ok(Some(s)) = lookup_stream(ctx, &key, Lookup::Write) else {
         return ctx.int(0);
     };
     let deleted = ids.iter().filter(|&&id| s.delete(id)).count() as u64;
@@ -324,7 +326,7 @@ pub(super) fn xsetid(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
     }
     let key = args[1].clone();
-    let s = match lookup_stream(ctx, &key) {
+    let s = match lookup_stream(ctx, &key, Lookup::Write) {
         Err(()) => return wrongtype(ctx),
         Ok(None) => return ctx.error("ERR no such key"),
         Ok(Some(s)) => s,

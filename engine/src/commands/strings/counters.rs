@@ -3,7 +3,7 @@
 //! as 0.
 
 use super::{long_double, string_at, WrongType, NOT_AN_INTEGER, STRING, WRITE_FAST};
-use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup};
 use crate::notify::{class, notify};
 use crate::resp::encode::fmt_i64;
 use crate::util::parse_i64_strict;
@@ -63,7 +63,7 @@ pub const COMMANDS: &[CommandSpec] = &[
 /// INCR, DECR, INCRBY, DECRBY: the stored integer plus `delta`. The key keeps
 /// its TTL; a missing key counts as 0.
 fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
-    let current = match string_at(ctx, key) {
+    let current = match string_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => 0,
         Ok(Some(s)) => match parse_i64_strict(&s.bytes) {
@@ -133,7 +133,7 @@ fn decrby(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 fn incrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
-    let result = match string_at(ctx, key) {
+    let result = match string_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(current) => long_double::incr_by_float(current.map(|s| s.bytes.as_slice()), &args[2]),
     };

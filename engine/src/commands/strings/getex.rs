@@ -5,7 +5,7 @@ use super::{
     expire_at_ms, get_generic, parse_extended_options, string_at, WrongType, STRING, SYNTAX_ERROR,
     WRITE_FAST,
 };
-use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup};
 use crate::commands::expire::propagate_deletion;
 use crate::notify::{class, notify};
 use crate::value::{RString, Value, WRONGTYPE};
@@ -70,7 +70,7 @@ fn getex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     let key = &args[1];
     // A missing key is null even when the expire argument is invalid.
-    match string_at(ctx, key) {
+    match string_at(ctx, key, Lookup::Read) {
         Ok(None) => return ctx.null(),
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(Some(_)) => {}

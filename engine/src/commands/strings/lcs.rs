@@ -2,7 +2,7 @@
 //! dynamic-programming table and backwards walk (`lcsCommand`).
 
 use super::{c_str, string_at, WrongType, NOT_AN_INTEGER, READ_SLOW, STRING, SYNTAX_ERROR};
-use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup};
 use crate::util::parse_i64_strict;
 
 /// LCS table cells per unit of work: a cell is a compare and a max, about a
@@ -36,17 +36,16 @@ struct LcsOptions {
 type LcsMatch = ((u32, u32), (u32, u32));
 
 fn lcs(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    // The type check comes before the options, as in Redis.
-    let mut strings: [Vec<u8>; 2] = Default::default();
+    // Both keys are looked up (each miss raising `keymiss`) before the
+    // type check, which comes before the options, as in Redis.
+    let mut strings: [Result<Vec<u8>, WrongType>; 2] = [Ok(Vec::new()), Ok(Vec::new())];
     for (slot, key) in strings.iter_mut().zip(&args[1..3]) {
-        match string_at(ctx, key) {
-            Err(WrongType) => {
-                return ctx.error("ERR The specified keys must contain string values")
-            }
-            Ok(s) => *slot = s.map(|s| s.bytes.clone()).unwrap_or_default(),
-        }
+        *slot = string_at(ctx, key, Lookup::Read)
+            .map(|s| s.map(|s| s.bytes.clone()).unwrap_or_default());
     }
-    let [a, b] = strings;
+    let [Ok(a), Ok(b)] = strings else {
+        return ctx.error("ERR The specified keys must contain string values");
+    };
     let mut opts = LcsOptions::default();
     let mut j = 3;
     while j < args.len() {

@@ -49,7 +49,7 @@ fn mget(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.w().array_len(args.len() - 1);
     for key in &args[1..] {
         // Like Redis, a key of another type reads as null, not WRONGTYPE.
-        let (value, mut w) = ctx.lookup_and_writer(key);
+        let (value, mut w) = ctx.lookup_read_and_writer(key);
         match value {
             Some(Value::Str(s)) => w.bulk(&s.bytes),
             #[allow(unreachable_patterns)]

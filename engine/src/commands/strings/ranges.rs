@@ -4,7 +4,7 @@
 use super::{
     string_at, WrongType, NOT_AN_INTEGER, READ_FAST, READ_SLOW, STRING, WRITE_FAST, WRITE_SLOW,
 };
-use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup};
 use crate::notify::{class, notify};
 use crate::util::parse_i64_strict;
 use crate::value::{RString, Value, WRONGTYPE};
@@ -77,7 +77,7 @@ fn append(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let suffix = std::mem::take(&mut args[2]);
     let key = &args[1];
     let limit = ctx.server.config.proto_max_bulk_len_bytes as u128;
-    let bytes = match string_at(ctx, key) {
+    let bytes = match string_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => {
             // A new key takes the argument as it is (not raw-encoded).
@@ -104,7 +104,7 @@ fn append(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 fn strlen(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match string_at(ctx, &args[1]) {
+    match string_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(s) => {
             let len = s.map_or(0, |s| s.bytes.len());
@@ -118,7 +118,7 @@ fn getrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (Some(start), Some(end)) = (parse_i64_strict(&args[2]), parse_i64_strict(&args[3])) else {
         return ctx.error(NOT_AN_INTEGER);
     };
-    let (value, mut w) = ctx.lookup_and_writer(&args[1]);
+    let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let s = match value {
         None => return w.bulk(b""),
         Some(Value::Str(s)) => &s.bytes,
@@ -166,7 +166,7 @@ fn setrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
     let new_len = offset as u128 + patch.len() as u128;
     let limit = ctx.server.config.proto_max_bulk_len_bytes as u128;
-    let mut bytes = match string_at(ctx, key) {
+    let mut bytes = match string_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         // Setting nothing on a missing key creates nothing.
         Ok(None) if patch.is_empty() => return ctx.int(0),

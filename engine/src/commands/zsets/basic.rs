@@ -9,7 +9,7 @@ use super::{
     new_zset_seed, notify_and_delete_if_empty, write_elements, zset_and_writer, NOT_AN_INTEGER,
     SYNTAX_ERROR,
 };
-use crate::cmd::Ctx;
+use crate::cmd::{Ctx, Lookup};
 use crate::commands::scan::{parse_scan_args, parse_scan_cursor, scan_dict, write_scan_reply};
 use crate::resp::encode::format_double;
 use crate::resp::ReplyWriter;
@@ -221,7 +221,7 @@ pub(super) fn zrem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// ZCARD key
 pub(super) fn zcard(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    match ctx.lookup_as(&args[1], Value::as_zset_mut) {
+    match ctx.lookup_as_for(&args[1], Value::as_zset_mut, Lookup::Read) {
         Err(_) => ctx.error(WRONGTYPE),
         Ok(None) => ctx.int(0),
         Ok(Some(z)) => {
@@ -305,7 +305,7 @@ pub(super) fn zrandmember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return randmember_with_count(ctx, &args[1], count, withscores);
     }
     let i = ctx.db_index();
-    let _ = ctx.lookup(&args[1]);
+    let _ = ctx.lookup_read(&args[1]);
     let server = &mut *ctx.server;
     let mut w = ReplyWriter::new(&mut ctx.reply, ctx.protocol);
     match server.keyspace.dbs[i].get(&args[1]) {
@@ -317,7 +317,7 @@ pub(super) fn zrandmember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 fn randmember_with_count(ctx: &mut Ctx, key: &[u8], count: i64, withscores: bool) {
     let i = ctx.db_index();
-    let _ = ctx.lookup(key);
+    let _ = ctx.lookup_read(key);
     let server = &mut *ctx.server;
     let mut w = ReplyWriter::new(&mut ctx.reply, ctx.protocol);
     let zset = match server.keyspace.dbs[i].get(key) {
@@ -407,7 +407,7 @@ pub(super) fn zscan(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let Some(cursor) = parse_scan_cursor(&args[2]) else {
         return ctx.error("ERR invalid cursor");
     };
-    let zset = match ctx.lookup_as(&args[1], Value::as_zset_mut) {
+    let zset = match ctx.lookup_as_for(&args[1], Value::as_zset_mut, Lookup::Read) {
         Err(_) => return ctx.error(WRONGTYPE),
         Ok(None) => return write_scan_reply(ctx, 0, &[]),
         Ok(Some(z)) => &*z,

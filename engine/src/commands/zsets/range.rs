@@ -11,7 +11,7 @@ use super::{
     new_zset_seed, notify_and_delete_if_empty, store_or_delete, write_elements, zset_and_writer,
     NOT_AN_INTEGER, SYNTAX_ERROR,
 };
-use crate::cmd::Ctx;
+use crate::cmd::{Ctx, Lookup};
 use crate::types::zset::{LexRange, RangeSpec, ScoreRange, ZSet};
 use crate::util::parse_i64_strict;
 use crate::value::{Value, WRONGTYPE};
@@ -232,7 +232,8 @@ pub(super) fn zrangestore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Ok(r) => r,
         Err(e) => return ctx.error(e),
     };
-    let elements: Vec<(Box<[u8]>, f64)> = match ctx.lookup_as(&args[2], Value::as_zset_mut) {
+    let source = ctx.lookup_as_for(&args[2], Value::as_zset_mut, Lookup::Read);
+    let elements: Vec<(Box<[u8]>, f64)> = match source {
         Err(_) => return ctx.error(WRONGTYPE),
         Ok(None) => Vec::new(),
         Ok(Some(z)) => {
@@ -252,7 +253,7 @@ pub(super) fn zrangestore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// The number of elements of `key` in `range` (ZCOUNT, ZLEXCOUNT).
 fn count_in<R: RangeSpec>(ctx: &mut Ctx, key: &[u8], range: &R) {
-    let n = match ctx.lookup_as(key, Value::as_zset_mut) {
+    let n = match ctx.lookup_as_for(key, Value::as_zset_mut, Lookup::Read) {
         Err(_) => return ctx.error(WRONGTYPE),
         Ok(None) => 0,
         Ok(Some(z)) => z.range_ranks(range, false).map_or(0, |(lo, hi)| hi - lo),

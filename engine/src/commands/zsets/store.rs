@@ -267,8 +267,12 @@ fn algebra(ctx: &mut Ctx, args: &mut [Vec<u8>], numkeys_at: usize, op: Op, outpu
         return ctx.error(SYNTAX_ERROR);
     }
     let keys = first_key..first_key + numkeys as usize;
+    // Every source is a read (a miss raises `keymiss`), STORE forms too.
     for key in &args[keys.clone()] {
-        if !matches!(ctx.lookup(key), None | Some(Value::ZSet(_) | Value::Set(_))) {
+        if !matches!(
+            ctx.lookup_read(key),
+            None | Some(Value::ZSet(_) | Value::Set(_))
+        ) {
             return ctx.error(WRONGTYPE);
         }
     }

@@ -48,6 +48,25 @@ fn writes_owe_redis_events_in_order() {
 }
 
 #[test]
+fn a_read_of_a_missing_key_owes_keymiss() {
+    let mut m = Model::default();
+    assert_eq!(apply(&mut m, &[b"EXISTS", b"k"]), ["keymiss"]);
+    apply(&mut m, &[b"SET", b"k", b"1"]);
+    assert!(apply(&mut m, &[b"EXISTS", b"k"]).is_empty(), "a hit");
+    apply(&mut m, &[b"DEL", b"k"]);
+    assert_eq!(apply(&mut m, &[b"EXISTS", b"k"]), ["keymiss"]);
+    // `m` alone publishes it; `A` leaves it out.
+    let mut events = Vec::new();
+    m.apply(&request(&[b"EXISTS", b"ntf:str:0"]), &mut events);
+    for (flags, published) in [(&b"KEA"[..], 0), (b"Em", 1), (b"KEAm", 2)] {
+        m.flags = parse_flags(flags).unwrap();
+        let mut out = Vec::new();
+        m.messages(&events, 1, &mut out);
+        assert_eq!(out.len(), published, "{}", String::from_utf8_lossy(flags));
+    }
+}
+
+#[test]
 fn messages_follow_the_classes_in_force() {
     let mut m = Model {
         flags: parse_flags(b"Kg").unwrap(),
