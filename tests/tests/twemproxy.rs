@@ -121,8 +121,12 @@ fn closes_without_reply(port: u16, args: &[&[u8]]) -> Result<(), Vec<u8>> {
     }
 }
 
-/// One write per type through the proxy, the read that shows it back.
-fn typed_writes(i: usize) -> Vec<(String, Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+/// A command's arguments.
+type Args = Vec<Vec<u8>>;
+
+/// One write per type through the proxy: (key, write, the read that
+/// shows it back).
+fn typed_writes(i: usize) -> Vec<(String, Args, Args)> {
     let w = |parts: &[&str]| {
         parts
             .iter()
