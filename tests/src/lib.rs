@@ -10,6 +10,7 @@ pub mod fixtures;
 pub mod notify;
 pub mod render;
 pub mod script;
+pub mod twemproxy;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -47,11 +47,19 @@ pub struct ProbeArgs {
     /// Mean milliseconds between restarts (with --restart-cmd).
     #[arg(long, default_value_t = 1_000)]
     pub restart_every_ms: u64,
+    /// --addr is a sharding proxy (twemproxy) in front of these servers,
+    /// comma-separated loopback addresses: they are flushed directly, only
+    /// the workloads a proxy can route run (default: all of those), and no
+    /// server-side fault is sent.
+    #[arg(long, value_delimiter = ',', value_name = "ADDR,...")]
+    pub shards: Option<Vec<String>>,
 }
 
 impl ProbeArgs {
     pub fn config(&self) -> Result<ProbeConfig, String> {
+        let shards = self.shards.clone().unwrap_or_default();
         let workloads = match &self.workloads {
+            None if !shards.is_empty() => super::proxy::default_sharded_workloads(),
             None => default_workloads(),
             Some(names) => names
                 .iter()
@@ -73,6 +81,12 @@ impl ProbeArgs {
         }
         if workloads.is_empty() {
             return Err("--workloads needs at least one".into());
+        }
+        if !shards.is_empty() {
+            super::proxy::check_workloads(&workloads)?;
+            if self.restart_cmd.is_some() {
+                return Err("--restart-cmd and --shards do not go together".into());
+            }
         }
         let clients = self.clients.unwrap_or(workloads.len() as u32);
         if clients == 0 || clients > super::CLIENTS_MAX {
@@ -109,6 +123,7 @@ impl ProbeArgs {
                     command: command.clone(),
                     every_ms: self.restart_every_ms.clamp(1, 3_600_000),
                 }),
+            shards,
         })
     }
 }

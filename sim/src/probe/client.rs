@@ -60,6 +60,9 @@ pub struct Shared {
     /// Set while the crash-restart fault restarts the server
     /// ([`super::restart`]): clients do not connect until it answers PONG.
     pub restarting: std::sync::atomic::AtomicBool,
+    /// The address is a sharding proxy ([`super::proxy`]): connections
+    /// shake hands with PING and no server-side fault is sent.
+    pub through_proxy: bool,
 }
 
 impl Shared {
@@ -235,13 +238,9 @@ impl Client<'_> {
             self.record.connect_failures += 1;
             return false;
         };
-        let deadline = Instant::now() + Duration::from_millis(HANDSHAKE_MS);
-        let server_id = match conn.call(&[b"CLIENT", b"ID"], deadline) {
-            Ok(Frame::Integer(id)) if id > 0 => id as u64,
-            _ => {
-                self.record.connect_failures += 1;
-                return false;
-            }
+        let Some(server_id) = self.handshake(&mut conn) else {
+            self.record.connect_failures += 1;
+            return false;
         };
         let id = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
         self.record.conns.push(Conn {
@@ -263,6 +262,23 @@ impl Client<'_> {
         true
     }
 
+    /// The connection's server id (`CLIENT ID`), or 0 through a proxy,
+    /// which has no such command and answers PING instead (a server id of
+    /// 0 is never a KILL victim). `None` if the server did not answer.
+    fn handshake(&self, conn: &mut ProbeConn) -> Option<u64> {
+        let deadline = Instant::now() + Duration::from_millis(HANDSHAKE_MS);
+        if self.shared.through_proxy {
+            return match conn.call(&[b"PING"], deadline) {
+                Ok(Frame::Simple(s)) if s == b"PONG" => Some(0),
+                _ => None,
+            };
+        }
+        match conn.call(&[b"CLIENT", b"ID"], deadline) {
+            Ok(Frame::Integer(id)) if id > 0 => Some(id as u64),
+            _ => None,
+        }
+    }
+
     /// Sends a server-side fault's command as a one-request batch of the
     /// `fault` workload and waits for its reply. `false`: give up.
     fn server_fault(&mut self, fault: &Fault) -> bool {
@@ -277,7 +293,9 @@ impl Client<'_> {
         // command: a client that may be subscribed sends no server fault
         // (its draw is still consumed, so the streams stay the same).
         let subscribed = self.workload.takes_messages();
-        let command = if refused || subscribed {
+        // A proxy routes none of the fault commands (twemproxy closes the
+        // connection on them): they are counted as skipped.
+        let command = if refused || subscribed || self.shared.through_proxy {
             None
         } else {
             fault.command(victim)

@@ -32,6 +32,7 @@ pub mod cli;
 pub mod client;
 pub mod conn;
 pub mod faults;
+pub mod proxy;
 pub mod report;
 pub mod restart;
 pub mod scan;
@@ -61,7 +62,7 @@ pub const DURATION_S_MAX: u64 = 3_600;
 /// answered within this much real time (generous: the machine is shared).
 pub const LIVENESS_BOUND_NS: u64 = 5_000_000_000;
 /// Set-up commands (INFO, FLUSHALL) may take this long.
-const SETUP_MS: u64 = 10_000;
+pub(crate) const SETUP_MS: u64 = 10_000;
 
 /// What to probe, and how hard.
 #[derive(Clone, Debug)]
@@ -77,6 +78,9 @@ pub struct ProbeConfig {
     pub fault_per_mille: u32,
     /// The crash-restart fault, when a restart command is given.
     pub restart: Option<restart::RestartFault>,
+    /// The servers behind a sharding proxy at `addr` (see [`proxy`]);
+    /// empty when `addr` is the server itself.
+    pub shards: Vec<String>,
 }
 
 impl ProbeConfig {
@@ -92,6 +96,19 @@ impl ProbeConfig {
             workloads,
             fault_per_mille: FAULT_PER_MILLE_DEFAULT,
             restart: None,
+            shards: Vec::new(),
+        }
+    }
+
+    /// A probe of the sharding proxy at `addr` in front of `shards`, with
+    /// every workload that can run through it, one client each.
+    pub fn through_proxy(addr: &str, shards: &[String]) -> ProbeConfig {
+        let workloads = proxy::default_sharded_workloads();
+        ProbeConfig {
+            clients: workloads.len() as u32,
+            workloads,
+            shards: shards.to_vec(),
+            ..ProbeConfig::new(addr)
         }
     }
 }
@@ -160,7 +177,16 @@ pub fn probe(config: &ProbeConfig) -> Result<ProbeReport, String> {
     let clients = config.clients.clamp(1, CLIENTS_MAX);
     let ops = config.ops.clamp(1, OPS_MAX);
     let duration = config.duration.min(Duration::from_secs(DURATION_S_MAX));
-    let server = prepare_server(addr)?;
+    if config.restart.is_some() && !config.shards.is_empty() {
+        return Err("the crash-restart fault needs a direct probe, not one through a proxy".into());
+    }
+    let server = match config.shards.is_empty() {
+        true => prepare_server(addr)?,
+        false => {
+            proxy::check_workloads(&config.workloads)?;
+            proxy::prepare_shards(addr, &config.shards)?
+        }
+    };
     let start = Instant::now();
     let (faults_stop_ops, faults_stop_at) = faults_stop(ops, start, duration);
     let shared = Shared {
@@ -178,6 +204,7 @@ pub fn probe(config: &ProbeConfig) -> Result<ProbeReport, String> {
         next_conn: AtomicU64::new(1),
         liveness_bound_ns: LIVENESS_BOUND_NS,
         restarting: std::sync::atomic::AtomicBool::new(false),
+        through_proxy: !config.shards.is_empty(),
     };
     let clients_done = std::sync::atomic::AtomicBool::new(false);
     let kinds: Vec<WorkloadKind> = (0..clients)
@@ -269,7 +296,7 @@ pub fn probe(config: &ProbeConfig) -> Result<ProbeReport, String> {
 
 /// Names the server (INFO server) and flushes it. Returns e.g.
 /// `redis_version:7.0.15` or `seedkv_version:0.1.0 (redis_version:7.0.15)`.
-fn prepare_server(addr: SocketAddr) -> Result<String, String> {
+pub(crate) fn prepare_server(addr: SocketAddr) -> Result<String, String> {
     let mut conn =
         ProbeConn::connect(addr).map_err(|e| format!("cannot connect to {addr}: {e}"))?;
     let deadline = Instant::now() + Duration::from_millis(SETUP_MS);
