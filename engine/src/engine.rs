@@ -277,7 +277,7 @@ impl Engine {
     /// The connection is gone (closed by the peer, or by the host after a
     /// `Close` event). Unknown ids are ignored. A blocked client leaves its
     /// keys' queues without a reply.
-    pub fn disconnect(&mut self, _now: Now, client: ClientId) {
+    pub fn disconnect(&mut self, now: Now, client: ClientId) {
         if self.server.scripting.running_client() == Some(client) {
             // The script's command still runs on this client: it leaves
             // when the script ends.
@@ -297,7 +297,7 @@ impl Engine {
                 .remove_client(client, &mut c.subscriptions);
             crate::tracking::disable(&mut self.server.tracking, &mut c);
             self.server.repl.client_gone(client);
-            self.master_link_gone(_now, client);
+            self.master_link_gone(now, client);
         }
     }
 
@@ -623,8 +623,8 @@ impl Engine {
     /// output buffer limits.
     fn after_command(&mut self, now: Now, client: ClientId) {
         if let Some(c) = self.clients.get_mut(&client) {
-            c.woff = self.server.repl.master_repl_offset
-                + self.server.propagation.stream().len() as u64;
+            c.woff =
+                self.server.repl.master_repl_offset + self.server.propagation.stream().len() as u64;
         }
         self.queue_deliveries(now);
         self.check_output_limit(now, client);

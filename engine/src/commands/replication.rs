@@ -1,4 +1,4 @@
-//! PSYNC, SYNC, REPLCONF, WAIT and ROLE, as Redis 7.0.15's `replication.c`
+//! PSYNC, REPLCONF, WAIT and ROLE, as Redis 7.0.15's `replication.c`
 //! answers them (the state and the stream are in [`crate::repl`]).
 //!
 //! A full resync serializes the dataset on the command thread, as SAVE
@@ -21,16 +21,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         group: "server",
         summary: "Internal command used for replication",
         handler: Some(psync),
-        ..CommandSpec::DEFAULT
-    },
-    CommandSpec {
-        name: "sync",
-        arity: 1,
-        flags: ADMIN | NOSCRIPT | NO_MULTI,
-        acl_categories: &["admin", "slow", "dangerous"],
-        group: "server",
-        summary: "Internal command used for replication",
-        handler: Some(sync),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -92,16 +82,6 @@ fn psync(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
 }
 
-fn sync(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
-    if ctx.client().repl_role == ClientRole::Replica {
-        return;
-    }
-    if let Some(refusal) = crate::repl::replica::refuses_sync(ctx.server) {
-        return ctx.error(refusal);
-    }
-    full_sync(ctx, false);
-}
-
 /// `+CONTINUE` and the backlog from the replica's offset on.
 fn continue_sync(ctx: &mut Ctx, backlog_bytes: &[u8]) {
     let psync2 = primary::handshake(&mut ctx.server.repl, ctx.client_id).capa_psync2;
@@ -117,7 +97,7 @@ fn continue_sync(ctx: &mut Ctx, backlog_bytes: &[u8]) {
     primary::add_replica(ctx.server, ctx.clients, (ctx.now, ctx.client_id), start);
 }
 
-/// `+FULLRESYNC <replid> <offset>` (PSYNC only), then the RDB of the
+/// `+FULLRESYNC <replid> <offset>`, then the RDB of the
 /// dataset as it is now, as a `$<len>` bulk or, under
 /// `repl-diskless-sync` to a replica that can read it, `$EOF:<mark>`.
 fn full_sync(ctx: &mut Ctx, psync: bool) {
@@ -149,7 +129,8 @@ fn full_sync(ctx: &mut Ctx, psync: bool) {
     ctx.work(work_units + rdb.len() as u64 / 64);
     if diskless {
         let mark = ctx.server.repl.eof_mark();
-        ctx.reply.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
+        ctx.reply
+            .extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
         ctx.reply.extend_from_slice(&rdb);
         ctx.reply.extend_from_slice(mark.as_bytes());
     } else {
@@ -238,7 +219,11 @@ fn wait(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     let deadline_ns = match timeout_ms {
         0 => None,
-        ms => Some(ctx.now.mono_ns.saturating_add((ms as u64).saturating_mul(1_000_000))),
+        ms => Some(
+            ctx.now
+                .mono_ns
+                .saturating_add((ms as u64).saturating_mul(1_000_000)),
+        ),
     };
     ctx.server.repl.waiters.push(Waiter {
         client: ctx.client_id,

@@ -122,6 +122,9 @@ mod tests {
         }
         assert_eq!(b.since(3), Some(b"cdefghij".to_vec()));
         b.resize(4);
-        assert_eq!((b.first_byte_offset(), b.since(7)), (7, Some(b"ghij".to_vec())));
+        assert_eq!(
+            (b.first_byte_offset(), b.since(7)),
+            (7, Some(b"ghij".to_vec()))
+        );
     }
 }

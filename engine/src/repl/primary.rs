@@ -4,11 +4,11 @@
 
 use crate::client::{ClientId, Clients};
 use crate::cmd::{flags, CommandSpec};
-use crate::stats::CommandName;
 use crate::commands::config::config_get;
 use crate::config::Config;
 use crate::resp::{Protocol, ReplyWriter};
 use crate::server::Server;
+use crate::stats::CommandName;
 use crate::time::Now;
 
 use super::{ClientRole, Handshake, Replica, ReplicaState, Replication};
@@ -38,7 +38,10 @@ pub fn feed(repl: &mut Replication, clients: &mut Clients, bytes: &[u8]) -> u64 
     for r in &repl.replicas {
         // A replica that synced in the middle of this input has the
         // bytes before its start in its RDB already.
-        let skip = r.start_offset.saturating_sub(first - 1).min(bytes.len() as u64) as usize;
+        let skip = r
+            .start_offset
+            .saturating_sub(first - 1)
+            .min(bytes.len() as u64) as usize;
         let Some(c) = clients.get_mut(&r.client) else {
             continue;
         };
@@ -126,7 +129,10 @@ pub fn good_replicas(server: &Server, now: Now) -> usize {
 pub(crate) fn admit(
     server: &Server,
     (now, role): (Now, ClientRole),
-    resolved: &mut Result<(Option<&'static CommandSpec>, &'static CommandSpec), Option<CommandName>>,
+    resolved: &mut Result<
+        (Option<&'static CommandSpec>, &'static CommandSpec),
+        Option<CommandName>,
+    >,
     reply: &mut Vec<u8>,
 ) {
     let Ok((parent, spec)) = *resolved else {
@@ -169,7 +175,8 @@ pub fn answer_waiters(server: &mut Server, clients: &mut Clients, now_ns: u64, t
             continue;
         };
         c.waiting_acks = false;
-        c.output.extend_from_slice(format!(":{acked}\r\n").as_bytes());
+        c.output
+            .extend_from_slice(format!(":{acked}\r\n").as_bytes());
         server.blocking.push_unblocked(w.client);
     }
 }

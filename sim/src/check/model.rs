@@ -845,6 +845,8 @@ pub(crate) fn is_harmless(name: &str) -> bool {
             | "readonly"
             | "readwrite"
             | "role"
+            | "psync"
+            | "replconf"
             | "dbsize"
             | "scan"
             | "keys"
