@@ -623,8 +623,14 @@ impl Engine {
     /// output buffer limits.
     fn after_command(&mut self, now: Now, client: ClientId) {
         if let Some(c) = self.clients.get_mut(&client) {
-            c.woff =
-                self.server.repl.master_repl_offset + self.server.propagation.stream().len() as u64;
+            // The stream not yet fed is replication's only with a backlog
+            // (else it is the AOF's).
+            let repl = &self.server.repl;
+            let unfed = match repl.wants_stream() {
+                true => self.server.propagation.stream().len() as u64,
+                false => 0,
+            };
+            c.woff = repl.master_repl_offset + unfed;
         }
         self.queue_deliveries(now);
         self.check_output_limit(now, client);

@@ -9,7 +9,7 @@
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::repl::primary::{self, Resync};
-use crate::repl::{ClientRole, Waiter};
+use crate::repl::{ClientRole, ReplicaState, Waiter};
 use crate::util::parse_i64_strict as parse_i64;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -94,7 +94,8 @@ fn continue_sync(ctx: &mut Ctx, backlog_bytes: &[u8]) {
     ctx.work(backlog_bytes.len() as u64 / 64 + 1);
     ctx.server.repl.sync_partial_ok += 1;
     let start = ctx.server.repl.master_repl_offset;
-    primary::add_replica(ctx.server, ctx.clients, (ctx.now, ctx.client_id), start);
+    let at = (ctx.now, ctx.client_id);
+    primary::add_replica(ctx.server, ctx.clients, at, (start, ReplicaState::Online));
 }
 
 /// `+FULLRESYNC <replid> <offset>`, then the RDB of the
@@ -139,7 +140,12 @@ fn full_sync(ctx: &mut Ctx, psync: bool) {
         ctx.reply.extend_from_slice(&rdb);
     }
     ctx.server.repl.sync_full += 1;
-    primary::add_replica(ctx.server, ctx.clients, (ctx.now, ctx.client_id), start);
+    let state = match diskless {
+        true => ReplicaState::WaitAck,
+        false => ReplicaState::Online,
+    };
+    let at = (ctx.now, ctx.client_id);
+    primary::add_replica(ctx.server, ctx.clients, at, (start, state));
 }
 
 fn replconf(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -192,6 +198,12 @@ fn ack(ctx: &mut Ctx, value: &[u8]) {
     };
     r.ack_offset = r.ack_offset.max(offset.max(0) as u64);
     r.ack_mono_ns = now_ns;
+    if r.state == ReplicaState::WaitAck {
+        // Loaded: the stream held since its RDB goes out now.
+        r.state = ReplicaState::Online;
+        let held = std::mem::take(&mut r.held);
+        ctx.reply.extend_from_slice(&held);
+    }
     crate::repl::primary::answer_waiters(ctx.server, ctx.clients, now_ns, false);
 }
 

@@ -21,8 +21,14 @@ pub fn write(server: &Server, now: Now, out: &mut String) {
         let lag_s = now.mono_ns.saturating_sub(r.ack_mono_ns) / 1_000_000_000;
         let _ = write!(
             out,
-            "slave{i}:ip={},port={},state=online,offset={},lag={lag_s}\r\n",
-            r.ip, r.listening_port, r.ack_offset
+            "slave{i}:ip={},port={},state={},offset={},lag={lag_s}\r\n",
+            r.ip,
+            r.listening_port,
+            match r.state {
+                super::ReplicaState::WaitAck => "wait_bgsave",
+                super::ReplicaState::Online => "online",
+            },
+            r.ack_offset
         );
     }
     let (active, size, first, histlen) = match &repl.backlog {

@@ -28,6 +28,8 @@ pub mod backlog;
 pub mod info;
 pub mod primary;
 pub mod replica;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 
@@ -56,6 +58,10 @@ pub enum ClientRole {
 /// How far a replica of this server has got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplicaState {
+    /// It got a diskless RDB (`$EOF:<mark>`) and has not acked yet: the
+    /// stream waits in `held` (Redis's `repl_put_online_on_ack`), since
+    /// a replica finds the mark only at the end of what it has read.
+    WaitAck,
     /// It has the RDB (queued in its output) and gets the stream.
     Online,
 }
@@ -73,6 +79,8 @@ pub struct Replica {
     /// REPLCONF listening-port, and the address it connects from.
     pub listening_port: u16,
     pub ip: String,
+    /// The stream held while it is [`ReplicaState::WaitAck`].
+    pub held: Vec<u8>,
 }
 
 /// What a connection said with REPLCONF before its PSYNC.

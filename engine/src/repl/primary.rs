@@ -35,7 +35,7 @@ pub fn feed(repl: &mut Replication, clients: &mut Clients, bytes: &[u8]) -> u64 
     let first = repl.master_repl_offset + 1;
     repl.master_repl_offset += bytes.len() as u64;
     let mut work_units = repl.backlog.as_mut().map_or(0, |b| b.append(bytes));
-    for r in &repl.replicas {
+    for r in &mut repl.replicas {
         // A replica that synced in the middle of this input has the
         // bytes before its start in its RDB already.
         let skip = r
@@ -46,6 +46,10 @@ pub fn feed(repl: &mut Replication, clients: &mut Clients, bytes: &[u8]) -> u64 
             continue;
         };
         if c.closing.is_some() || skip == bytes.len() {
+            continue;
+        }
+        if r.state == ReplicaState::WaitAck {
+            r.held.extend_from_slice(&bytes[skip..]);
             continue;
         }
         if c.pending_output().is_empty() {
@@ -84,7 +88,7 @@ pub fn add_replica(
     server: &mut Server,
     clients: &mut Clients,
     (now, client): (Now, ClientId),
-    start_offset: u64,
+    (start_offset, state): (u64, ReplicaState),
 ) {
     let hs = server.repl.handshakes.remove(&client).unwrap_or_default();
     let Some(c) = clients.get_mut(&client) else {
@@ -98,12 +102,13 @@ pub fn add_replica(
         .map_or(String::new(), |(ip, _)| ip.to_string());
     server.repl.replicas.push(Replica {
         client,
-        state: ReplicaState::Online,
+        state,
         start_offset,
         ack_offset: 0,
         ack_mono_ns: now.mono_ns,
         listening_port: hs.listening_port,
         ip,
+        held: Vec::new(),
     });
 }
 
