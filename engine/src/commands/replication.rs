@@ -149,7 +149,7 @@ fn full_sync(ctx: &mut Ctx, psync: bool) {
 }
 
 fn replconf(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return ctx.error("ERR syntax error");
     }
     for pair in args[1..].chunks(2) {

@@ -113,7 +113,7 @@ pub fn add_replica(
 }
 
 /// The handshake options a connection gave so far.
-pub fn handshake<'r>(repl: &'r mut Replication, client: ClientId) -> &'r mut Handshake {
+pub fn handshake(repl: &mut Replication, client: ClientId) -> &mut Handshake {
     repl.handshakes.entry(client).or_default()
 }
 
