@@ -93,6 +93,15 @@ pub struct Client {
     /// (SAVE): its query buffer is not processed meanwhile, as Redis
     /// serves nobody during `rdbSave`.
     pub waiting_save: bool,
+    /// Set while the client waits in WAIT for replicas' acks (see
+    /// [`crate::repl`]); its query buffer is not processed meanwhile.
+    pub waiting_acks: bool,
+    /// What the connection is to replication (a replica of ours, our
+    /// link to our primary, or neither).
+    pub repl_role: crate::repl::ClientRole,
+    /// The replication offset after its last command (Redis's `woff`):
+    /// what its WAIT waits for.
+    pub woff: u64,
     /// Commands of this client may not block: they reply as if their
     /// timeout had passed (Redis's CLIENT_DENY_BLOCKING, set inside MULTI
     /// and scripts).
@@ -143,6 +152,9 @@ impl Client {
             no_evict: false,
             blocked: None,
             waiting_save: false,
+            waiting_acks: false,
+            repl_role: Default::default(),
+            woff: 0,
             deny_blocking: false,
             replaying_aof: false,
             tx: Default::default(),
@@ -171,7 +183,9 @@ impl Client {
         &self,
         limits: &'l crate::config::OutputBufferLimits,
     ) -> &'l crate::config::OutputBufferLimit {
-        if self.subscriptions.is_empty() {
+        if self.repl_role == crate::repl::ClientRole::Replica {
+            &limits.replica
+        } else if self.subscriptions.is_empty() {
             &limits.normal
         } else {
             &limits.pubsub

@@ -75,6 +75,7 @@ mod pause;
 mod persist;
 mod planted_seams;
 mod rdb_entry;
+mod repl;
 mod script;
 mod unblock;
 
@@ -143,6 +144,7 @@ impl Engine {
             families.push(crate::commands::shutdown::COMMANDS);
         }
         families.extend_from_slice(extra_families);
+        let seed = config.seed;
         let rng = ChaCha8Rng::seed_from_u64(config.seed);
         let keyspace = Keyspace::new(config.seed);
         let planted = crate::planted::Hook::new(config.planted_bug);
@@ -177,6 +179,7 @@ impl Engine {
                 persist: Default::default(),
                 propagation: Default::default(),
                 acl,
+                repl: crate::repl::Replication::new(seed),
             },
             clients: Clients::new(),
             events: VecDeque::new(),
@@ -274,7 +277,7 @@ impl Engine {
     /// The connection is gone (closed by the peer, or by the host after a
     /// `Close` event). Unknown ids are ignored. A blocked client leaves its
     /// keys' queues without a reply.
-    pub fn disconnect(&mut self, _now: Now, client: ClientId) {
+    pub fn disconnect(&mut self, now: Now, client: ClientId) {
         if self.server.scripting.running_client() == Some(client) {
             // The script's command still runs on this client: it leaves
             // when the script ends.
@@ -293,6 +296,8 @@ impl Engine {
                 .pubsub
                 .remove_client(client, &mut c.subscriptions);
             crate::tracking::disable(&mut self.server.tracking, &mut c);
+            self.server.repl.client_gone(client);
+            self.master_link_gone(now, client);
         }
     }
 
@@ -398,6 +403,7 @@ impl Engine {
             let c = self.clients.get_mut(&client).expect("checked above");
             if c.blocked.is_some()
                 || c.waiting_save
+                || c.waiting_acks
                 || self.server.pause.holds(client)
                 || waits_for_script
             {
@@ -471,6 +477,7 @@ impl Engine {
         if self.server.blocking.first_expired(now.mono_ns).is_some() {
             self.time_out_blocked(now);
         }
+        self.repl_timers(now);
         if now.mono_ns < self.server.cron_deadline_ns {
             return;
         }
@@ -515,7 +522,11 @@ impl Engine {
             return 0;
         }
         let pause_ns = self.server.pause.deadline_ns().unwrap_or(u64::MAX);
-        let cron_ns = self.server.cron_deadline_ns.min(pause_ns);
+        let cron_ns = self
+            .server
+            .cron_deadline_ns
+            .min(pause_ns)
+            .min(self.repl_deadline_ns());
         self.server
             .blocking
             .next_deadline_ns()
@@ -625,6 +636,16 @@ impl Engine {
     /// transmission, and closes those (and the caller) now over their
     /// output buffer limits.
     fn after_command(&mut self, now: Now, client: ClientId) {
+        if let Some(c) = self.clients.get_mut(&client) {
+            // The stream not yet fed is replication's only with a backlog
+            // (else it is the AOF's).
+            let repl = &self.server.repl;
+            let unfed = match repl.wants_stream() {
+                true => self.server.propagation.stream().len() as u64,
+                false => 0,
+            };
+            c.woff = repl.master_repl_offset + unfed;
+        }
         self.queue_deliveries(now);
         self.check_output_limit(now, client);
     }

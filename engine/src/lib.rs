@@ -35,6 +35,7 @@ pub(crate) mod planted;
 pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
+pub mod repl;
 pub(crate) mod reply_mode;
 pub mod resp;
 pub mod scripting;

@@ -472,10 +472,11 @@ impl Pipeline<'_> {
             resolved,
             reply,
         );
+        let c = self.clients.get_mut(&client).expect("client");
         if in_exec.is_none() {
             crate::persist::admit(self.server, resolved, reply);
+            crate::repl::primary::admit(self.server, (now, c.repl_role), resolved, reply);
         }
-        let c = self.clients.get_mut(&client).expect("client");
         if c.protocol == Protocol::Resp2 && !c.subscriptions.is_empty() {
             *resolved = resolve::reject_while_subscribed(*resolved, reply);
         }

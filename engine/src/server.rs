@@ -57,6 +57,9 @@ pub struct Server {
     pub propagation: crate::propagate::Propagation,
     /// ACL users and the ACL log (see [`crate::acl`]).
     pub acl: crate::acl::Acl,
+    /// Replication: our replicas, our primary, the backlog (see
+    /// [`crate::repl`]).
+    pub repl: crate::repl::Replication,
 }
 
 impl Server {

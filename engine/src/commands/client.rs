@@ -304,6 +304,11 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         now.mono_ns.saturating_sub(c.last_interaction.mono_ns) / 1_000_000_000
     };
     let mut flags = String::new();
+    match c.repl_role {
+        crate::repl::ClientRole::Replica => flags.push('S'),
+        crate::repl::ClientRole::Master => flags.push('M'),
+        crate::repl::ClientRole::Normal => {}
+    }
     if !c.subscriptions.is_empty() {
         flags.push('P');
     }
@@ -468,10 +473,16 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.w().verbatim("txt", text.as_bytes());
 }
 
-/// Redis's `getClientType` without replication: a client holding a
-/// subscription (Redis's CLIENT_PUBSUB flag, set by any SUBSCRIBE and
-/// cleared when the last one goes) is a pub/sub client, any other normal.
+/// Redis's `getClientType`: our primary's link is `master`, a replica of
+/// ours `replica`; else a client holding a subscription (Redis's
+/// CLIENT_PUBSUB flag, set by any SUBSCRIBE and cleared when the last one
+/// goes) is a pub/sub client, any other normal.
 fn client_type(c: &Client) -> ClientType {
+    match c.repl_role {
+        crate::repl::ClientRole::Master => return ClientType::Master,
+        crate::repl::ClientRole::Replica => return ClientType::Replica,
+        crate::repl::ClientRole::Normal => {}
+    }
     if c.subscriptions.is_empty() {
         ClientType::Normal
     } else {

@@ -25,6 +25,7 @@ pub mod monitor;
 pub mod object;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod scan;
 pub mod scripting;
 pub mod server;
@@ -74,6 +75,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     transactions::COMMANDS,
     monitor::COMMANDS,
     pubsub::COMMANDS,
+    replication::COMMANDS,
     scripting::COMMANDS,
     functions::COMMANDS,
     debug::COMMANDS,

@@ -335,17 +335,22 @@ impl Engine {
     /// After every input: the propagated commands to the AOF buffer, and
     /// the buffer to the file as `appendfsync` says.
     pub(super) fn after_input_persist(&mut self, now: Now) {
+        // One stream for both: replication takes it first, the AOF gets
+        // the same bytes.
+        let replicated = self.replicate_stream();
         if !self.server.config.storage {
-            // No AOF without storage: the stream is whoever enabled it's.
+            // No AOF without storage: the stream is whoever enabled it's
+            // (replication's, when it has a backlog).
             return;
         }
         let wanted = self.server.persist.aof.on || self.server.persist.aof.rewrite.turning_on;
-        if wanted != self.server.propagation.is_enabled() {
-            self.set_propagation(wanted);
+        let repl_wants = self.server.repl.wants_stream();
+        if (wanted || repl_wants) != self.server.propagation.is_enabled() {
+            self.set_propagation(wanted || repl_wants);
         }
         let group = self.server.config.group_commit;
         if wanted {
-            let bytes = self.take_propagated();
+            let bytes = replicated.unwrap_or_else(|| self.take_propagated());
             if !bytes.is_empty() {
                 aof::feed(&mut self.server, &bytes);
                 // Group commit: written at `before_sleep`, replies after.

@@ -811,6 +811,10 @@ pub fn inputs() -> Vec<Input> {
         db("time", "TIME"),
         db("info", "INFO").declared(1.0, INFO_MEMORY),
         db("monitor", "MONITOR"),
+        db("psync", "PSYNC ? notanumber").error_ok("the harmless form: a bad offset"),
+        db("replconf", "REPLCONF listening-port 6380"),
+        db("role", "ROLE"),
+        db("wait", "WAIT 0 0"),
         db("debug", "DEBUG SLEEP 0")
             .declared(0.0, "DEBUG SLEEP 0 (a pause of 0 s) is the safe form"),
         db("client|id", "CLIENT ID"),

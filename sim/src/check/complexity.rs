@@ -542,6 +542,8 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("ping", ONE),
     ("psetex", ONE),
     ("psubscribe", PUBSUB),
+    // A full resync serializes every key on the command thread (no fork).
+    ("psync", &[Dataset, Functions]),
     ("pttl", ONE),
     ("publish", &[PubSubGlob, Clients]),
     ("pubsub|channels", &[PubSubGlob]),
@@ -555,9 +557,11 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("randomkey", &[DbKeys]),
     ("rename", ONE),
     ("renamenx", ONE),
+    ("replconf", ONE),
     ("reset", &[PubSubArgs, Tx]),
     // The payload's bytes and the elements it creates (a sorted set sorts).
     ("restore", &[N, NLogN]),
+    ("role", &[Clients]),
     ("rpop", POPS),
     ("rpoplpush", ONE),
     ("rpush", ONE),
@@ -615,6 +619,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("unlink", ONE),
     ("unsubscribe", PUBSUB),
     ("unwatch", &[Tx]),
+    ("wait", ONE),
     ("watch", &[Tx]),
     ("xack", LOG),
     ("xadd", LINEAR_OUT),

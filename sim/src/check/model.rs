@@ -833,6 +833,8 @@ pub(crate) fn is_harmless(name: &str) -> bool {
             | "readonly"
             | "readwrite"
             | "role"
+            | "psync"
+            | "replconf"
             | "dbsize"
             | "scan"
             | "keys"

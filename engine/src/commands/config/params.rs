@@ -710,6 +710,49 @@ pub(super) static PARAMS: &[Param] = &[
         extra("replica-serve-stale-data", YES_NO, "yes"),
         "slave-serve-stale-data",
     ),
+    extra("repl-diskless-sync", YES_NO, "yes"),
+    extra(
+        "repl-diskless-sync-delay",
+        Type::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        "5",
+    ),
+    extra(
+        "min-replicas-to-write",
+        Type::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        "0",
+    ),
+    extra(
+        "min-replicas-max-lag",
+        Type::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        "10",
+    ),
+    extra(
+        "repl-timeout",
+        Type::Int {
+            min: 1,
+            max: i32::MAX as i64,
+        },
+        "60",
+    ),
+    extra(
+        "repl-ping-replica-period",
+        Type::Int {
+            min: 1,
+            max: i32::MAX as i64,
+        },
+        "10",
+    ),
+    with_flags(extra("masterauth", Type::Str, ""), 0),
+    extra("masteruser", Type::Str, ""),
     extra(
         "repl-backlog-size",
         Type::Memory {

@@ -253,9 +253,9 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  instantaneous_input_repl_kbps:0.00\r\n\
                  instantaneous_output_repl_kbps:0.00\r\n\
                  rejected_connections:{}\r\n\
-                 sync_full:0\r\n\
-                 sync_partial_ok:0\r\n\
-                 sync_partial_err:0\r\n\
+                 sync_full:{}\r\n\
+                 sync_partial_ok:{}\r\n\
+                 sync_partial_err:{}\r\n\
                  expired_keys:{}\r\n\
                  expired_stale_perc:0.00\r\n\
                  expired_time_cap_reached_count:0\r\n\
@@ -296,6 +296,9 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 s.net_input_bytes,
                 s.net_output_bytes,
                 s.rejected_connections,
+                ctx.server.repl.sync_full,
+                ctx.server.repl.sync_partial_ok,
+                ctx.server.repl.sync_partial_err,
                 ctx.server.keyspace.expired_keys,
                 ctx.server.evict.evicted_keys,
                 ctx.server.evict.total_exceeded_ms(ctx.now),
@@ -311,22 +314,10 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 s.total_error_replies,
             )
         }
-        "replication" => write!(
-            out,
-            "# Replication\r\n\
-             role:master\r\n\
-             connected_slaves:0\r\n\
-             master_failover_state:no-failover\r\n\
-             master_replid:{}\r\n\
-             master_replid2:0000000000000000000000000000000000000000\r\n\
-             master_repl_offset:0\r\n\
-             second_repl_offset:-1\r\n\
-             repl_backlog_active:0\r\n\
-             repl_backlog_size:1048576\r\n\
-             repl_backlog_first_byte_offset:0\r\n\
-             repl_backlog_histlen:0\r\n",
-            hex_id(cfg.seed, 0x7265_706c_6964),
-        ),
+        "replication" => {
+            crate::repl::info::write(ctx.server, ctx.now, out);
+            Ok(())
+        }
         // The engine has no CPU clock; the simulator's virtual CPU time is
         // in commandstats `usec`.
         "cpu" => write!(

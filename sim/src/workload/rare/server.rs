@@ -330,6 +330,14 @@ fn databases(s: &mut Section, _rng: &mut ChaCha8Rng) {
 }
 
 fn persistence(s: &mut Section, _rng: &mut ChaCha8Rng) {
+    // Replication in its harmless forms: no replica ever connects, so
+    // WAIT 0 answers 0 at once; a PSYNC with a bad offset is refused
+    // before the connection becomes a replica.
+    s.batch(HOME_DB)
+        .add("ROLE")
+        .add("WAIT 0 0")
+        .add("REPLCONF listening-port 6380 capa eof capa psync2")
+        .add("PSYNC ? notanumber");
     s.batch(HOME_DB)
         .add("LASTSAVE")
         .add("BGSAVE")

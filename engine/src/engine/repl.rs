@@ -1,0 +1,92 @@
+//! The engine's side of replication: the stream fed to the backlog and
+//! the replicas after every input, WAIT's deadlines, the primary's pings
+//! (see [`crate::repl`]).
+
+use super::Engine;
+use crate::repl::primary;
+use crate::time::Now;
+
+impl Engine {
+    /// After every input: the writes it propagated go to the backlog and
+    /// the replicas; a WAIT that blocked asks the replicas for their
+    /// offsets. Returns the stream bytes taken (the AOF wants them too),
+    /// or `None` when replication does not use the stream.
+    pub(super) fn replicate_stream(&mut self) -> Option<Vec<u8>> {
+        if !self.server.repl.wants_stream() {
+            return None;
+        }
+        let bytes = self.server.propagation.take();
+        let repl = &mut self.server.repl;
+        primary::feed(repl, &mut self.clients, &bytes);
+        if std::mem::take(&mut repl.getack_pending) {
+            primary::feed(repl, &mut self.clients, primary::GETACK);
+        }
+        self.transmit_replicas();
+        Some(bytes)
+    }
+
+    /// Queues the replicas that gained stream bytes for transmission.
+    fn transmit_replicas(&mut self) {
+        for id in std::mem::take(&mut self.server.repl.to_transmit) {
+            if !self.transmit.contains(&id) {
+                self.transmit.push_back(id);
+            }
+        }
+    }
+
+    /// The next time replication wants `handle_timeout`: a WAIT's
+    /// deadline, the next ping to the replicas.
+    pub(super) fn repl_deadline_ns(&self) -> u64 {
+        let repl = &self.server.repl;
+        let wait_ns = repl.waiters.iter().filter_map(|w| w.deadline_ns).min();
+        let ping_ns = (!repl.replicas.is_empty()).then(|| {
+            let period_s = primary::config_u64(&self.server.config, "repl-ping-replica-period");
+            repl.last_ping_mono_ns + period_s.max(1) * 1_000_000_000
+        });
+        let link_ns = self.master_link_deadline_ns();
+        [wait_ns, ping_ns, link_ns]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// WAITs past their deadline get their count; the replicas get a PING
+    /// every `repl-ping-replica-period` seconds (it keeps their
+    /// `repl-timeout` from firing on an idle primary).
+    pub(super) fn repl_timers(&mut self, now: Now) {
+        if !self.server.repl.waiters.is_empty() {
+            primary::answer_waiters(&mut self.server, &mut self.clients, now.mono_ns, true);
+            let mut args = std::mem::take(&mut self.args);
+            self.process_unblocked(now, &mut args);
+            self.args = args;
+        }
+        let period_s = primary::config_u64(&self.server.config, "repl-ping-replica-period");
+        let repl = &mut self.server.repl;
+        let due = repl.last_ping_mono_ns + period_s.max(1) * 1_000_000_000 <= now.mono_ns;
+        if due && !repl.replicas.is_empty() && !repl.is_replica() {
+            repl.last_ping_mono_ns = now.mono_ns;
+            // Between inputs the propagated stream is empty: the PING does
+            // not cut a unit in two.
+            let pending = self.server.propagation.take();
+            primary::feed(repl, &mut self.clients, &pending);
+            primary::feed(repl, &mut self.clients, primary::PING);
+            self.transmit_replicas();
+            debug_assert!(pending.is_empty());
+        }
+        self.master_link_timers(now);
+    }
+}
+
+impl Engine {
+    /// When the link to our primary wants `handle_timeout`.
+    fn master_link_deadline_ns(&self) -> Option<u64> {
+        None
+    }
+
+    fn master_link_timers(&mut self, _now: Now) {}
+
+    /// The connection `client` is gone: if it was our link to our primary,
+    /// the link is down.
+    pub(super) fn master_link_gone(&mut self, _now: Now, _client: crate::client::ClientId) {}
+}
