@@ -358,13 +358,15 @@ impl Engine {
     /// Client-side caching's BCAST messages for the keys the input's
     /// commands modified (Redis sends them in `beforeSleep`), and the
     /// receivers of every invalidation queued for transmission.
-    /// Not while a script is suspended between slices: Redis's
-    /// `beforeSleep` returns before the broadcast while it processes events
-    /// inside a script, so the script's writes are announced once it ends.
+    ///
+    /// Also while a script is suspended between slices, where Redis differs:
+    /// its `beforeSleep` returns before the broadcast while it processes
+    /// events inside a script, yet writes the replies of that turn, so a
+    /// BCAST client can get a reply to a read that ran after a write, and
+    /// keep a stale cached value, until the script ends. An invalidation
+    /// early is harmless (a re-read waits for the script or gets -BUSY).
     fn broadcast_invalidations(&mut self, now: Now) {
-        if !self.script_running() {
-            crate::tracking::broadcast(&mut self.server.tracking, &mut self.clients);
-        }
+        crate::tracking::broadcast(&mut self.server.tracking, &mut self.clients);
         self.deliver_invalidations(now);
     }
 
