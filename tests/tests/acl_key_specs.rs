@@ -100,7 +100,11 @@ fn doc_arg(frame: &Frame) -> DocArg {
 fn widest_oneof(args: &[DocArg]) -> usize {
     args.iter()
         .map(|a| {
-            let own = if a.kind == "oneof" { a.children.len() } else { 1 };
+            let own = if a.kind == "oneof" {
+                a.children.len()
+            } else {
+                1
+            };
             own.max(widest_oneof(&a.children))
         })
         .max()
@@ -333,7 +337,10 @@ fn dryrun_verdicts_equal_redis_for_every_command_with_keys() {
             requests_count += 1;
             let expected = answers(&mut r, &request);
             let got = answers(&mut s, &request);
-            denials_count += expected.iter().filter(|v| v.contains("no permissions")).count();
+            denials_count += expected
+                .iter()
+                .filter(|v| v.contains("no permissions"))
+                .count();
             if got != expected {
                 differences.push(format!(
                     "`{}`: redis {expected:?}\n    seedkv {got:?}",

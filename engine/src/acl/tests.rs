@@ -348,7 +348,8 @@ fn unrestricted_key_access_wants_allkeys_or_a_literal_star() {
         rules.insert(0, "on");
         let u = user(&index, &rules).expect("valid");
         let mut steps = 0;
-        let full = check::user_has_unrestricted_key_access(&u, &index, spec, &argv, read, &mut steps);
+        let full =
+            check::user_has_unrestricted_key_access(&u, &index, spec, &argv, read, &mut steps);
         assert_eq!(full, *expected, "{rules:?}");
     }
 }
