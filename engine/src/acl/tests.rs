@@ -321,6 +321,12 @@ fn a_selector_ends_at_a_nul_byte_as_redis_s_c_string_does() {
         Some(RuleError::UnknownCommand)
     );
     assert!(user(&index, &["on", "(~x* +get\0 junk)"]).is_ok());
+    // A command rule is a C string to Redis too: the first argument ends
+    // at the NUL (redis-server 7.0.15 describes `+select|0\x01`).
+    assert_eq!(
+        describe(&index, &["+select|0\u{1}\0\0junk", "+@read\0x"]),
+        "off resetchannels -@all +@read +select|0\u{1}"
+    );
 }
 
 #[test]
