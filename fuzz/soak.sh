@@ -18,7 +18,7 @@ set -eu
 cd "$(dirname "$0")"
 seconds=${1:-600}
 shift || true
-targets=${*:-"resp_parse engine_commands client_stream sim_schedule rdb_payload rdb_file"}
+targets=${*:-"resp_parse engine_commands client_stream sim_schedule rdb_payload rdb_file acl_rules"}
 timeout_s=${TIMEOUT_S:-10}
 slow_unit_s=${SLOW_UNIT_S:-1}
 for t in $targets; do

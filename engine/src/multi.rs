@@ -70,11 +70,24 @@ pub struct ClientTx {
     /// The queue EXEC's handler hands to the engine to run, right after it
     /// replied the array header (see [`take_exec_queue`]).
     pub exec_queue: Option<Vec<Queued>>,
+    /// While EXEC runs its queue, how many commands were queued: Redis
+    /// keeps the client's MULTI flag and queue until EXEC ends, so CLIENT
+    /// LIST (and an ACL LOG entry taken meanwhile) shows `x` and `multi=`.
+    pub exec_running: Option<usize>,
 }
 
 impl ClientTx {
     pub fn in_multi(&self) -> bool {
         self.multi.is_some()
+    }
+
+    /// CLIENT LIST's `multi=`: the commands queued, in MULTI or while EXEC
+    /// runs them; -1 otherwise.
+    pub fn queued_count(&self) -> Option<usize> {
+        match (&self.multi, self.exec_running) {
+            (Some(m), _) => Some(m.queue.len()),
+            (None, running) => running,
+        }
     }
 }
 

@@ -590,12 +590,14 @@ impl Pipeline<'_> {
         mut queue: Vec<crate::multi::Queued>,
         exec_seq: u64,
     ) -> Vec<u8> {
+        let queued_count = queue.len();
         self.server.planted.exec_queue(client, exec_seq, &mut queue);
         let Some(c) = self.clients.get_mut(&client) else {
             return reply;
         };
         debug_assert!(c.output.is_empty(), "the output is EXEC's reply");
         c.output = reply;
+        c.tx.exec_running = Some(queued_count);
         let deny_blocking = std::mem::replace(&mut c.deny_blocking, true);
         for queued in queue {
             let mut args = queued.args;
@@ -609,6 +611,7 @@ impl Pipeline<'_> {
         match self.clients.get_mut(&client) {
             Some(c) => {
                 c.deny_blocking = deny_blocking;
+                c.tx.exec_running = None;
                 std::mem::take(&mut c.output)
             }
             None => Vec::new(),

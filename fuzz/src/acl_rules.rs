@@ -3,7 +3,9 @@
 //!
 //! - nothing panics, and every request gets exactly one reply;
 //! - a user that was set is described by ACL LIST, and those rules given to
-//!   a fresh user describe it the same way (what ACL SAVE then LOAD does);
+//!   a fresh user describe it the same way (what ACL SAVE then LOAD does),
+//!   unless a pattern holds a quote: Redis describes it as it is, and its
+//!   own ACL LOAD then cannot split the line either;
 //! - ACL DRYRUN's verdict on a fuzzed command is what the engine does when
 //!   a client logged in as the user sends it: OK exactly when no NOPERM
 //!   comes back.
@@ -99,6 +101,9 @@ pub fn run(data: &[u8]) {
 /// The description of `fz`, applied to a fresh user, describes it alike.
 fn round_trip(d: &mut Driver, admin: ClientId) {
     let described = description(d, admin, b"fz");
+    if described.iter().any(|&b| b == b'"' || b == b'\'') {
+        return;
+    }
     let rules = seedkv_engine::resp::parse::split_args(&described).expect("a description splits");
     let mut setuser: Vec<&[u8]> = vec![b"ACL", b"SETUSER", b"fz2", b"reset"];
     setuser.extend(rules.iter().map(Vec::as_slice));

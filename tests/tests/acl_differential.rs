@@ -1,5 +1,7 @@
 //! ACL, differentially: a script of ACL commands, logins as restricted
-//! users and NOPERM cases, run over several connections on seedkv-server
+//! users and NOPERM cases (key access by key spec, scripts' declared keys,
+//! SORT's BY and GET patterns, CLIENT INFO and ACL LOG while EXEC runs),
+//! run over several connections on seedkv-server
 //! and on redis-server 7.0.15; every reply must be the same, except ACL
 //! LOG's times and client details (`client-info`'s fields are compared
 //! except the address, id, age and buffer sizes), HELLO's client id, GENPASS's random
@@ -208,6 +210,57 @@ const SCRIPT: &str = r##"
 0 acl log
 0 config set acllog-max-len -1
 0 config set acllog-max-len 128
+0 acl log reset
+0 acl setuser sam on >pw ~k* %R~r* %W~w* +sort +sort_ro +eval +eval_ro +evalsha +fcall +fcall_ro +rpush +set +incr +exists +multi +exec +client|info
+5 auth sam pw
+5 rpush k1 3 1 2
+5 set k2 7
+5 sort k1
+5 sort k1 by k2
+5 sort k1 by k*
+5 sort k1 get #
+5 sort k1 get k*
+5 sort k1 by nosort get #
+5 sort_ro k1 by k*
+5 sort k1 limit x y by k*
+5 sort k1 by k* limit x y
+5 sort k1 by k* store w1
+5 sort r1 get #
+5 incr w1
+5 incr r1
+5 incr k3
+5 exists r1 w1 other
+5 exists r1 w1 k3
+5 eval "return 1" 1 r1
+5 eval "return 1" 1 w1
+5 eval "return 1" 1 k1
+5 eval_ro "return 1" 1 r1
+5 eval_ro "return 1" 1 w1
+5 evalsha e0e1f9fabfc9d4800c877a703b823ac0578ff8db 1 w1
+5 evalsha e0e1f9fabfc9d4800c877a703b823ac0578ff8db 1 k1
+5 fcall f 1 r1
+5 fcall f 1 k1
+5 fcall_ro f 1 r1
+5 fcall_ro f 1 w1
+5 eval "return redis.call('sort', KEYS[1], 'by', 'k*')" 1 k1
+5 eval "return redis.pcall('sort', KEYS[1], 'get', '#')" 1 k1
+0 acl log 12
+5 multi
+5 client info
+5 sort k1 get #
+5 incr k3
+5 exec
+5 multi
+5 incr k3
+5 client info
+0 acl setuser sam -incr
+5 exec
+0 acl log 1
+0 acl setuser sam %R~*
+5 sort k1 by k* get #
+5 sort r1 by k* get #
+0 acl setuser sam resetkeys ~*
+5 sort k1 by k* get #
 0 function flush
 0 acl log reset
 0 acl log
@@ -296,6 +349,9 @@ fn mask(args: &[Vec<u8>], frame: Frame) -> Frame {
     if is(0, "hello") {
         return mask_hello_id(frame);
     }
+    if is(0, "client") || is(0, "exec") {
+        return mask_client_infos(frame);
+    }
     if is(0, "acl") && (is(1, "list") || is(1, "getuser")) {
         return sort_single_command_rules(frame);
     }
@@ -379,8 +435,25 @@ const COMPARED_CLIENT_FIELDS: &[&str] = &[
     "name", "db", "sub", "psub", "ssub", "multi", "argv-mem", "flags", "cmd", "user", "resp",
 ];
 
-/// The compared fields that differ while EXEC runs its queue.
-const EXEC_CLIENT_FIELDS: &[&str] = &["flags", "multi"];
+/// A CLIENT INFO line with only the [`COMPARED_CLIENT_FIELDS`].
+fn mask_client_info(info: &[u8]) -> Vec<u8> {
+    let info = String::from_utf8_lossy(info);
+    let kept: Vec<&str> = info
+        .trim_end()
+        .split(' ')
+        .filter(|kv| COMPARED_CLIENT_FIELDS.contains(&kv.split('=').next().unwrap_or_default()))
+        .collect();
+    kept.join(" ").into_bytes()
+}
+
+/// CLIENT INFO's line, alone or in EXEC's reply, masked.
+fn mask_client_infos(frame: Frame) -> Frame {
+    match frame {
+        Frame::Bulk(b) if b.starts_with(b"id=") => Frame::Bulk(mask_client_info(&b)),
+        Frame::Array(items) => Frame::Array(items.into_iter().map(mask_client_infos).collect()),
+        other => other,
+    }
+}
 
 fn mask_log_entry(fields: Vec<Frame>) -> Vec<Frame> {
     let mut out = Vec::with_capacity(fields.len());
@@ -388,22 +461,7 @@ fn mask_log_entry(fields: Vec<Frame>) -> Vec<Frame> {
     for f in fields {
         let masked = match (key.as_slice(), &f) {
             (b"age-seconds", _) => Frame::Bulk(b"<age>".to_vec()),
-            (b"client-info", Frame::Bulk(info)) => {
-                let info = String::from_utf8_lossy(info);
-                let kept: Vec<&str> = info
-                    .split(' ')
-                    .filter(|kv| {
-                        let field = kv.split('=').next().unwrap_or_default();
-                        // While EXEC runs its queue, Redis's client still
-                        // shows MULTI's flag and count, which seedkv's
-                        // does not keep.
-                        let running_exec = info.contains(" cmd=exec ");
-                        COMPARED_CLIENT_FIELDS.contains(&field)
-                            && !(running_exec && EXEC_CLIENT_FIELDS.contains(&field))
-                    })
-                    .collect();
-                Frame::Bulk(kept.join(" ").into_bytes())
-            }
+            (b"client-info", Frame::Bulk(info)) => Frame::Bulk(mask_client_info(info)),
             _ => f.clone(),
         };
         key = match &f {

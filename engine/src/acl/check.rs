@@ -164,6 +164,40 @@ pub fn check(
     Err(worst.unwrap_or(Denied::Command))
 }
 
+/// Redis's `ACLUserCheckCmdWithUnrestrictedKeyAccess`: one selector both
+/// allows the command (as [`check`] would) and grants `access` to every
+/// key, by `allkeys` or a pattern that is literally `*` (`%R~*`, `~*`).
+/// SORT asks it for read access before it follows a BY or GET pattern,
+/// whose keys no key spec names, so a user limited to some keys cannot
+/// read others through them. `steps` counts as in [`check`].
+pub fn user_has_unrestricted_key_access(
+    user: &User,
+    index: &CommandIndex,
+    spec: &'static CommandSpec,
+    args: &[Vec<u8>],
+    access: u8,
+    steps: &mut u64,
+) -> bool {
+    let Some(id) = index.id_of(spec) else {
+        return false;
+    };
+    let mut keys = None;
+    user.selectors.iter().any(|selector| {
+        let command = (id, &index.commands[id]);
+        check_selector(selector, command, args, &mut keys, steps).is_ok()
+            && selector_has_unrestricted_key_access(selector, access, steps)
+    })
+}
+
+/// Redis's `ACLSelectorHasUnrestrictedKeyAccess`.
+fn selector_has_unrestricted_key_access(selector: &Selector, access: u8, steps: &mut u64) -> bool {
+    selector.all_keys
+        || selector.keys.iter().any(|p| {
+            *steps += 1;
+            p.access & access == access && p.pattern == b"*"
+        })
+}
+
 /// Redis's `ACLSelectorCheckCmd`.
 fn check_selector(
     selector: &Selector,

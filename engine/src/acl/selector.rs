@@ -150,7 +150,11 @@ impl Selector {
         steps: &mut u64,
     ) -> Result<(), RuleError> {
         *steps += 1;
-        let is = |word: &str| op.eq_ignore_ascii_case(word.as_bytes());
+        // Redis compares keywords and looks commands up (`strcasecmp`,
+        // `zstrdup`, `strlen`) in the rule as a C string, which ends at its
+        // first NUL; patterns and channels it takes whole, with their length.
+        let word = &op[..op.iter().position(|&b| b == 0).unwrap_or(op.len())];
+        let is = |w: &str| word.eq_ignore_ascii_case(w.as_bytes());
         if is("allkeys") || op == b"~*" {
             self.all_keys = true;
             self.keys.clear();
@@ -171,13 +175,13 @@ impl Selector {
             self.add_key_pattern(op, steps)?;
         } else if op[0] == b'&' {
             self.add_channel(op, steps)?;
-        } else if op.len() >= 2 && (op[0] == b'+' || op[0] == b'-') && op[1] == b'@' {
-            let bit = category_bit(&op[2..]).ok_or(RuleError::UnknownCommand)?;
+        } else if word.len() >= 2 && (op[0] == b'+' || op[0] == b'-') && word[1] == b'@' {
+            let bit = category_bit(&word[2..]).ok_or(RuleError::UnknownCommand)?;
             self.change_category(index, bit, op[0] == b'+', steps);
         } else if op[0] == b'+' {
-            self.allow_command(&op[1..], index)?;
+            self.allow_command(&word[1..], index)?;
         } else if op[0] == b'-' {
-            let id = lookup(index, &op[1..]).ok_or(RuleError::UnknownCommand)?;
+            let id = lookup(index, &word[1..]).ok_or(RuleError::UnknownCommand)?;
             self.change_perm(index, id, false);
         } else {
             return Err(RuleError::Syntax);

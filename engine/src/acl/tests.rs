@@ -306,3 +306,56 @@ fn key_permissions_follow_the_key_specs() {
         );
     }
 }
+
+#[test]
+fn a_selector_ends_at_a_nul_byte_as_redis_s_c_string_does() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    // Found by the acl_rules fuzz target: the split of a selector's rules
+    // found an empty rule at the NUL forever. Redis's `sdssplitargs` stops
+    // there, so only `~x*` and `+g\x11` are rules, and the second is
+    // unknown.
+    let rule = "(~x* +g\u{11}\0\0\0et)";
+    assert_eq!(
+        user(&index, &["on", rule]).err(),
+        Some(RuleError::UnknownCommand)
+    );
+    assert!(user(&index, &["on", "(~x* +get\0 junk)"]).is_ok());
+    // A command rule is a C string to Redis too: the first argument ends
+    // at the NUL (redis-server 7.0.15 describes `+select|0\x01`).
+    assert_eq!(
+        describe(&index, &["+select|0\u{1}\0\0junk", "+@read\0x"]),
+        "off resetchannels -@all +@read +select|0\u{1}"
+    );
+}
+
+#[test]
+fn unrestricted_key_access_wants_allkeys_or_a_literal_star() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    let argv = args(&["sort", "k1", "by", "w*"]);
+    let spec = t.lookup(b"sort").expect("sort");
+    let read = selector::KEY_READ;
+    // As SORT's BY and GET ask it on redis-server 7.0.15: `%R~*` or `~*`
+    // (allkeys) in a selector that also allows the command; `~k*` or
+    // `%W~*` are not enough, nor `%R~*` in a selector denying SORT.
+    let cases: &[(&[&str], bool)] = &[
+        (&["+@all", "~*"], true),
+        (&["+@all", "%R~*"], true),
+        (&["+@all", "~k1", "%R~*"], true),
+        (&["+@all", "~k*"], false),
+        (&["+@all", "%W~*"], false),
+        (&["+@all", "~k*", "~**"], false),
+        (&["+get", "%R~*", "(+sort ~k*)"], false),
+        (&["+get", "~k*", "(+sort %R~*)"], true),
+    ];
+    for (rules, expected) in cases {
+        let mut rules = rules.to_vec();
+        rules.insert(0, "on");
+        let u = user(&index, &rules).expect("valid");
+        let mut steps = 0;
+        let full =
+            check::user_has_unrestricted_key_access(&u, &index, spec, &argv, read, &mut steps);
+        assert_eq!(full, *expected, "{rules:?}");
+    }
+}

@@ -4,8 +4,10 @@
 //!
 //! CLIENT LIST and CLIENT INFO print Redis 7.0.15's fields in its order.
 //! Memory fields are estimates from the buffers the engine holds; `multi=`
-//! and the `x` flag show a MULTI being queued, but not an EXEC running
-//! (Redis keeps both until EXEC ends). `CLIENT SETINFO` (Redis 7.2) is accepted because client
+//! and the `x` flag show a MULTI being queued and an EXEC running it (Redis
+//! keeps both until EXEC ends), and a command EXEC runs is shown as EXEC
+//! with EXEC's `argv-mem`, as Redis's `cmd=` and `argv-mem` are those of the
+//! request it read. `CLIENT SETINFO` (Redis 7.2) is accepted because client
 //! libraries send it on connect, but, as in 7.0, `lib-name`/`lib-ver` are
 //! not printed.
 
@@ -312,7 +314,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
     if !c.subscriptions.is_empty() {
         flags.push('P');
     }
-    if c.tx.in_multi() {
+    if c.tx.queued_count().is_some() {
         flags.push('x');
     }
     if c.blocked.is_some() || held.is_some() {
@@ -372,7 +374,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         c.subscriptions.channels.len(),
         c.subscriptions.patterns.len(),
         c.subscriptions.shard_count(),
-        c.tx.multi.as_ref().map_or(-1, |m| m.queue.len() as i64),
+        c.tx.queued_count().map_or(-1, |n| n as i64),
         qbuf,
         argv_mem,
         REPLY_BUFFER_BYTES,
@@ -409,10 +411,14 @@ pub(crate) fn info_line_running(
 }
 
 fn current(ctx: &Ctx, args: &[Vec<u8>]) -> Current {
+    let (cmd, argv_bytes) = match ctx.in_exec {
+        true => ("exec", crate::pipeline::permit::EXEC_ARGV_BYTES),
+        false => (ctx.spec.name, args.iter().map(Vec::len).sum()),
+    };
     Current {
         id: ctx.client_id,
-        cmd: ctx.spec.name,
-        argv_bytes: args.iter().map(Vec::len).sum(),
+        cmd,
+        argv_bytes,
     }
 }
 

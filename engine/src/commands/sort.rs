@@ -15,7 +15,10 @@
 //!   key weighs 0, and equal weights are ordered by the elements' bytes;
 //! - with ALPHA and BY, a missing weight sorts first;
 //! - GET of a missing key (or field) is a null, or an empty string in a
-//!   STOREd list; STORE of nothing deletes the destination.
+//!   STOREd list; STORE of nothing deletes the destination;
+//! - BY with a `*` pattern and any GET (even `GET #`) read keys no key spec
+//!   names, so they are refused, with an error of their own, to a user
+//!   without read access to every key (see [`full_key_access`]).
 //!
 //! Work: one unit per element loaded, per weight or GET looked up, per
 //! comparison (so O(N log N) when sorting), and per element produced.
@@ -88,9 +91,17 @@ struct Options<'a> {
     store: Option<&'a [u8]>,
 }
 
+const BY_DENIED: &str = "ERR BY option of SORT denied due to insufficient ACL permissions.";
+const GET_DENIED: &str = "ERR GET option of SORT denied due to insufficient ACL permissions.";
+
 /// Parses SORT's options (`args[2..]`) in Redis's order; `Err` is the
-/// error reply. SORT_RO does not know STORE.
-fn parse_options(args: &[Vec<u8>], read_only: bool) -> Result<Options<'_>, &'static str> {
+/// error reply. SORT_RO does not know STORE. `full_key_access`: the user
+/// may read every key, which BY (with a `*`) and GET need.
+fn parse_options(
+    args: &[Vec<u8>],
+    read_only: bool,
+    full_key_access: bool,
+) -> Result<Options<'_>, &'static str> {
     let mut o = Options {
         limit_count: -1,
         ..Options::default()
@@ -121,10 +132,15 @@ fn parse_options(args: &[Vec<u8>], read_only: bool) -> Result<Options<'_>, &'sta
             let pattern = args[j + 1].as_slice();
             if !pattern.contains(&b'*') {
                 o.dont_sort = true;
+            } else if !full_key_access {
+                return Err(BY_DENIED);
             }
             o.by = Some(pattern);
             j += 1;
         } else if word.eq_ignore_ascii_case(b"get") && left >= 1 {
+            if !full_key_access {
+                return Err(GET_DENIED);
+            }
             o.gets.push(&args[j + 1]);
             j += 1;
         } else {
@@ -144,8 +160,35 @@ struct Item {
     by_text: Option<Vec<u8>>,
 }
 
+/// Whether the client's user may read every key (Redis's
+/// `ACLUserCheckCmdWithUnrestrictedKeyAccess` with `CMD_KEY_ACCESS`, asked
+/// before SORT parses its options). A replayed AOF obeys no user. The
+/// check's steps are charged.
+fn full_key_access(ctx: &mut Ctx, args: &[Vec<u8>]) -> bool {
+    let c = &ctx.clients[&ctx.client_id];
+    if c.replaying_aof {
+        return true;
+    }
+    let Some(user) = ctx.server.acl.user(&c.user) else {
+        return false;
+    };
+    let root = user.root();
+    if root.all_commands && root.all_keys {
+        return true;
+    }
+    let mut steps = 0;
+    let acl = &ctx.server.acl;
+    let read = crate::acl::selector::KEY_READ;
+    let full = crate::acl::check::user_has_unrestricted_key_access(
+        user, &acl.index, ctx.spec, args, read, &mut steps,
+    );
+    ctx.work(crate::glob::work_units(steps));
+    full
+}
+
 fn sort_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], read_only: bool) {
-    let mut o = match parse_options(args, read_only) {
+    let full_key_access = full_key_access(ctx, args);
+    let mut o = match parse_options(args, read_only, full_key_access) {
         Ok(o) => o,
         Err(e) => return ctx.error(e),
     };

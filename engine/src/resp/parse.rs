@@ -648,8 +648,11 @@ fn hex_value(b: u8) -> Option<u8> {
     }
 }
 
-/// Redis's `sdssplitargs` over one inline line (which holds no NUL: the
-/// line search stops at NUL). `None` means unbalanced quotes.
+/// Redis's `sdssplitargs` over one inline line or an ACL selector's
+/// rules. `None` means unbalanced quotes. The C code walks a C string, so
+/// the text ends at its first NUL (an inline line holds none: the line
+/// search stops at NUL; a selector may, and a token ending at a NUL must
+/// end the split, or an empty argument would be found there forever).
 ///
 /// Whitespace between arguments is anything `isspace` accepts, but an
 /// unquoted argument ends only at space, `\t`, `\r`, `\n` or the end, so
@@ -659,6 +662,7 @@ fn hex_value(b: u8) -> Option<u8> {
 pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     // `at` reads past the end as NUL, which is how the C code sees the
     // string's terminator.
+    let line = &line[..line.iter().position(|&b| b == 0).unwrap_or(line.len())];
     let at = |i: usize| line.get(i).copied().unwrap_or(0);
     let mut args = Vec::new();
     let mut p = 0;

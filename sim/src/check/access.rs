@@ -22,10 +22,10 @@
 //!   shortcut included: a user narrowed from `allchannels` keeps its
 //!   subscribers, which then go on receiving what they subscribed to
 //!   while it was allowed; each SUBSCRIBE is judged when it ran);
-//! - (the model's part) each request refused with NOPERM was refused
-//!   rightly, with Redis's message for the denial the evaluator finds
-//!   (channel over key over command, across selectors), and each
-//!   SETUSER, DELUSER and AUTH answered as predicted.
+//! - (the model's part) each request the evaluator denies was refused
+//!   with exactly Redis's NOPERM message for the denial it finds (channel
+//!   over key over command, across selectors), each NOPERM was a denial,
+//!   and each SETUSER, DELUSER and AUTH answered as predicted.
 //!
 //! Declined (documented): users defined with a rule the evaluator does
 //! not know (their connections are not judged), commands outside its
@@ -519,34 +519,42 @@ impl State {
         }
     }
 
-    /// A request refused before running: a NOPERM must be right, and
-    /// carry Redis's message.
+    /// A request refused before running: its error is the NOPERM the
+    /// evaluator predicts, word for word, exactly when the evaluator
+    /// denies it. Redis checks ACLs right after the command's lookup and
+    /// NOAUTH (`processCommand`), and the workload sends no unknown
+    /// command, wrong arity or unauthenticated request, so a denied
+    /// request has no other error to get; an allowed one may be refused
+    /// for another reason (OOM, BUSY), never NOPERM. A refusal without an
+    /// error reply (a command queued, then refused at EXEC) is declined.
     fn check_refusal(&self, index: usize, op: &Op) -> Result<(), Violation> {
         let Some(Frame::Error(text)) = reply_of(op) else {
             return Ok(());
         };
-        if !text.starts_with(b"NOPERM") {
-            return Ok(());
-        }
+        let noperm = text.starts_with(b"NOPERM");
         let user = self.conn_user(op.conn);
         if user == ConnUser::Default {
-            return Err(violation(
-                index,
-                op,
-                "the default user was refused".to_string(),
-            ));
+            return match noperm {
+                true => Err(violation(
+                    index,
+                    op,
+                    "the default user was refused".to_string(),
+                )),
+                false => Ok(()),
+            };
         }
         let (Some(u), Some(call)) = (self.judged_user(&user), Call::of(&op.args)) else {
             return Ok(());
         };
         let expected = match u.check(&call) {
-            Ok(()) => {
+            Ok(()) if noperm => {
                 return Err(violation(
                     index,
                     op,
                     "refused with NOPERM, but its user may run it".to_string(),
                 ))
             }
+            Ok(()) => return Ok(()),
             Err(denied) => denied.message(call.name),
         };
         if text.as_slice() != expected.as_bytes() {
@@ -895,6 +903,21 @@ mod tests {
         assert!(
             !u.root.channel_allowed(b"acl:ch:*", true)
                 && u.root.channel_allowed(b"acl:ch:a", false)
+        );
+    }
+
+    #[test]
+    fn incr_wants_one_pattern_granting_both_and_exists_any_pattern() {
+        // redis-server 7.0.15's ACL DRYRUN for the same users.
+        let u = user(&["+@all", "%W~acl:a:*", "%R~acl:*", "%RW~acl:c:*"]);
+        assert_eq!(check(&u, &["INCR", "acl:a:0"]), Err(Denied::Key(1)));
+        assert_eq!(check(&u, &["INCR", "acl:c:0"]), Ok(()));
+        assert_eq!(check(&u, &["EXISTS", "acl:a:0", "acl:b:1"]), Ok(()));
+        let u = user(&["+@all", "%W~acl:a:*"]);
+        assert_eq!(check(&u, &["EXISTS", "acl:a:0"]), Ok(()));
+        assert_eq!(
+            check(&u, &["EXISTS", "acl:a:0", "acl:b:0"]),
+            Err(Denied::Key(2))
         );
     }
 

@@ -24,6 +24,8 @@ const COMMANDS: &[&str] = &[
     "mget",
     "mset",
     "del",
+    "incr",
+    "exists",
     "publish",
     "subscribe",
     "psubscribe",
