@@ -383,9 +383,23 @@ impl Engine {
     }
 
     /// Executes the complete requests in `client`'s query buffer, in order,
-    /// until it runs dry, the client blocks or is closing. `args` is the
-    /// reused argument vector.
+    /// until it runs dry, the client blocks or is closing, then sends the
+    /// BCAST invalidations of what they wrote. `args` is the reused
+    /// argument vector.
+    ///
+    /// Redis broadcasts once per event-loop iteration, after every client
+    /// it served; where one turn serves several clients (those a script,
+    /// a pause or a blocking pop held), a reader served after a writer then
+    /// gets its reply ahead of the invalidation and may cache a replaced
+    /// value. seedkv batches per client's input instead: the same messages
+    /// for a single input, and no such window.
     fn process_input(&mut self, now: Now, client: ClientId, args: &mut Vec<Vec<u8>>) {
+        self.process_requests(now, client, args);
+        self.broadcast_invalidations(now);
+    }
+
+    /// [`Engine::process_input`] before its broadcast.
+    fn process_requests(&mut self, now: Now, client: ClientId, args: &mut Vec<Vec<u8>>) {
         let Some(c) = self.clients.get(&client) else {
             return;
         };

@@ -108,9 +108,10 @@ pub struct History {
     pub persist: Option<Box<crate::persistence::record::PersistRecord>>,
     /// Spans (start, end) the command thread was busy outside any
     /// execution: inline storage requests (an `appendfsync always`
-    /// fsync), DEBUG SLEEP and the slices of a suspended script (its
-    /// EVAL's execution covers only the last). In time order; they never
-    /// overlap an execution.
+    /// fsync), DEBUG SLEEP, the slices of a suspended script (its
+    /// EVAL's execution covers only the last) and reads that executed
+    /// nothing. In time order; they never overlap an execution (inline
+    /// storage may overlap a read's span: readers merge them).
     pub thread_busy_spans: Vec<(TimeNs, TimeNs)>,
     /// Keys the engine removed on its own (expiry, eviction), in order.
     pub key_removals: Vec<KeyRemoval>,

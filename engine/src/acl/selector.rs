@@ -154,6 +154,11 @@ impl Selector {
         // `zstrdup`, `strlen`) in the rule as a C string, which ends at its
         // first NUL; patterns and channels it takes whole, with their length.
         let word = &op[..op.iter().position(|&b| b == 0).unwrap_or(op.len())];
+        // An empty rule inside a selector (`(~a '')` splits into one) is
+        // Redis's syntax error: its `first` is the C string's NUL.
+        let Some(&first) = op.first() else {
+            return Err(RuleError::Syntax);
+        };
         let is = |w: &str| word.eq_ignore_ascii_case(w.as_bytes());
         if is("allkeys") || op == b"~*" {
             self.all_keys = true;
@@ -171,16 +176,16 @@ impl Selector {
             self.set_all_commands(true);
         } else if is("nocommands") || is("-@all") {
             self.set_all_commands(false);
-        } else if op[0] == b'~' || op[0] == b'%' {
+        } else if first == b'~' || first == b'%' {
             self.add_key_pattern(op, steps)?;
-        } else if op[0] == b'&' {
+        } else if first == b'&' {
             self.add_channel(op, steps)?;
-        } else if word.len() >= 2 && (op[0] == b'+' || op[0] == b'-') && word[1] == b'@' {
+        } else if word.len() >= 2 && (first == b'+' || first == b'-') && word[1] == b'@' {
             let bit = category_bit(&word[2..]).ok_or(RuleError::UnknownCommand)?;
-            self.change_category(index, bit, op[0] == b'+', steps);
-        } else if op[0] == b'+' {
+            self.change_category(index, bit, first == b'+', steps);
+        } else if first == b'+' {
             self.allow_command(&word[1..], index)?;
-        } else if op[0] == b'-' {
+        } else if first == b'-' {
             let id = lookup(index, &word[1..]).ok_or(RuleError::UnknownCommand)?;
             self.change_perm(index, id, false);
         } else {

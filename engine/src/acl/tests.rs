@@ -359,3 +359,15 @@ fn unrestricted_key_access_wants_allkeys_or_a_literal_star() {
         assert_eq!(full, *expected, "{rules:?}");
     }
 }
+
+/// An empty rule inside a selector (the fuzz target's `(\r'')`, which
+/// splits into one) is a syntax error as on redis-server 7.0.15, where it
+/// once indexed an empty slice; an empty rule outside one is accepted.
+#[test]
+fn an_empty_rule_in_a_selector_is_a_syntax_error() {
+    let t = table();
+    let index = CommandIndex::new(&t);
+    assert!(matches!(user(&index, &["(\r'')"]), Err(RuleError::Syntax)));
+    assert!(user(&index, &[""]).is_ok());
+    assert!(user(&index, &["()"]).is_ok());
+}

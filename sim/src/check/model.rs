@@ -375,6 +375,11 @@ impl KeyspaceModel {
             return self.apply_unrecorded(exec);
         };
         if exec.name.is_empty() {
+            if exec.in_exec.is_some() {
+                // Refused at EXEC (its user's ACL rules changed since it
+                // was queued): no effect, and its own reply was +QUEUED.
+                return Expected::Unpredictable;
+            }
             // Rejected before running (unknown command, arity, NOAUTH): no
             // effect, and the reply is an error.
             return Expected::AnyError;

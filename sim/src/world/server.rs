@@ -119,6 +119,15 @@ impl World {
             for r in &mut self.history.received[received_in_turn] {
                 r.executions_after = executions_after;
             }
+            if executions_after == executed_before && cost_ns > 0 {
+                // Reading input it could not run yet (a partial request, or
+                // one a script or pause holds) is still the command
+                // thread's time: a timeout served late behind many such
+                // reads waited for a busy CPU, not an idle one.
+                self.history
+                    .thread_busy_spans
+                    .push((self.now_ns, self.now_ns + cost_ns));
+            }
             if self.trace.printing() {
                 let executed = self.history.executions.len() - executed_before;
                 self.trace.line(
