@@ -260,10 +260,21 @@ impl ServerProcess {
         let mut last_log = String::new();
         for _ in 0..ATTEMPTS {
             let port = free_port();
+            // Its own directory unless the caller names one: a replica
+            // stores the RDB it was sent as `dump.rdb` there, and every
+            // later redis-server started in the same directory would load
+            // it (the reference servers of other tests then held keys).
+            let own_dir = (!extra.contains(&"--dir"))
+                .then(|| tempfile::tempdir().expect("a temporary directory"));
+            let dir_args: Vec<String> = own_dir
+                .iter()
+                .flat_map(|d| ["--dir".to_string(), d.path().display().to_string()])
+                .collect();
             let mut child = Command::new(&bin)
                 .args(["--port", &port.to_string()])
                 .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
                 .args(["--daemonize", "no", "--logfile", ""])
+                .args(&dir_args)
                 .args(extra)
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
@@ -295,7 +306,7 @@ impl ServerProcess {
                         child,
                         port,
                         log,
-                        _dir: None,
+                        _dir: own_dir,
                     });
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
