@@ -97,6 +97,18 @@ pub struct Run {
 
 /// Runs `script` on `port` with `flags` as `notify-keyspace-events`.
 pub fn run(port: u16, flags: &str, script: &str) -> Run {
+    run_script(port, flags, script, false)
+}
+
+/// [`run`], with INFO stats `keyspace_hits` and `keyspace_misses` after
+/// every compared line appended to its reply: where two servers count
+/// read lookups differently, the first line that differs names the
+/// command.
+pub fn run_counting_reads(port: u16, flags: &str, script: &str) -> Run {
+    run_script(port, flags, script, true)
+}
+
+fn run_script(port: u16, flags: &str, script: &str, count_reads: bool) -> Run {
     let mut writer = RespClient::connect(port);
     writer.command(&[b"FLUSHALL"]);
     let set = writer.command(&[
@@ -110,6 +122,7 @@ pub fn run(port: u16, flags: &str, script: &str) -> Run {
     let mut resp3 = Subscriber::connect(port, true);
     let mut blocker = RespClient::connect(port);
     let mut replies = String::new();
+    let mut in_multi = false;
     for line in script.lines().map(str::trim) {
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -137,6 +150,16 @@ pub fn run(port: u16, flags: &str, script: &str) -> Run {
         if compared {
             replies.push_str(&format!("{command} -> {reply:?}\n"));
         }
+        // INFO inside MULTI would be queued: counts are read after EXEC.
+        match args[0].to_ascii_lowercase().as_slice() {
+            b"multi" => in_multi = true,
+            b"exec" | b"discard" => in_multi = false,
+            _ => {}
+        }
+        if count_reads && !in_multi {
+            let counts = read_counts(&mut writer);
+            replies.push_str(&format!("{command} => {counts}\n"));
+        }
     }
     writer.command(&[b"PUBLISH", b"end", b"done"]);
     Run {
@@ -144,6 +167,18 @@ pub fn run(port: u16, flags: &str, script: &str) -> Run {
         resp3: resp3.stream_until_end(),
         replies,
     }
+}
+
+/// INFO stats' `keyspace_hits` and `keyspace_misses` lines.
+fn read_counts(writer: &mut RespClient) -> String {
+    let Frame::Bulk(info) = writer.command(&[b"INFO", b"stats"]) else {
+        panic!("INFO replies with a bulk string");
+    };
+    String::from_utf8_lossy(&info)
+        .lines()
+        .filter(|l| l.starts_with("keyspace_hits:") || l.starts_with("keyspace_misses:"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Polls INFO until the server counts one blocked client.

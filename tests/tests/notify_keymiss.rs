@@ -17,7 +17,7 @@
 //! Skipped, with a printed reason, when redis-server is not installed
 //! (and failing instead under `SEEDKV_REQUIRE_TOOLS=1`).
 
-use seedkv_tests::notify::{assert_same_streams, messages, run};
+use seedkv_tests::notify::{assert_same_streams, messages, run, run_counting_reads};
 use seedkv_tests::{redis_server, ServerProcess};
 
 /// The script both servers run, in the syntax of
@@ -358,6 +358,32 @@ fn keymiss_streams_equal_redis_byte_for_byte() {
             assert!(!events.contains("keymiss"), "`A` includes no `m`");
         }
         println!("{flags}: {} bytes of RESP2 messages", theirs.resp2.len());
+        assert_same_streams(&theirs, &ours);
+    }
+}
+
+/// INFO stats `keyspace_hits` and `keyspace_misses` count the same read
+/// lookups `keymiss` is raised for, hits included, plus OBJECT's (which
+/// counts without announcing): after every line of the script both
+/// servers' counters are equal. Counting does not depend on the
+/// notification flags (`A` leaves `m` out).
+#[test]
+fn keyspace_hits_and_misses_count_read_lookups_as_redis_does() {
+    let Some(redis) = redis_server() else { return };
+    let seedkv = ServerProcess::seedkv(&[]);
+    for flags in ["KEAm", "KA"] {
+        let theirs = run_counting_reads(redis.port, flags, SCRIPT);
+        let ours = run_counting_reads(seedkv.port, flags, SCRIPT);
+        let last = theirs
+            .replies
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            last.contains("keyspace_hits:") && !last.contains("keyspace_hits:0 "),
+            "the script reads some key that exists: {last}"
+        );
         assert_same_streams(&theirs, &ours);
     }
 }

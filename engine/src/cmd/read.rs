@@ -17,9 +17,13 @@ use crate::value::Value;
 /// Which of Redis's lookups a handler performs on a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lookup {
-    /// `lookupKeyRead`: a miss raises `keymiss`.
+    /// `lookupKeyRead`: counted in INFO stats `keyspace_hits` or
+    /// `keyspace_misses`; a miss raises `keymiss`.
     Read,
-    /// `lookupKeyWrite` (or a read with `LOOKUP_NONOTIFY`): a miss is silent.
+    /// A read with `LOOKUP_NONOTIFY` (OBJECT, MEMORY USAGE): counted, but
+    /// a miss is silent.
+    ReadQuiet,
+    /// `lookupKeyWrite`: neither counted nor announced.
     Write,
 }
 
@@ -29,12 +33,12 @@ impl<'a> Ctx<'a> {
     /// expiry raised, as Redis's `lookupKey` does.
     pub fn lookup_for(&mut self, key: &[u8], mode: Lookup) -> Option<&mut Value> {
         let i = self.expire_lazily(key);
-        if mode == Lookup::Read
-            && self.raises_keymiss()
-            && !self.server.keyspace.dbs[i].contains(key)
-        {
-            self.key_missed(key);
-            return None;
+        if mode != Lookup::Write && self.is_counted_read() {
+            let found = self.server.keyspace.dbs[i].contains(key);
+            self.count_read(found);
+            if !found && mode == Lookup::Read && self.raises_keymiss() {
+                self.key_missed(key);
+            }
         }
         self.server.keyspace.dbs[i].get_mut(key)
     }
@@ -62,23 +66,40 @@ impl<'a> Ctx<'a> {
     /// subscribed to it).
     pub fn lookup_read_and_writer(&mut self, key: &[u8]) -> (Option<&mut Value>, ReplyWriter<'_>) {
         let i = self.expire_lazily(key);
-        if self.raises_keymiss() && !self.server.keyspace.dbs[i].contains(key) {
-            self.key_missed(key);
+        if self.is_counted_read() {
+            let found = self.server.keyspace.dbs[i].contains(key);
+            self.count_read(found);
+            if !found && self.raises_keymiss() {
+                self.key_missed(key);
+            }
         }
         let value = self.server.keyspace.dbs[i].get_mut(key);
         (value, ReplyWriter::new(&mut self.reply, self.protocol))
     }
 
-    /// Whether a read miss publishes anything: class `m` is on, and the
-    /// command is not a blocked one re-run to serve a ready key (Redis
-    /// serves those with `lookupKeyWrite`, so a blocked XREAD served by
-    /// one stream raises nothing for the others it names).
+    /// Whether a read lookup is one of Redis's: the command is not a
+    /// blocked one re-run to serve a ready key (Redis serves those with
+    /// `lookupKeyWrite`, so a blocked XREAD served by one stream neither
+    /// counts nor raises anything for the others it names).
+    fn is_counted_read(&self) -> bool {
+        self.clients
+            .get(&self.client_id)
+            .is_some_and(|c| c.blocked.is_none())
+    }
+
+    /// INFO stats `keyspace_hits` / `keyspace_misses`, as `lookupKey`
+    /// counts them.
+    fn count_read(&mut self, found: bool) {
+        let stats = &mut self.server.stats;
+        match found {
+            true => stats.keyspace_hits += 1,
+            false => stats.keyspace_misses += 1,
+        }
+    }
+
+    /// Whether a read miss publishes anything: class `m` is on.
     fn raises_keymiss(&self) -> bool {
         self.server.config.notify_keyspace_events & class::KEY_MISS != 0
-            && self
-                .clients
-                .get(&self.client_id)
-                .is_some_and(|c| c.blocked.is_none())
     }
 
     /// Raises `keymiss` on `key` in the client's database.

@@ -1,7 +1,7 @@
 //! OBJECT ENCODING | FREQ | IDLETIME | REFCOUNT | HELP: introspection of
 //! the value stored at a key.
 
-use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup};
 use crate::commands::keys::KEYSPACE;
 use crate::config::MaxmemoryPolicy;
 use crate::util::parse_i64_strict;
@@ -80,10 +80,11 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     ..KEYSPACE
 }];
 
-/// The live value for OBJECT's subcommands, or a null reply. A miss raises
-/// no `keymiss` (Redis looks up with `LOOKUP_NONOTIFY`).
+/// The live value for OBJECT's subcommands, or a null reply. The lookup is
+/// counted in `keyspace_hits`/`keyspace_misses` but a miss raises no
+/// `keymiss` (Redis looks up with `LOOKUP_NONOTIFY`).
 fn object_lookup<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut Value> {
-    if ctx.lookup(key).is_none() {
+    if ctx.lookup_for(key, Lookup::ReadQuiet).is_none() {
         ctx.null();
         return None;
     }
