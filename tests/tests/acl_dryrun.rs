@@ -12,6 +12,7 @@
 //! installed (and failing instead under `SEEDKV_REQUIRE_TOOLS=1`).
 
 use seedkv_engine::resp::Frame;
+use seedkv_tests::draw::SplitMix64;
 use seedkv_tests::{cli, redis_server, require_tool, RespClient, ServerProcess};
 
 /// Draws per run: enough that every rule and command of the vocabularies
@@ -155,24 +156,6 @@ const COMMANDS: &[&str] = &[
     "config get maxmemory",
 ];
 
-/// SplitMix64: a small seeded generator, so the draws are the same on
-/// every run and every machine.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[(self.next() % from.len() as u64) as usize]
-    }
-}
-
 /// One drawn case.
 struct Case {
     rules: Vec<String>,
@@ -181,7 +164,7 @@ struct Case {
     through_cli: bool,
 }
 
-fn draw_case(draw: &mut Draw, n: usize) -> Case {
+fn draw_case(draw: &mut SplitMix64, n: usize) -> Case {
     let mut rules: Vec<String> = [COMMAND_GRANTS, KEY_GRANTS, CHANNEL_GRANTS]
         .iter()
         .map(|grants| draw.pick(grants).to_string())
@@ -280,7 +263,7 @@ fn a_restricted_user_runs_exactly_what_dryrun_allows() {
     let seedkv = ServerProcess::seedkv(&[]);
     let mut redis_admin = RespClient::connect(redis.port);
     let mut seedkv_admin = RespClient::connect(seedkv.port);
-    let mut draw = Draw(SEED);
+    let mut draw = SplitMix64(SEED);
     let (mut checked, mut refused_count) = (0, 0);
     for n in 0..DRAWS {
         let case = draw_case(&mut draw, n);

@@ -13,6 +13,7 @@ use std::net::TcpStream;
 
 use seedkv_engine::resp::encode::encode_request;
 use seedkv_engine::resp::{Frame, FrameDecoder};
+use seedkv_tests::draw::SplitMix64;
 use seedkv_tests::{redis_server, RespClient, ServerProcess};
 
 /// A connection that returns each reply's raw bytes.
@@ -60,31 +61,12 @@ fn same(ours: &mut Raw, theirs: &mut Raw, args: &[&str]) -> Vec<u8> {
     want
 }
 
-/// A deterministic sequence (SplitMix64) for elements and coordinates.
-struct Seq(u64);
-
-impl Seq {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[lo, hi)`, rounded to six decimals as clients send.
-    fn uniform(&mut self, lo: f64, hi: f64) -> String {
-        let unit = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        format!("{:.6}", lo + unit * (hi - lo))
-    }
-}
-
 #[test]
 fn pfadd_of_100k_elements_matches_redis_byte_for_byte() {
     let Some(redis) = redis_server() else { return };
     let seedkv = ServerProcess::seedkv(&[]);
     let (mut theirs, mut ours) = (Raw::connect(redis.port), Raw::connect(seedkv.port));
-    let mut seq = Seq(18);
+    let mut seq = SplitMix64(18);
     let batch_elements = 1_000;
     for batch in 0..100 {
         let elements: Vec<String> = (0..batch_elements)
@@ -175,7 +157,7 @@ fn geosearch_over_thousands_of_points_matches_redis_byte_for_byte() {
     let Some(redis) = redis_server() else { return };
     let seedkv = ServerProcess::seedkv(&[]);
     let (mut theirs, mut ours) = (Raw::connect(redis.port), Raw::connect(seedkv.port));
-    let mut seq = Seq(7);
+    let mut seq = SplitMix64(7);
     let world: Vec<_> = (0..2_000)
         .map(|i| {
             (
