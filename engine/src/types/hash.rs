@@ -29,7 +29,8 @@ pub struct Hash {
 #[derive(Clone, Debug)]
 enum Encoding {
     Listpack(Listpack),
-    Table(Table),
+    /// Boxed: the table is large and most hashes are small listpacks.
+    Table(Box<Table>),
 }
 
 impl Default for Encoding {
@@ -95,7 +96,9 @@ impl Hash {
         std::mem::size_of::<Hash>()
             + match &self.encoding {
                 Encoding::Listpack(lp) => lp.capacity_bytes(),
-                Encoding::Table(t) => t.dict.memory_estimate_bytes() + t.value_bytes,
+                Encoding::Table(t) => {
+                    std::mem::size_of::<Table>() + t.dict.memory_estimate_bytes() + t.value_bytes
+                }
             }
     }
 
@@ -248,7 +251,7 @@ impl Hash {
             dict.insert(field.into(), value.into());
         }
         debug_assert_eq!(dict.len(), lp.len() / 2);
-        self.encoding = Encoding::Table(Table { dict, value_bytes });
+        self.encoding = Encoding::Table(Box::new(Table { dict, value_bytes }));
     }
 }
 
