@@ -49,8 +49,12 @@ impl Listpack {
         self.buf.capacity()
     }
 
-    /// Appends an entry.
+    /// Appends an entry. The buffer grows to exactly what it holds, as
+    /// Redis's `lpInsert` reallocates it: doubling would leave up to half
+    /// of every small hash unused (the copy this costs is bounded by
+    /// `hash-max-listpack-entries` and `-value`, as in Redis).
     pub fn push(&mut self, entry: &[u8]) {
+        self.buf.reserve_exact(encoded_len(entry));
         encode_entry(&mut self.buf, entry);
         self.len += 1;
     }
@@ -69,6 +73,8 @@ impl Listpack {
         debug_assert!(span.start < span.end && span.end <= self.buf.len());
         let mut encoded = Vec::with_capacity(entry.len() + VARINT_BYTES_MAX);
         encode_entry(&mut encoded, entry);
+        let grows_by = encoded.len().saturating_sub(span.end - span.start);
+        self.buf.reserve_exact(grows_by);
         self.buf.splice(span.start..span.end, encoded);
     }
 
@@ -83,6 +89,12 @@ impl Listpack {
             self.buf.shrink_to_fit();
         }
     }
+}
+
+/// Bytes `entry` takes encoded: its varint length, then itself.
+fn encoded_len(entry: &[u8]) -> usize {
+    let bits = u64::BITS - (entry.len() as u64).leading_zeros();
+    (bits.max(1) as usize).div_ceil(7) + entry.len()
 }
 
 /// Appends one encoded entry to `buf`.
@@ -170,5 +182,20 @@ mod tests {
         let items: Vec<&[u8]> = lp.iter().map(|(_, b)| b).collect();
         assert_eq!(items, vec![&b"a"[..], b"ccc"]);
         assert_eq!(lp.len(), 2);
+    }
+
+    #[test]
+    fn the_buffer_holds_exactly_its_entries() {
+        let mut lp = Listpack::new();
+        let mut expected_bytes = 0;
+        for len in [0, 1, 127, 128, 300, 16_383, 16_384] {
+            let entry = vec![b'y'; len];
+            lp.push(&entry);
+            expected_bytes += encoded_len(&entry);
+            let mut encoded = Vec::new();
+            encode_entry(&mut encoded, &entry);
+            assert_eq!(encoded.len(), encoded_len(&entry), "entry of {len} bytes");
+        }
+        assert_eq!(lp.capacity_bytes(), expected_bytes);
     }
 }
