@@ -379,7 +379,10 @@ fn cmd_sweep(
     let summary = sweep(&config, &|r: &RunReport| {
         if seed_log.is_some() {
             let line = seed_log_line(r);
-            seed_lines.lock().expect("seed lines").push((r.config.seed, line));
+            seed_lines
+                .lock()
+                .expect("seed lines")
+                .push((r.config.seed, line));
         }
         if r.failed() {
             let n = failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
