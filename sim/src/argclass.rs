@@ -156,14 +156,14 @@ fn classify_number(text: &str) -> Option<ArgClass> {
             .map(|_| ArgClass::SpacedNumber);
     }
     let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
-    let lower = unsigned.to_ascii_lowercase();
-    if lower == "inf" || lower == "infinity" {
+    if unsigned.eq_ignore_ascii_case("inf") || unsigned.eq_ignore_ascii_case("infinity") {
         return Some(ArgClass::Inf);
     }
-    if lower == "nan" {
+    if unsigned.eq_ignore_ascii_case("nan") {
         return Some(ArgClass::NaN);
     }
-    if lower.len() > 2 && lower.starts_with("0x") {
+    let bytes = unsigned.as_bytes();
+    if bytes.len() > 2 && bytes[0] == b'0' && bytes[1].eq_ignore_ascii_case(&b'x') {
         return Some(ArgClass::HexNumber);
     }
     let all_digits = !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit());
@@ -195,8 +195,8 @@ fn classify_number(text: &str) -> Option<ArgClass> {
         return None;
     }
     let value: f64 = text.parse().ok()?;
-    let exponent = lower
-        .split_once('e')
+    let exponent = unsigned
+        .split_once(['e', 'E'])
         .and_then(|(_, e)| e.parse::<i64>().ok())
         .unwrap_or(0);
     Some(if exponent >= 100 || value.is_infinite() {
@@ -257,11 +257,28 @@ impl ArgClasses {
         if args.len() < 2 {
             return;
         }
-        let command = match name.len() <= COMMAND_NAME_MAX_BYTES {
-            true => String::from_utf8_lossy(name).to_ascii_lowercase(),
-            false => "?".to_string(),
+        // The lowercase name in a stack buffer, so that a command already
+        // seen costs no allocation (every request of a run comes here).
+        let mut lower = [0u8; COMMAND_NAME_MAX_BYTES];
+        let borrowed = match name.len() <= COMMAND_NAME_MAX_BYTES {
+            true => {
+                let lower = &mut lower[..name.len()];
+                lower.copy_from_slice(name);
+                lower.make_ascii_lowercase();
+                std::str::from_utf8(lower).ok()
+            }
+            false => Some("?"),
         };
-        let seen = self.seen.entry(command).or_default();
+        let seen = match borrowed.filter(|command| self.seen.contains_key(*command)) {
+            Some(command) => self.seen.get_mut(command).expect("just found"),
+            None => {
+                let command = match name.len() <= COMMAND_NAME_MAX_BYTES {
+                    true => String::from_utf8_lossy(name).to_ascii_lowercase(),
+                    false => "?".to_string(),
+                };
+                self.seen.entry(command).or_default()
+            }
+        };
         for (i, arg) in args.iter().enumerate().skip(1) {
             let position = i.min(usize::from(ARG_POSITION_MAX)) as u8;
             seen.insert((position, classify(arg)));

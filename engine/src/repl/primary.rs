@@ -152,9 +152,14 @@ pub(crate) fn admit(
         }
         "READONLY You can't write against a read only replica."
     } else {
+        // Every write on a primary comes here: without a minimum (the
+        // default) the lag is not even looked up.
         let min = config_u64(&server.config, "min-replicas-to-write") as usize;
+        if min == 0 {
+            return;
+        }
         let lag = config_u64(&server.config, "min-replicas-max-lag");
-        if min == 0 || lag == 0 || good_replicas(server, now) >= min {
+        if lag == 0 || good_replicas(server, now) >= min {
             return;
         }
         "NOREPLICAS Not enough good replicas to write."

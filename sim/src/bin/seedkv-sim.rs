@@ -65,6 +65,11 @@ enum Command {
         /// with its count), not only the totals and the zero rows.
         #[arg(long)]
         coverage: bool,
+        /// Write one line per seed (trace hash, counts, verdict), sorted by
+        /// seed, to this file: two sweeps of one build, or of two builds
+        /// that must agree, are then compared with `diff`.
+        #[arg(long)]
+        seed_log: Option<std::path::PathBuf>,
     },
     /// Re-run one seed exactly, optionally printing its event trace.
     Replay {
@@ -201,6 +206,7 @@ fn main() -> ExitCode {
             no_shrink,
             no_checks,
             coverage,
+            seed_log,
         } => parse_shard(shard.as_deref()).and_then(|(shard_index, shard_count)| {
             Ok(cmd_sweep(
                 SweepConfig {
@@ -218,6 +224,7 @@ fn main() -> ExitCode {
                 },
                 no_shrink,
                 coverage,
+                seed_log.as_deref(),
             ))
         }),
     };
@@ -331,7 +338,32 @@ fn cmd_replay(config: &RunConfig, trace: bool) -> bool {
     true
 }
 
-fn cmd_sweep(config: SweepConfig, no_shrink: bool, coverage_full: bool) -> bool {
+/// One seed's line for `--seed-log`: everything that must not change when
+/// only the simulator's speed does.
+fn seed_log_line(r: &RunReport) -> String {
+    let verdict = match r.violations.first() {
+        None => "ok".to_string(),
+        Some(v) => format!("FAIL [{}] {}", v.checker, v.message),
+    };
+    format!(
+        "seed {} trace {:016x} commands {} ops {} events {} sim_ns {} compared {} declined {} {verdict}\n",
+        r.config.seed,
+        r.trace_hash,
+        r.commands_count,
+        r.ops_count,
+        r.stats.events_count,
+        r.sim_ns,
+        r.model_counts.compared,
+        r.model_counts.declined,
+    )
+}
+
+fn cmd_sweep(
+    config: SweepConfig,
+    no_shrink: bool,
+    coverage_full: bool,
+    seed_log: Option<&std::path::Path>,
+) -> bool {
     let total =
         (config.seeds_count + config.shard_count - 1 - config.shard_index.min(config.seeds_count))
             / config.shard_count;
@@ -343,7 +375,15 @@ fn cmd_sweep(config: SweepConfig, no_shrink: bool, coverage_full: bool) -> bool 
         .expect("template"),
     );
     let failures = std::sync::atomic::AtomicU64::new(0);
+    let seed_lines = std::sync::Mutex::new(Vec::new());
     let summary = sweep(&config, &|r: &RunReport| {
+        if seed_log.is_some() {
+            let line = seed_log_line(r);
+            seed_lines
+                .lock()
+                .expect("seed lines")
+                .push((r.config.seed, line));
+        }
         if r.failed() {
             let n = failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             bar.set_message(format!("{n} failing"));
@@ -351,6 +391,15 @@ fn cmd_sweep(config: SweepConfig, no_shrink: bool, coverage_full: bool) -> bool 
         bar.inc(1);
     });
     bar.finish_and_clear();
+    if let Some(path) = seed_log {
+        let mut lines = seed_lines.into_inner().expect("seed lines");
+        lines.sort();
+        let text: String = lines.into_iter().map(|(_, line)| line).collect();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("seedkv-sim: cannot write {}: {e}", path.display());
+            return false;
+        }
+    }
     println!("sweep summary");
     print!("{}", summary.table(config.jobs));
     print!("{}", summary.coverage.report(coverage_full));

@@ -87,11 +87,21 @@ impl BlockingTimeout {
 
 /// The timeout of `request` if it is a blocking command with a valid one.
 pub fn blocking_timeout(request: &[Vec<u8>]) -> Option<BlockingTimeout> {
-    let name = request.first()?.to_ascii_lowercase();
+    // Lowercased on the stack: the world asks of every request it sends.
+    let first = request.first()?;
+    let mut name = [0u8; 16];
+    let name = match name.get_mut(..first.len()) {
+        Some(name) => {
+            name.copy_from_slice(first);
+            name.make_ascii_lowercase();
+            &name[..]
+        }
+        None => return None,
+    };
     if name == b"xread" || name == b"xreadgroup" {
         return stream_block_timeout(request);
     }
-    let at = match name.as_slice() {
+    let at = match name {
         b"blmpop" | b"bzmpop" => 1,
         b"blpop" | b"brpop" | b"brpoplpush" | b"blmove" | b"bzpopmin" | b"bzpopmax" => {
             request.len().checked_sub(1)?

@@ -463,7 +463,12 @@ fn check_subscriber(
         }
     }
     // No loss: each reply came after exactly the messages placed before
-    // its request's execution.
+    // its request's execution. Counted by binary search over sorted
+    // copies (a count per reply over every message was quadratic).
+    let mut owed_places: Vec<u64> = owed.iter().map(|m| m.place).collect();
+    owed_places.sort_unstable();
+    let mut got_before_seqs: Vec<u64> = got.iter().map(|d| d.before_seq).collect();
+    got_before_seqs.sort_unstable();
     for op in history.ops.iter().filter(|op| op.conn == s.conn) {
         let (Some(_), Some(&j)) = (&op.complete, exec_index.get(&(op.conn, op.seq_in_conn))) else {
             continue;
@@ -472,11 +477,8 @@ fn check_subscriber(
             continue;
         }
         let place = 2 * j as u64 + 1;
-        let owed_before = owed.iter().filter(|m| m.place < place).count();
-        let got_before = got
-            .iter()
-            .filter(|d| d.before_seq <= op.seq_in_conn)
-            .count();
+        let owed_before = owed_places.partition_point(|&p| p < place);
+        let got_before = got_before_seqs.partition_point(|&b| b <= op.seq_in_conn);
         if got_before != owed_before {
             let missing = owed.get(got_before).map_or(String::new(), |m| m.render());
             return violation(format!(

@@ -18,10 +18,12 @@
 //! A sweep merges the counts of its runs ([`Coverage::merge`]) and prints
 //! [`Coverage::report`].
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use seedkv_engine::cmd::{lookup_subcommand, CommandTable};
 
+use crate::fxhash::FxHashMap;
 use crate::history::History;
 
 pub mod options;
@@ -56,14 +58,28 @@ pub fn table_commands(table: &CommandTable) -> Vec<String> {
 }
 
 /// The full name of the command `args` invokes, as the table resolves it
-/// (`None` for an unknown command or subcommand).
-pub fn resolve_name(table: &CommandTable, args: &[Vec<u8>]) -> Option<String> {
+/// (`None` for an unknown command or subcommand). Borrowed from the table
+/// for a top-level command: every execution of a run asks, and only
+/// subcommands need a name built.
+pub fn resolve_name(table: &CommandTable, args: &[Vec<u8>]) -> Option<Cow<'static, str>> {
     let spec = table.lookup(args.first()?)?;
     if spec.subcommands.is_empty() || (spec.handler.is_some() && args.len() < 2) {
-        return Some(spec.name.to_string());
+        return Some(Cow::Borrowed(spec.name));
     }
     let sub = lookup_subcommand(spec, args.get(1)?)?;
-    Some(crate::check::complexity::full_name(spec.name, sub.name))
+    Some(Cow::Owned(crate::check::complexity::full_name(
+        spec.name, sub.name,
+    )))
+}
+
+/// Whether the full name `name` resolved from a request is the command
+/// an execution record names (`exec_name`: a subcommand's record names
+/// only the subcommand, `latest` for `latency|latest`).
+fn names_execution(name: &str, exec_name: &str) -> bool {
+    name == exec_name
+        || name
+            .strip_suffix(exec_name)
+            .is_some_and(|head| head.ends_with('|'))
 }
 
 impl Coverage {
@@ -75,25 +91,37 @@ impl Coverage {
             runs_count: 1,
             ..Coverage::default()
         };
+        // Counted by borrowed names first, turned into the sorted owned
+        // maps once per run (not one String per execution).
+        let mut commands: FxHashMap<Cow<'static, str>, u64> = FxHashMap::default();
+        let mut option_counts: FxHashMap<(Cow<'static, str>, &'static str), u64> =
+            FxHashMap::default();
         for exec in history.executions.iter().filter(|e| !e.name.is_empty()) {
             let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
             // A script's calls carry the script's index: its request is the
             // EVAL, whose name does not end with the call's.
             let named = op.and_then(|op| {
                 let name = resolve_name(&table, &op.args)?;
-                let is_this = name == exec.name || name.ends_with(&format!("|{}", exec.name));
-                is_this.then_some((name, op))
+                names_execution(&name, exec.name).then_some((name, op))
             });
             match named {
                 Some((name, op)) => {
                     for option in options::options_in(&name, &op.args) {
-                        *coverage.options.entry((name.clone(), option)).or_default() += 1;
+                        *option_counts.entry((name.clone(), option)).or_default() += 1;
                     }
-                    *coverage.commands.entry(name).or_default() += 1;
+                    *commands.entry(name).or_default() += 1;
                 }
-                None => *coverage.commands.entry(exec.name.to_string()).or_default() += 1,
+                None => *commands.entry(Cow::Borrowed(exec.name)).or_default() += 1,
             }
         }
+        coverage.commands = commands
+            .into_iter()
+            .map(|(name, n)| (name.into_owned(), n))
+            .collect();
+        coverage.options = option_counts
+            .into_iter()
+            .map(|((name, option), n)| ((name.into_owned(), option), n))
+            .collect();
         for (shape, count) in shapes::detect(history, &ops) {
             *coverage.shapes.entry(shape).or_default() += count;
         }

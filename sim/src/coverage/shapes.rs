@@ -105,7 +105,7 @@ pub fn detect(
     let mut d = Detector {
         counts: BTreeMap::new(),
         db_of: FxHashMap::default(),
-        lives: BTreeMap::new(),
+        lives: (0..DB_COUNT).map(|_| FxHashMap::default()).collect(),
         watched: BTreeMap::new(),
         channels: FxHashMap::default(),
         patterns: FxHashMap::default(),
@@ -233,7 +233,9 @@ fn has_token(args: &[Vec<u8>], tokens: &[&str]) -> bool {
 struct Detector {
     counts: BTreeMap<&'static str, u64>,
     db_of: FxHashMap<ConnId, usize>,
-    lives: BTreeMap<Key, Life>,
+    /// Per database (a key's life is looked up by a borrowed name: every
+    /// execution touches one).
+    lives: Vec<FxHashMap<Vec<u8>, Life>>,
     /// Key (db 0 names; WATCH is rare elsewhere) -> watching connections.
     watched: BTreeMap<Vec<u8>, BTreeSet<ConnId>>,
     channels: FxHashMap<ConnId, BTreeSet<Vec<u8>>>,
@@ -355,7 +357,25 @@ impl Detector {
     }
 
     fn life(&mut self, db: usize, key: &[u8]) -> &mut Life {
-        self.lives.entry((db, key.to_vec())).or_default()
+        let lives = &mut self.lives[db];
+        if !lives.contains_key(key) {
+            lives.insert(key.to_vec(), Life::default());
+        }
+        lives.get_mut(key).expect("just inserted")
+    }
+
+    /// The keys with a TTL in the databases `dbs` selects.
+    fn keys_with_ttl(&self, dbs: impl Fn(usize) -> bool) -> Vec<Key> {
+        let mut keys = Vec::new();
+        for (d, lives) in self.lives.iter().enumerate().filter(|(d, _)| dbs(*d)) {
+            keys.extend(
+                lives
+                    .iter()
+                    .filter(|(_, l)| l.ttl)
+                    .map(|(k, _)| (d, k.clone())),
+            );
+        }
+        keys
     }
 
     /// Removes `(db, key)` by `path` if it had a TTL.
@@ -439,12 +459,7 @@ impl Detector {
                 return;
             }
             "flushdb" | "flushall" => {
-                let keys: Vec<Key> = self
-                    .lives
-                    .iter()
-                    .filter(|((d, _), l)| l.ttl && (name == "flushall" || *d == db))
-                    .map(|(k, _)| k.clone())
-                    .collect();
+                let keys = self.keys_with_ttl(|d| name == "flushall" || d == db);
                 for (d, k) in keys {
                     self.remove(d, &k, name);
                 }
@@ -459,12 +474,7 @@ impl Detector {
                     return;
                 }
                 self.count("db:swapdb");
-                let keys: Vec<Key> = self
-                    .lives
-                    .iter()
-                    .filter(|((d, _), l)| l.ttl && (*d == a || *d == b))
-                    .map(|(k, _)| k.clone())
-                    .collect();
+                let keys = self.keys_with_ttl(|d| d == a || d == b);
                 for (d, k) in keys {
                     self.remove(d, &k, "swapdb");
                 }
@@ -528,11 +538,10 @@ impl Detector {
         let created_nothing = matches!(reply, Some(Frame::Null) | None) || int == Some(0);
         for i in creation_targets(name, spec, args) {
             let Some(k) = key(i) else { continue };
-            let k = k.to_vec();
             if !created_nothing || matches!(name, "set" | "mset") && reply.is_some() {
-                self.created(db, &k, name);
+                self.created(db, k, name);
             }
-            let life = self.life(db, &k);
+            let life = self.life(db, k);
             if life.ttl {
                 life.pending = Some(spec.name);
             }
