@@ -354,12 +354,14 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         .as_deref()
         .map(|n| String::from_utf8_lossy(n).into_owned())
         .unwrap_or_default();
-    let tot_mem = crate::client::CLIENT_STRUCT_BYTES + qbuf + argv_mem + c.output.capacity();
+    let multi_mem = c.tx.multi.as_ref().map_or(0, |m| m.mem_bytes);
+    let tot_mem =
+        crate::client::CLIENT_STRUCT_BYTES + qbuf + argv_mem + multi_mem + c.output.capacity();
     let mut line = String::with_capacity(256);
     let _ = write!(
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
-         sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
+         sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem={} multi-mem={} \
          rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} \
          redir={} resp={}",
         c.id.0,
@@ -377,6 +379,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         c.tx.queued_count().map_or(-1, |n| n as i64),
         qbuf,
         argv_mem,
+        multi_mem,
         REPLY_BUFFER_BYTES,
         obl,
         obl,
