@@ -152,9 +152,37 @@ fn mask(frame: Frame, file: &[u8]) -> Frame {
     match frame {
         Frame::Error(e) => Frame::Error(swap(e)),
         Frame::Bulk(b) => Frame::Bulk(swap(b)),
+        Frame::Array(items) if is_log_entry(&items) => Frame::Array(log_entry(items)),
         Frame::Array(items) => Frame::Array(items.into_iter().map(|f| mask(f, file)).collect()),
         other => other,
     }
+}
+
+fn is_log_entry(items: &[Frame]) -> bool {
+    items.first() == Some(&Frame::Bulk(b"count".to_vec()))
+}
+
+/// An ACL LOG entry without its age, and of its client-info only the
+/// `user=` field (the rest are addresses, ids, ages and buffer sizes).
+fn log_entry(items: Vec<Frame>) -> Vec<Frame> {
+    let mut out = Vec::new();
+    for pair in items.chunks(2) {
+        let [key, value] = pair else { continue };
+        let value = match (key, value) {
+            (Frame::Bulk(k), _) if k == b"age-seconds" => continue,
+            (Frame::Bulk(k), Frame::Bulk(info)) if k == b"client-info" => {
+                let user = info
+                    .split(|&b| b == b' ')
+                    .find(|f| f.starts_with(b"user="))
+                    .unwrap_or_default();
+                Frame::Bulk(user.to_vec())
+            }
+            (_, v) => v.clone(),
+        };
+        out.push(key.clone());
+        out.push(value);
+    }
+    out
 }
 
 /// The steps, run against the server of `run`.
@@ -199,6 +227,13 @@ fn script(run: &mut Run) {
         ],
     );
     run.step(&mut admin, &[b"acl", b"getuser", b"n\xffx"]);
+    // The ACL LOG shows the name, the key and the client's `user=` raw.
+    run.step(&mut admin, &[b"acl", b"setuser", b"n\xffx", b">pw"]);
+    let mut raw = Connection::open(port);
+    run.step(&mut raw, &[b"auth", b"n\xffx", b"pw"]);
+    run.step(&mut raw, &[b"get", b"k\xfe1"]);
+    run.step(&mut raw, &[b"get", b"o\xfd"]);
+    run.step(&mut admin, &[b"acl", b"log", b"1"]);
     run.step(&mut admin, &[b"acl", b"getuser", b"dan"]);
     run.save(&mut admin);
     // Changes after the save, undone by a LOAD, which also logs out and
