@@ -29,7 +29,7 @@ const REQUESTS: &[&[u8]] = &[
     b"SET abcdefghij 0123456789abcdefghij\r\n",
     b"*2\r\n$7\r\nNOSUCH!\r\n$1\r\nx\r\n",
     b"*5\r\n$4\r\nMGET\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n",
-    b"*3\r\n$4\r\nRPUSH\r\n$1\r\nl\r\n$300\r\n",
+    b"*3\r\n$5\r\nRPUSH\r\n$1\r\nl\r\n$300\r\n",
 ];
 
 fn connect(port: u16) -> TcpStream {
