@@ -94,6 +94,9 @@ pub struct Config {
     pub limits: crate::types::Limits,
     /// `client-output-buffer-limit`, per client class.
     pub client_output_buffer_limit: OutputBufferLimits,
+    /// The configuration's `user` directives (name first, then the rules),
+    /// applied at start; Redis refuses them next to an `aclfile`.
+    pub acl_users: Vec<Vec<Vec<u8>>>,
     /// Other redis.conf keys accepted by CONFIG GET/SET and kept verbatim.
     pub extra: std::collections::BTreeMap<String, String>,
     /// `notify-keyspace-events` as class flags (see [`crate::notify`]);
@@ -140,6 +143,7 @@ impl Default for Config {
             hll_sparse_max_bytes: 3000,
             limits: Default::default(),
             client_output_buffer_limit: Default::default(),
+            acl_users: Vec::new(),
             extra: Default::default(),
             notify_keyspace_events: 0,
         }

@@ -69,6 +69,7 @@ use crate::stats::Stats;
 use crate::stopwatch::{Stopwatch, WorkUnitStopwatch};
 use crate::time::Now;
 
+mod aclfile;
 mod aof;
 mod cron;
 mod pause;

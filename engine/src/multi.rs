@@ -45,7 +45,18 @@ pub struct MultiState {
     /// A command was rejected while queueing (Redis's CLIENT_DIRTY_EXEC):
     /// EXEC replies EXECABORT.
     pub aborted: bool,
+    /// CLIENT LIST's `multi-mem`: what Redis 7.0.15's
+    /// `multiStateMemOverhead` counts, the queued commands' argument
+    /// bytes plus a pointer (8 bytes) per argument (`argv_len_sums`;
+    /// 7.0.15 counts neither watched keys nor the queue's own array, as
+    /// measured on redis-server). Kept as a sum, so CLIENT LIST need not
+    /// walk the queue.
+    pub mem_bytes: usize,
 }
+
+/// Bytes Redis counts per queued argument besides its own: the `robj *`
+/// of the command's argv.
+pub const QUEUED_ARG_POINTER_BYTES: usize = 8;
 
 /// A key a client watches.
 #[derive(Debug)]
@@ -423,6 +434,10 @@ pub fn intercept(
         multi.aborted = true;
         return Intercepted::Rejected;
     }
+    multi.mem_bytes += args
+        .iter()
+        .map(|a| a.len() + QUEUED_ARG_POINTER_BYTES)
+        .sum::<usize>();
     multi.queue.push(Queued {
         args: args.to_vec(),
         request_seq,

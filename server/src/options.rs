@@ -55,6 +55,11 @@ pub struct Args {
     /// `always`, `everysec` (default) or `no`: when the AOF is fsynced.
     #[arg(long, value_name = "always|everysec|no")]
     pub appendfsync: Option<String>,
+    /// The ACL file: users are loaded from it at start (the server exits
+    /// if it cannot), by ACL LOAD, and written by ACL SAVE. A relative path
+    /// is relative to `dir`.
+    #[arg(long)]
+    pub aclfile: Option<String>,
     /// Seed of every random choice the engine makes (RANDOMKEY, hash seeds, ...).
     /// Defaults to one drawn from the clock and process id, and logged.
     #[arg(long)]
@@ -175,6 +180,9 @@ impl Options {
         }
         if let Some(when) = &args.appendfsync {
             flag(&mut config, "appendfsync", when)?;
+        }
+        if let Some(file) = &args.aclfile {
+            flag(&mut config, "aclfile", file)?;
         }
         config.seed = args.seed.unwrap_or_else(default_seed);
         #[cfg(debug_assertions)]

@@ -263,6 +263,14 @@ impl World {
         config.limits.hash_max_listpack_entries = SIM_HASH_MAX_LISTPACK_ENTRIES;
         let persist = knobs.persist.clone().map(|persist_knobs| {
             persist_knobs.configure(&mut config);
+            if persist_knobs.wants_aclfile(&knobs.workloads) {
+                let set = seedkv_engine::commands::config::apply_config_line(
+                    &mut config,
+                    "aclfile",
+                    crate::persistence::ACL_FILE,
+                );
+                debug_assert!(set.is_ok());
+            }
             Box::new(storage::PersistHost::new(
                 seed,
                 persist_knobs,

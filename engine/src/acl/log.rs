@@ -75,7 +75,7 @@ pub struct Entry {
     /// When the entry was last updated (unix ms).
     pub created_ms: u64,
     /// The client's CLIENT LIST line at that time.
-    pub client_info: String,
+    pub client_info: Vec<u8>,
 }
 
 /// The log, newest entry first.
@@ -147,7 +147,7 @@ impl AclLog {
             w.bulk_str("age-seconds");
             w.double(now_ms.saturating_sub(e.created_ms) as f64 / 1000.0);
             w.bulk_str("client-info");
-            w.bulk_str(&e.client_info);
+            w.bulk(&e.client_info);
         }
     }
 }

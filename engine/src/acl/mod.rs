@@ -8,7 +8,8 @@
 //!   `%R~pat`, `&chan`...) and the way `ACL LIST` describes them;
 //! - [`check`]: whether a user may run a command on its keys and channels,
 //!   the check every caller of the pipeline passes;
-//! - [`log`]: the `ACL LOG` of denied commands and failed logins.
+//! - [`log`]: the `ACL LOG` of denied commands and failed logins;
+//! - [`file`]: the `aclfile`'s text, as ACL LOAD reads and ACL SAVE writes it.
 //!
 //! Commands are identified by their position in a [`CommandIndex`], the
 //! command table flattened (subcommands after their container), as Redis
@@ -19,6 +20,7 @@ use std::collections::BTreeMap;
 use crate::cmd::{CommandSpec, CommandTable};
 
 pub mod check;
+pub mod file;
 pub mod log;
 pub mod selector;
 pub mod user;
@@ -172,22 +174,27 @@ impl Acl {
     /// The ACLs of a new server: only the default user, with all
     /// permissions, and `requirepass` (when set) as its password.
     pub fn new(table: &CommandTable, requirepass: Option<&[u8]>) -> Acl {
-        let index = CommandIndex::new(table);
-        let mut default = User::new(DEFAULT_USER.to_vec(), &index, false);
-        for rule in ["+@all", "~*", "&*", "on", "nopass"] {
-            let mut steps = 0;
-            let set = default.set_rule(rule.as_bytes(), &index, false, &mut steps);
-            debug_assert!(set.is_ok());
-        }
         let mut acl = Acl {
             users: BTreeMap::new(),
             log: log::AclLog::default(),
-            index,
+            index: CommandIndex::new(table),
             pubsub_default_all: false,
         };
+        let default = acl.fresh_default();
         acl.users.insert(DEFAULT_USER.to_vec(), default);
         acl.set_requirepass(requirepass);
         acl
+    }
+
+    /// Redis's `ACLCreateDefaultUser`: every permission, no password.
+    pub fn fresh_default(&self) -> User {
+        let mut default = User::new(DEFAULT_USER.to_vec(), &self.index, false);
+        for rule in ["+@all", "~*", "&*", "on", "nopass"] {
+            let mut steps = 0;
+            let set = default.set_rule(rule.as_bytes(), &self.index, false, &mut steps);
+            debug_assert!(set.is_ok());
+        }
+        default
     }
 
     /// Redis's `ACLUpdateDefaultUserPassword`: `requirepass` is the default

@@ -296,51 +296,51 @@ impl Selector {
     }
 
     /// Redis's `ACLDescribeSelector`: keys, channels, then commands, as
-    /// `ACL LIST` shows a selector.
-    pub fn describe(&self, index: &CommandIndex, steps: &mut u64) -> String {
-        let mut out = String::new();
+    /// `ACL LIST` shows a selector. Bytes, as Redis prints patterns raw.
+    pub fn describe(&self, index: &CommandIndex, steps: &mut u64) -> Vec<u8> {
+        let mut out = Vec::new();
         if self.all_keys {
-            out.push_str("~* ");
+            out.extend_from_slice(b"~* ");
         } else {
             for k in &self.keys {
-                out.push_str(&key_pattern_text(k));
-                out.push(' ');
+                out.extend_from_slice(&key_pattern_text(k));
+                out.push(b' ');
             }
         }
         if self.all_channels {
-            out.push_str("&* ");
+            out.extend_from_slice(b"&* ");
         } else {
-            out.push_str("resetchannels ");
+            out.extend_from_slice(b"resetchannels ");
             for c in &self.channels {
-                out.push('&');
-                out.push_str(&String::from_utf8_lossy(c));
-                out.push(' ');
+                out.push(b'&');
+                out.extend_from_slice(c);
+                out.push(b' ');
             }
         }
-        out.push_str(&self.describe_commands(index, steps));
+        out.extend_from_slice(&self.describe_commands(index, steps));
         out
     }
 
     /// The key patterns as `ACL GETUSER` shows them, space-separated.
-    pub fn keys_text(&self) -> String {
+    pub fn keys_text(&self) -> Vec<u8> {
         if self.all_keys {
-            return "~*".to_string();
+            return b"~*".to_vec();
         }
-        let texts: Vec<String> = self.keys.iter().map(key_pattern_text).collect();
-        texts.join(" ")
+        let texts: Vec<Vec<u8>> = self.keys.iter().map(key_pattern_text).collect();
+        texts.join(&b' ')
     }
 
     /// The channel patterns as `ACL GETUSER` shows them.
-    pub fn channels_text(&self) -> String {
+    pub fn channels_text(&self) -> Vec<u8> {
         if self.all_channels {
-            return "&*".to_string();
+            return b"&*".to_vec();
         }
-        let texts: Vec<String> = self
+        let texts: Vec<Vec<u8>> = self
             .channels
             .iter()
-            .map(|c| format!("&{}", String::from_utf8_lossy(c)))
+            .map(|c| [b"&".as_slice(), c].concat())
             .collect();
-        texts.join(" ")
+        texts.join(&b' ')
     }
 
     /// Redis 7.0's `ACLDescribeSelectorCommandRules`: `+@all` or `-@all`,
@@ -350,9 +350,13 @@ impl Selector {
     /// replayed on a scratch selector as they are chosen, so what is
     /// described is exactly the bitmap. Single commands come in the
     /// index's order (Redis walks its command dict, in hash order).
-    pub fn describe_commands(&self, index: &CommandIndex, steps: &mut u64) -> String {
+    pub fn describe_commands(&self, index: &CommandIndex, steps: &mut u64) -> Vec<u8> {
         let additive = !self.future;
-        let mut rules = String::from(if additive { "-@all " } else { "+@all " });
+        let mut rules = if additive {
+            b"-@all ".to_vec()
+        } else {
+            b"+@all ".to_vec()
+        };
         let mut fake = Selector::new(index, false);
         fake.set_all_commands(!additive);
         // What is left to explain: categories applied are inverted here.
@@ -376,27 +380,27 @@ impl Selector {
             let Some((j, name)) = best else { break };
             fake.change_category(index, 1 << j, additive, steps);
             temp.change_category(index, 1 << j, !additive, steps);
-            rules.push_str(if additive { "+@" } else { "-@" });
-            rules.push_str(name);
-            rules.push(' ');
+            rules.extend_from_slice(if additive { b"+@" } else { b"-@" });
+            rules.extend_from_slice(name.as_bytes());
+            rules.push(b' ');
             applied[j] = true;
         }
         *steps += index.len() as u64;
         for id in 0..index.len() {
             let user_bit = self.allows_id(id);
             if user_bit != fake.allows_id(id) {
-                rules.push(if user_bit { '+' } else { '-' });
-                rules.push_str(&index.commands[id].full_name);
-                rules.push(' ');
+                rules.push(if user_bit { b'+' } else { b'-' });
+                rules.extend_from_slice(index.commands[id].full_name.as_bytes());
+                rules.push(b' ');
                 fake.change_perm(index, id, user_bit);
             }
             if !user_bit {
                 for arg in self.first_args_of(id) {
-                    rules.push('+');
-                    rules.push_str(&index.commands[id].full_name);
-                    rules.push('|');
-                    rules.push_str(&String::from_utf8_lossy(arg));
-                    rules.push(' ');
+                    rules.push(b'+');
+                    rules.extend_from_slice(index.commands[id].full_name.as_bytes());
+                    rules.push(b'|');
+                    rules.extend_from_slice(arg);
+                    rules.push(b' ');
                 }
             }
         }
@@ -436,18 +440,20 @@ pub fn lookup(index: &CommandIndex, name: &[u8]) -> Option<usize> {
 }
 
 /// `~pat`, `%R~pat`, `%W~pat`; a pattern with both accesses is `~pat`.
-fn key_pattern_text(k: &KeyPattern) -> String {
-    let prefix = match k.access {
-        KEY_ALL => "~",
-        KEY_READ => "%R~",
-        KEY_WRITE => "%W~",
-        _ => "%~",
+fn key_pattern_text(k: &KeyPattern) -> Vec<u8> {
+    let prefix: &[u8] = match k.access {
+        KEY_ALL => b"~",
+        KEY_READ => b"%R~",
+        KEY_WRITE => b"%W~",
+        _ => b"%~",
     };
-    format!("{prefix}{}", String::from_utf8_lossy(&k.pattern))
+    [prefix, &k.pattern].concat()
 }
 
-/// Redis's `ACLStringHasSpaces`: spaces and NUL bytes are not allowed in
-/// patterns and user names.
+/// Redis's `ACLStringHasSpaces`: whitespace (C's `isspace`: space, `\t`,
+/// `\n`, `\v`, `\f`, `\r`) and NUL bytes are not allowed in patterns and
+/// user names, so that a rule always splits back into itself.
 pub fn has_spaces(s: &[u8]) -> bool {
-    s.iter().any(|&b| b == b' ' || b == 0)
+    s.iter()
+        .any(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0))
 }

@@ -23,9 +23,10 @@ fn user(index: &CommandIndex, rules: &[&str]) -> Result<User, RuleError> {
 
 fn describe(index: &CommandIndex, rules: &[&str]) -> String {
     let mut steps = 0;
-    user(index, rules)
+    let text = user(index, rules)
         .expect("valid")
-        .describe(index, &mut steps)
+        .describe(index, &mut steps);
+    String::from_utf8(text).expect("these rules are ASCII")
 }
 
 fn args(words: &[&str]) -> Vec<Vec<u8>> {
@@ -208,7 +209,7 @@ fn first_arguments_allow_one_form_of_a_denied_command() {
     let mut steps = 0;
     assert_eq!(
         u.describe(&index, &mut steps),
-        "off ~* resetchannels -@all +select|0"
+        b"off ~* resetchannels -@all +select|0"
     );
 }
 
@@ -237,7 +238,7 @@ fn the_log_groups_like_events_and_keeps_its_bound() {
         object: object.as_bytes().to_vec(),
         username: b"u".to_vec(),
         created_ms: at_ms,
-        client_info: String::new(),
+        client_info: Vec::new(),
     };
     const ENTRIES_MAX: usize = 128;
     l.add(event("a", 0), ENTRIES_MAX);
@@ -370,4 +371,56 @@ fn an_empty_rule_in_a_selector_is_a_syntax_error() {
     assert!(matches!(user(&index, &["(\r'')"]), Err(RuleError::Syntax)));
     assert!(user(&index, &[""]).is_ok());
     assert!(user(&index, &["()"]).is_ok());
+}
+
+#[test]
+fn an_acl_file_round_trips_through_its_text() {
+    let t = CommandTable::new(crate::commands::FAMILIES);
+    let mut acl = crate::acl::Acl::new(&t, None);
+    let text = b"user a\xffb on >p ~k\xfe* %R~r* &c\xfd -@all +get (~x* +@hash)\n\
+user default on nopass ~* &* +@all\n";
+    let mut steps = 0;
+    let users = super::file::parse(text, "f.acl", &acl.index, false, &mut steps).expect("valid");
+    let gone = acl.replace_users(users);
+    assert!(gone.is_empty());
+    let rendered = super::file::render(&acl, &mut steps);
+    let again =
+        super::file::parse(&rendered, "f.acl", &acl.index, false, &mut steps).expect("valid");
+    let gone = acl.replace_users(again);
+    assert_eq!(gone, vec![b"a\xffb".to_vec()]);
+    assert_eq!(super::file::render(&acl, &mut steps), rendered);
+    assert!(rendered.starts_with(b"user a\xffb on #"));
+}
+
+#[test]
+fn acl_file_errors_are_redis_s_per_line() {
+    let t = CommandTable::new(crate::commands::FAMILIES);
+    let acl = crate::acl::Acl::new(&t, None);
+    let parse = |text: &[u8]| {
+        let mut steps = 0;
+        let e = super::file::parse(text, "u.acl", &acl.index, false, &mut steps).unwrap_err();
+        String::from_utf8(e).unwrap()
+    };
+    let tail =
+        "WARNING: ACL errors detected, no change to the previously active ACL rules was performed";
+    assert_eq!(
+        parse(b"user x +nosuch #abc +nosuch2 ~* ~a\n"),
+        format!(
+            "u.acl:1: Error in applying operation '+nosuch': Unknown command or category name in ACL. \
+u.acl:1: The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters. \
+u.acl:1: Error in applying operation '+nosuch2': Unknown command or category name in ACL. {tail}"
+        )
+    );
+    assert_eq!(
+        parse(b"\n# c\nuser x\x0b on\n"),
+        format!(
+            "u.acl:2 should start with user keyword followed by the username. \
+'u.acl:3: username 'x\x0b' contains invalid characters. {tail}"
+        )
+    );
+    // The file ends at its first NUL: line 2 is `user x`, a duplicate.
+    assert_eq!(
+        parse(b"user x\nuser x\x00 on\n"),
+        format!("WARNING: Duplicate user 'x' found on line 2. {tail}")
+    );
 }

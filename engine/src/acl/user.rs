@@ -121,24 +121,27 @@ impl User {
     }
 
     /// Redis's `ACLDescribeUser`: flags, passwords, then the selectors,
-    /// the root bare and the others in parentheses.
-    pub fn describe(&self, index: &CommandIndex, steps: &mut u64) -> String {
-        let mut out = String::new();
+    /// the root bare and the others in parentheses. Bytes: patterns are
+    /// printed as they were given.
+    pub fn describe(&self, index: &CommandIndex, steps: &mut u64) -> Vec<u8> {
+        let mut out = Vec::new();
         for flag in self.flags() {
-            out.push_str(flag);
-            out.push(' ');
+            out.extend_from_slice(flag.as_bytes());
+            out.push(b' ');
         }
         for p in &self.passwords {
-            out.push('#');
-            out.push_str(p);
-            out.push(' ');
+            out.push(b'#');
+            out.extend_from_slice(p.as_bytes());
+            out.push(b' ');
         }
         for (i, s) in self.selectors.iter().enumerate() {
             let text = s.describe(index, steps);
             if i == 0 {
-                out.push_str(&text);
+                out.extend_from_slice(&text);
             } else {
-                out.push_str(&format!(" ({text})"));
+                out.extend_from_slice(b" (");
+                out.extend_from_slice(&text);
+                out.push(b')');
             }
         }
         out
@@ -169,7 +172,8 @@ fn password_of(op: &[u8]) -> Result<String, RuleError> {
             let valid =
                 hash.len() == 64 && hash.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
             match valid {
-                true => Ok(String::from_utf8_lossy(hash).into_owned()),
+                // Checked to be hex digits above: ASCII.
+                true => Ok(hash.iter().map(|&b| b as char).collect()),
                 false => Err(RuleError::BadHash),
             }
         }

@@ -91,7 +91,7 @@ const ACL_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "acl|load",
         summary: "Reload the ACLs from the configured ACL file",
-        handler: Some(acl_no_file),
+        handler: Some(acl_load),
         ..ACL_SUB
     },
     CommandSpec {
@@ -105,7 +105,7 @@ const ACL_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "acl|save",
         summary: "Save the current ACL rules in the configured ACL file",
-        handler: Some(acl_no_file),
+        handler: Some(acl_save),
         ..ACL_SUB
     },
     CommandSpec {
@@ -163,10 +163,10 @@ fn acl_setuser(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let rules = match merge_selector_args(&args[3..]) {
         Ok(rules) => rules,
         Err(start) => {
-            return ctx.error(&format!(
-                "ERR Unmatched parenthesis in acl selector starting at '{}'.",
-                String::from_utf8_lossy(&args[3 + start])
-            ))
+            let mut msg = b"ERR Unmatched parenthesis in acl selector starting at '".to_vec();
+            msg.extend_from_slice(&args[3 + start]);
+            msg.extend_from_slice(b"'.");
+            return ctx.w().error_bytes(&msg);
         }
     };
     let acl = &ctx.server.acl;
@@ -182,11 +182,10 @@ fn acl_setuser(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     });
     ctx.work(crate::glob::work_units(steps));
     if let Err((rule, e)) = applied {
-        return ctx.error(&format!(
-            "ERR Error in ACL SETUSER modifier '{}': {}",
-            String::from_utf8_lossy(c_string(rule)),
-            e.message()
-        ));
+        let mut msg = b"ERR Error in ACL SETUSER modifier '".to_vec();
+        msg.extend_from_slice(c_string(rule));
+        msg.extend_from_slice(format!("': {}", e.message()).as_bytes());
+        return ctx.w().error_bytes(&msg);
     }
     if let Some(original) = original {
         let victims = subscribers_losing_channels(ctx, &original, &user);
@@ -299,7 +298,7 @@ fn acl_getuser(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     let mut steps = 0;
     let root = describe_selector(user.root(), &acl.index, &mut steps);
-    let others: Vec<[String; 3]> = user.selectors[1..]
+    let others: Vec<[Vec<u8>; 3]> = user.selectors[1..]
         .iter()
         .map(|s| describe_selector(s, &acl.index, &mut steps))
         .collect();
@@ -330,7 +329,7 @@ fn describe_selector(
     s: &crate::acl::selector::Selector,
     index: &crate::acl::CommandIndex,
     steps: &mut u64,
-) -> [String; 3] {
+) -> [Vec<u8>; 3] {
     [
         s.describe_commands(index, steps),
         s.keys_text(),
@@ -338,13 +337,13 @@ fn describe_selector(
     ]
 }
 
-fn write_selector(w: &mut crate::resp::ReplyWriter, [commands, keys, channels]: &[String; 3]) {
+fn write_selector(w: &mut crate::resp::ReplyWriter, [commands, keys, channels]: &[Vec<u8>; 3]) {
     w.bulk_str("commands");
-    w.bulk_str(commands);
+    w.bulk(commands);
     w.bulk_str("keys");
-    w.bulk_str(keys);
+    w.bulk(keys);
     w.bulk_str("channels");
-    w.bulk_str(channels);
+    w.bulk(channels);
 }
 
 /// `ACL USERS`: the names, in byte order.
@@ -369,7 +368,7 @@ fn acl_list(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
             let mut line = b"user ".to_vec();
             line.extend_from_slice(&u.name);
             line.push(b' ');
-            line.extend_from_slice(u.describe(&acl.index, &mut steps).as_bytes());
+            line.extend_from_slice(&u.describe(&acl.index, &mut steps));
             line
         })
         .collect();
@@ -386,9 +385,52 @@ fn acl_whoami(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     ctx.bulk(&name);
 }
 
-/// `ACL LOAD` / `ACL SAVE` without an `aclfile`, the only setup seedkv has.
-fn acl_no_file(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
-    ctx.error("ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.");
+/// Whether ACL LOAD / ACL SAVE may start; answers the client when not.
+fn acl_file_usable(ctx: &mut Ctx) -> bool {
+    if crate::persist::aclfile::configured(ctx.server).is_empty() {
+        ctx.error("ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.");
+        return false;
+    }
+    // The file is read or written by requests the host answers later;
+    // inside EXEC the reply cannot wait (Redis does it synchronously).
+    if ctx.in_exec || !ctx.server.config.storage || ctx.server.persist.acl_file.is_some() {
+        ctx.error("ERR ACL LOAD and ACL SAVE need the server's disk and cannot run inside MULTI/EXEC in seedkv");
+        return false;
+    }
+    true
+}
+
+/// The client waits for the `aclfile` requests (see
+/// [`crate::persist::aclfile`]); their end answers it.
+fn wait_for_acl_file(ctx: &mut Ctx) {
+    let client = ctx.client_id;
+    if let Some(c) = ctx.clients.get_mut(&client) {
+        c.waiting_save = true;
+    }
+}
+
+/// `ACL LOAD`: the users of the `aclfile` replace the current ones when
+/// the whole file is valid (see [`crate::acl::file::parse`]).
+fn acl_load(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    if !acl_file_usable(ctx) {
+        return;
+    }
+    let caller = crate::persist::aclfile::Caller::Client(ctx.client_id);
+    crate::persist::aclfile::start_load(ctx.server, ctx.events, caller);
+    wait_for_acl_file(ctx);
+}
+
+/// `ACL SAVE`: every user, as ACL LIST describes it, to the `aclfile`.
+fn acl_save(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    if !acl_file_usable(ctx) {
+        return;
+    }
+    let mut steps = 0;
+    let bytes = crate::acl::file::render(&ctx.server.acl, &mut steps);
+    ctx.work(crate::glob::work_units(steps) + bytes.len() as u64 / 64);
+    let (client, now_ms) = (ctx.client_id, ctx.now.unix_ms());
+    crate::persist::aclfile::start_save(ctx.server, ctx.events, client, bytes, now_ms);
+    wait_for_acl_file(ctx);
 }
 
 /// `ACL CAT [category]`: the categories, or a category's commands.

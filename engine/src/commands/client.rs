@@ -297,7 +297,9 @@ fn held(ctx: &Ctx, id: ClientId) -> Option<Held> {
 }
 
 /// One CLIENT LIST line (without the trailing newline), Redis 7.0.15 fields.
-fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> String {
+/// Bytes: the user name is printed as it is, as Redis does (the other
+/// fields are ASCII; CLIENT SETNAME refuses anything else).
+fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Vec<u8> {
     let is_current = c.id == current.id;
     let age_s = now.mono_ns.saturating_sub(c.created.mono_ns) / 1_000_000_000;
     let idle_s = if is_current {
@@ -354,14 +356,15 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         .as_deref()
         .map(|n| String::from_utf8_lossy(n).into_owned())
         .unwrap_or_default();
-    let tot_mem = crate::client::CLIENT_STRUCT_BYTES + qbuf + argv_mem + c.output.capacity();
+    let multi_mem = c.tx.multi.as_ref().map_or(0, |m| m.mem_bytes);
+    let tot_mem =
+        crate::client::CLIENT_STRUCT_BYTES + qbuf + argv_mem + multi_mem + c.output.capacity();
     let mut line = String::with_capacity(256);
     let _ = write!(
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
-         sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 \
-         rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} \
-         redir={} resp={}",
+         sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem={} multi-mem={} \
+         rbs={} rbp=0 obl={} oll=0 omem={} tot-mem={} events={} cmd={} user=",
         c.id.0,
         c.info.addr,
         c.info.laddr,
@@ -377,20 +380,22 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Str
         c.tx.queued_count().map_or(-1, |n| n as i64),
         qbuf,
         argv_mem,
+        multi_mem,
         REPLY_BUFFER_BYTES,
         obl,
         obl,
         tot_mem,
         if obl > 0 { "rw" } else { "r" },
         cmd,
-        String::from_utf8_lossy(&c.user),
-        if c.tracking.on {
-            c.tracking.redirect as i64
-        } else {
-            -1
-        },
-        c.protocol.version(),
     );
+    let mut line = line.into_bytes();
+    line.extend_from_slice(&c.user);
+    let redirect = match c.tracking.on {
+        true => c.tracking.redirect as i64,
+        false => -1,
+    };
+    let tail = format!(" redir={redirect} resp={}", c.protocol.version());
+    line.extend_from_slice(tail.as_bytes());
     line
 }
 
@@ -401,7 +406,7 @@ pub(crate) fn info_line_running(
     now: Now,
     cmd: &'static str,
     argv_bytes: usize,
-) -> String {
+) -> Vec<u8> {
     let current = Current {
         id: c.id,
         cmd,
@@ -425,8 +430,8 @@ fn current(ctx: &Ctx, args: &[Vec<u8>]) -> Current {
 fn client_info(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let cur = current(ctx, args);
     let mut text = info_line(&ctx.clients[&ctx.client_id], ctx.now, &cur, None);
-    text.push('\n');
-    ctx.w().verbatim("txt", text.as_bytes());
+    text.push(b'\n');
+    ctx.w().verbatim("txt", &text);
 }
 
 /// CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID id [id ...]].
@@ -459,7 +464,7 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         _ => return ctx.error("ERR syntax error"),
     }
     let cur = current(ctx, args);
-    let mut text = String::new();
+    let mut text = Vec::new();
     for c in ctx.clients.values() {
         // Clients killed earlier are gone in Redis; here they wait for
         // the host to disconnect them.
@@ -472,11 +477,11 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         if only_type.is_some_and(|t| t != client_type(c)) {
             continue;
         }
-        text.push_str(&info_line(c, ctx.now, &cur, held(ctx, c.id)));
-        text.push('\n');
+        text.extend_from_slice(&info_line(c, ctx.now, &cur, held(ctx, c.id)));
+        text.push(b'\n');
     }
     ctx.work(ctx.clients.len() as u64);
-    ctx.w().verbatim("txt", text.as_bytes());
+    ctx.w().verbatim("txt", &text);
 }
 
 /// Redis's `getClientType`: our primary's link is `master`, a replica of

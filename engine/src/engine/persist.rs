@@ -14,6 +14,7 @@ impl Engine {
     /// (inline) before it accepts a connection.
     pub(super) fn start_persistence(&mut self, now: Now) {
         self.server.persist.rdb.lastsave_unix_s = now.unix_us / 1_000_000;
+        self.start_acl_file();
         if !self.server.config.storage {
             return;
         }
@@ -27,7 +28,9 @@ impl Engine {
     /// Whether loading at start is still going on (the host has not yet
     /// completed its reads).
     pub fn is_loading(&self) -> bool {
-        self.server.persist.load.is_some() || self.server.persist.aof_load.is_some()
+        let acl_at_start = self.server.persist.acl_file.as_ref().map(|op| op.caller)
+            == Some(crate::persist::aclfile::Caller::Startup);
+        self.server.persist.load.is_some() || self.server.persist.aof_load.is_some() || acl_at_start
     }
 
     /// The outcome of the storage request `id` (see
@@ -67,6 +70,7 @@ impl Engine {
                 }
             }
             Purpose::AofLoad => self.aof_load_done(now, result),
+            Purpose::AclFile => self.acl_file_done(now, result),
             Purpose::Cleanup => {}
         }
         self.after_input_persist(now);

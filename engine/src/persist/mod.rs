@@ -9,9 +9,11 @@
 //! - [`child`]: a forked child (BGSAVE, BGREWRITEAOF) as a state machine;
 //! - [`rdb`]: SAVE, BGSAVE, the `save` rules, LASTSAVE, MISCONF, loading
 //!   `dbfilename` at start;
+//! - [`aclfile`]: ACL LOAD and ACL SAVE's reads and writes of the `aclfile`;
 //! - [`state`]: the bookkeeping they share (ids, what each request is for,
 //!   the options read from the configuration).
 
+pub(crate) mod aclfile;
 pub(crate) mod aof;
 pub mod child;
 pub(crate) mod info;

@@ -75,6 +75,8 @@ pub(crate) enum Purpose {
     Aof(super::aof::AofOp),
     /// Loading the AOF at start.
     AofLoad,
+    /// Reading or writing the `aclfile` (see `aclfile`).
+    AclFile,
     /// Tidying up (removing a failed child's temp file): the outcome only
     /// matters to the log.
     Cleanup,
@@ -118,4 +120,5 @@ pub struct Persist {
     pub(crate) load: Option<super::rdb::Load>,
     pub(crate) aof: super::aof::Aof,
     pub(crate) aof_load: Option<super::aof::load::AofLoad>,
+    pub(crate) acl_file: Option<super::aclfile::AclFileOp>,
 }

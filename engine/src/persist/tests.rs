@@ -479,3 +479,132 @@ fn group_commit_holds_a_quit_close_with_the_replies() {
     assert_eq!(h.frames(c), [ok(), ok()]);
     assert_eq!(h.closed.len(), 1);
 }
+
+fn acl_config() -> Config {
+    let mut c = config();
+    c.extra.insert("aclfile".into(), "users.acl".into());
+    c
+}
+
+fn acl_disk(contents: &[u8]) -> crate::testing::MemDisk {
+    let mut disk = crate::testing::MemDisk::default();
+    disk.files.insert("users.acl".into(), contents.to_vec());
+    disk
+}
+
+#[test]
+fn acl_users_load_at_start_and_save_renames_a_synced_temp_file() {
+    let mut h = TestHost::with_disk(acl_config(), acl_disk(b"user alice on >pa ~a* +get\n"));
+    assert!(h.exits.is_empty());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["AUTH", "alice", "pa"]), ok());
+    let admin = h.connect();
+    assert_eq!(
+        h.cmd(admin, &["ACL", "SETUSER", "bob", "on", "nopass"]),
+        ok()
+    );
+    h.disk.log.clear();
+    assert_eq!(h.cmd(admin, &["ACL", "SAVE"]), ok());
+    let kinds: Vec<&str> = h
+        .disk
+        .log
+        .iter()
+        .map(|op| match op {
+            crate::persist::StorageOp::Create { .. } => "create",
+            crate::persist::StorageOp::Append { .. } => "append",
+            crate::persist::StorageOp::Fsync { .. } => "fsync",
+            crate::persist::StorageOp::Rename { .. } => "rename",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["create", "append", "fsync", "rename"]);
+    assert_eq!(
+        h.disk.files["users.acl"],
+        b"user alice on #9513229d435978263d82902c59d4e0fb86c941a9bf09b605cd8a6643f40149a8 \
+~a* resetchannels -@all +get\nuser bob on nopass resetchannels -@all\n\
+user default on nopass ~* &* +@all\n"
+    );
+    assert_eq!(h.disk.files.len(), 1, "no temp file is left");
+}
+
+#[test]
+fn acl_load_is_all_or_nothing_and_disconnects_named_users() {
+    let mut h = TestHost::with_disk(acl_config(), acl_disk(b"user alice on >pa +@all ~*\n"));
+    let alice = h.connect();
+    assert_eq!(h.cmd(alice, &["AUTH", "alice", "pa"]), ok());
+    let admin = h.connect();
+    h.disk.files.insert(
+        "users.acl".into(),
+        b"user carol on nopass\nuser carol off\n".to_vec(),
+    );
+    let Frame::Error(e) = h.cmd(admin, &["ACL", "LOAD"]) else {
+        panic!("a duplicate user refuses the load")
+    };
+    assert_eq!(
+        e,
+        b"ERR WARNING: Duplicate user 'carol' found on line 2. WARNING: ACL errors detected, \
+no change to the previously active ACL rules was performed"
+    );
+    assert_eq!(h.cmd(alice, &["ACL", "WHOAMI"]), bulk("alice"));
+    assert_eq!(h.cmd(admin, &["ACL", "GETUSER", "carol"]), Frame::Null);
+    h.disk
+        .files
+        .insert("users.acl".into(), b"user alice on >pa +@all ~*\n".to_vec());
+    assert_eq!(h.cmd(admin, &["ACL", "LOAD"]), ok());
+    // Redis replaces every user but `default`, even one loaded unchanged.
+    assert!(h.is_closed(alice).is_some());
+    assert!(h.is_closed(admin).is_none());
+    h.disk.files.remove("users.acl");
+    let Frame::Error(e) = h.cmd(admin, &["ACL", "LOAD"]) else {
+        panic!("a missing file refuses the load")
+    };
+    assert_eq!(
+        e,
+        b"ERR Error loading ACLs, opening file 'users.acl': No such file or directory"
+    );
+}
+
+#[test]
+fn a_failed_acl_save_leaves_the_file_and_answers_redis_error() {
+    let mut h = TestHost::with_disk(acl_config(), acl_disk(b"user alice on\n"));
+    let admin = h.connect();
+    assert_eq!(h.cmd(admin, &["ACL", "SETUSER", "bob", "on"]), ok());
+    h.disk.fail_with = Some(StorageError::NoSpace);
+    let Frame::Error(e) = h.cmd(admin, &["ACL", "SAVE"]) else {
+        panic!("the disk refuses")
+    };
+    assert_eq!(
+        e,
+        b"ERR There was an error trying to save the ACLs. Please check the server logs for \
+more information"
+    );
+    h.disk.fail_with = None;
+    assert_eq!(h.disk.files["users.acl"], b"user alice on\n");
+    // Inside MULTI the reply cannot wait for the disk: refused, said why.
+    h.cmd(admin, &["MULTI"]);
+    h.cmd(admin, &["ACL", "SAVE"]);
+    let Frame::Array(replies) = h.cmd(admin, &["EXEC"]) else {
+        panic!("EXEC answers an array")
+    };
+    assert!(matches!(&replies[0], Frame::Error(_)));
+}
+
+#[test]
+fn a_bad_aclfile_or_user_directives_next_to_one_stop_the_start() {
+    let h = TestHost::with_disk(acl_config(), acl_disk(b"user x +nosuch\n"));
+    assert_eq!(h.exits, [1]);
+    let h = TestHost::with_disk(acl_config(), crate::testing::MemDisk::default());
+    assert_eq!(h.exits, [1]);
+    let mut both = acl_config();
+    both.acl_users.push(vec![b"x".to_vec(), b"on".to_vec()]);
+    let h = TestHost::with_disk(both, acl_disk(b""));
+    assert_eq!(h.exits, [1]);
+    let mut users = config();
+    users
+        .acl_users
+        .push(vec![b"x".to_vec(), b"on".to_vec(), b">p".to_vec()]);
+    let mut h = TestHost::new(users);
+    assert!(h.exits.is_empty());
+    let c = h.connect();
+    assert_eq!(h.cmd(c, &["AUTH", "x", "p"]), ok());
+}

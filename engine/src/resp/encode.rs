@@ -65,8 +65,14 @@ impl<'a> ReplyWriter<'a> {
     /// `ERR syntax error` or `WRONGTYPE Operation ...`. CR/LF become spaces,
     /// as Redis does.
     pub fn error(&mut self, msg: &str) {
+        self.error_bytes(msg.as_bytes());
+    }
+
+    /// [`ReplyWriter::error`] of a message that quotes raw bytes (a user
+    /// name, a pattern), which Redis sends as they are.
+    pub fn error_bytes(&mut self, msg: &[u8]) {
         self.out.push(b'-');
-        for &b in msg.as_bytes() {
+        for &b in msg {
             self.out
                 .push(if b == b'\r' || b == b'\n' { b' ' } else { b });
         }

@@ -22,6 +22,9 @@
 //!   shortcut included: a user narrowed from `allchannels` keeps its
 //!   subscribers, which then go on receiving what they subscribed to
 //!   while it was allowed; each SUBSCRIBE is judged when it ran);
+//! - an ACL LOAD answered `+OK` brings back the users of the last ACL
+//!   SAVE answered `+OK` (a failed save left the file as it was) and
+//!   closes every connection of a named user, as Redis 7.0.15 does;
 //! - (the model's part) each request the evaluator denies was refused
 //!   with exactly Redis's NOPERM message for the denial it finds (channel
 //!   over key over command, across selectors), each NOPERM was a denial,
@@ -43,7 +46,7 @@ use super::model::redis_c::stringmatchlen;
 use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
 use crate::history::{ConnId, History, MessageKind, Op};
-use crate::workload::acl::{ARGV_SCRIPT, KEYS_SCRIPT};
+use crate::workload::acl::{user_name, ARGV_SCRIPT, KEYS_SCRIPT, USERS_COUNT};
 
 pub struct AccessCheck;
 
@@ -418,10 +421,30 @@ enum ConnUser {
 /// A connection's channels and patterns.
 type Subscriptions = (BTreeSet<Vec<u8>>, BTreeSet<Vec<u8>>);
 
+/// The users (as [`State::users`] holds them) of each name.
+type Users = BTreeMap<Vec<u8>, Option<User>>;
+
+/// What the `aclfile` holds, as far as the replies tell.
+#[derive(Clone, Debug)]
+enum AclFile {
+    /// The users of the last ACL SAVE answered `+OK` (none at first: the
+    /// file starts empty, or is absent and every LOAD fails).
+    Saved(Users),
+    /// A SAVE got no reply: the file holds those users or older ones.
+    Unknown,
+}
+
+impl Default for AclFile {
+    fn default() -> AclFile {
+        AclFile::Saved(Users::new())
+    }
+}
+
 #[derive(Default)]
 struct State {
     /// `None`: defined with a rule the evaluator does not know.
-    users: BTreeMap<Vec<u8>, Option<User>>,
+    users: Users,
+    file: AclFile,
     conns: BTreeMap<ConnId, ConnUser>,
     /// Connections that ran a subscription.
     subscribed: BTreeSet<ConnId>,
@@ -667,6 +690,47 @@ impl State {
         }
     }
 
+    /// ACL SAVE: the file holds the users now when the reply says so (a
+    /// failed save leaves it as it was).
+    fn acl_save(&mut self, op: &Op) {
+        match reply_of(op) {
+            Some(Frame::Error(_)) => {}
+            Some(_) => self.file = AclFile::Saved(self.users.clone()),
+            None => self.file = AclFile::Unknown,
+        }
+    }
+
+    /// ACL LOAD: on `+OK` the users are the file's, and Redis closes every
+    /// connection of a named user (it frees all of them, even those loaded
+    /// unchanged). Without a reply, nothing about users or their
+    /// connections is known any more.
+    fn acl_load(&mut self, op: &Op) {
+        let loaded = match (reply_of(op), &self.file) {
+            (Some(Frame::Error(_)), _) => return,
+            (Some(_), AclFile::Saved(users)) => Some(users.clone()),
+            _ => None,
+        };
+        let sure = reply_of(op).is_some();
+        self.users = match loaded {
+            Some(users) => users,
+            None => self
+                .users
+                .keys()
+                .cloned()
+                .chain((0..USERS_COUNT).map(user_name))
+                .map(|name| (name, None))
+                .collect(),
+        };
+        for user in self.conns.values_mut() {
+            if let ConnUser::Named(name) = user {
+                *user = match sure {
+                    true => ConnUser::Closed(name.clone(), "an ACL LOAD replaced its user"),
+                    false => ConnUser::Unknown,
+                };
+            }
+        }
+    }
+
     fn publish(&mut self, index: usize, args: &[Vec<u8>]) {
         let Some(payload) = args.get(2) else { return };
         let closed = self
@@ -818,6 +882,15 @@ impl Checker for AccessCheck {
             let Some(&op) = ops.get(&(exec.conn, exec.seq_in_conn)) else {
                 continue;
             };
+            // Any workload's ACL SAVE and LOAD change what the file or the
+            // users are (the `acl` workload's, when the run has a file).
+            if matches!(exec.name, "acl|save" | "acl|load") {
+                match exec.name {
+                    "acl|save" => state.acl_save(op),
+                    _ => state.acl_load(op),
+                }
+                continue;
+            }
             if op.workload != WORKLOAD {
                 continue;
             }

@@ -363,7 +363,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("acl|list", TABLES),
     ("acl|load", ONE),
     ("acl|log", TABLES),
-    ("acl|save", ONE),
+    ("acl|save", TABLES),
     ("acl|setuser", TABLES),
     ("acl|users", TABLES),
     ("acl|whoami", ONE),

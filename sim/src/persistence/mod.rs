@@ -73,6 +73,10 @@ pub struct PersistKnobs {
     pub group_commit: bool,
 }
 
+/// The `aclfile` of a run without a crash: installed empty on the disk
+/// before the server starts (Redis refuses to start without it).
+pub const ACL_FILE: &str = "users.acl";
+
 /// The stream the persistence knobs are drawn from (its own, so that
 /// turning persistence on changes no other draw).
 const PERSIST_STREAM: &str = "knobs-persist";
@@ -97,6 +101,19 @@ impl PersistKnobs {
             // Drawn last: the draws before it are those of older runs.
             group_commit: rng.gen_bool(0.5),
         }
+    }
+
+    /// Whether the run gets an `aclfile` ([`ACL_FILE`]) for the `acl`
+    /// workload's ACL SAVE and ACL LOAD. Not across a crash (the restarted
+    /// server would load the users at start, which the access checker does
+    /// not follow), nor next to the `rare` workloads (their ACL LOAD would
+    /// take away the user their section just made).
+    pub fn wants_aclfile(&self, workloads: &[crate::workload::WorkloadKind]) -> bool {
+        use crate::workload::WorkloadKind;
+        let rare = workloads
+            .iter()
+            .any(|w| matches!(w, WorkloadKind::Rare | WorkloadKind::RareSolo));
+        self.crash_after_per_mille.is_none() && !rare
     }
 
     /// The engine's configuration for this mode (on top of the world's).

@@ -67,6 +67,11 @@ impl PersistHost {
             .map(|per_mille| (ops_count * per_mille as u64 / 1000).max(1));
         let dbfilename = seedkv_engine::commands::config::config_get(&config, "dbfilename")
             .unwrap_or_else(|| "dump.rdb".into());
+        let mut disk = disk;
+        let aclfile = seedkv_engine::commands::config::config_get(&config, "aclfile");
+        if let Some(file) = aclfile.filter(|f| !f.is_empty()) {
+            disk.install(&file, b"");
+        }
         PersistHost {
             record: PersistRecord::new(knobs.mode, fsync_max_ns),
             config,

@@ -463,6 +463,8 @@ pub(super) static PARAMS: &[Param] = &[
         Type::Enum(&["allchannels", "resetchannels"]),
         "resetchannels",
     ),
+    // Users are loaded from it at start, by ACL LOAD, and saved by ACL SAVE.
+    with_flags(extra("aclfile", Type::Str, ""), IMMUTABLE),
     with_flags(extra("logfile", Type::Str, ""), IMMUTABLE),
     with_flags(extra("pidfile", Type::Str, ""), IMMUTABLE),
     with_flags(extra("daemonize", YES_NO, "no"), IMMUTABLE),

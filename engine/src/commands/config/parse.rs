@@ -189,6 +189,14 @@ pub fn load_config_str(config: &mut Config, text: &str) -> Result<(), String> {
         let Some((key, rest)) = args.split_first() else {
             continue;
         };
+        if key.eq_ignore_ascii_case(b"user") {
+            // Redis's `ACLAppendUserForLoading`: kept for the start.
+            if rest.is_empty() {
+                return Err(fail("wrong number of arguments".into()));
+            }
+            config.acl_users.push(rest.to_vec());
+            continue;
+        }
         let key = String::from_utf8_lossy(key).into_owned();
         let value = rest
             .iter()

@@ -10,7 +10,11 @@
 //! - 0, the admin, stays the `default` user (all permissions, never
 //!   changed) and sends `ACL SETUSER` (a full `reset` definition, or an
 //!   incremental change of the root selector) and, now and then,
-//!   `ACL DELUSER`, which closes the connections of that user.
+//!   `ACL DELUSER`, which closes the connections of that user, and
+//!   `ACL SAVE` and `ACL LOAD` (with persistence and no crash the run has
+//!   an `aclfile`; without, both are refused): a LOAD brings back the
+//!   users of the last successful SAVE and closes every connection of a
+//!   named user.
 //! - 1 and 2, data clients, `AUTH` (or `HELLO 2 AUTH`) as a drawn user on
 //!   each new connection and now and then, then run the data requests of
 //!   `requests.rs`.
@@ -122,8 +126,10 @@ impl Acl {
         let user = rng.gen_range(0..USERS_COUNT);
         batch.push(match rng.gen_range(0..100) {
             0..=49 => rules::define_user(rng, user),
-            50..=89 => rules::change_user(rng, user),
-            _ => vec![b"ACL".to_vec(), b"DELUSER".to_vec(), user_name(user)],
+            50..=84 => rules::change_user(rng, user),
+            85..=89 => vec![b"ACL".to_vec(), b"DELUSER".to_vec(), user_name(user)],
+            90..=94 => vec![b"ACL".to_vec(), b"SAVE".to_vec()],
+            _ => vec![b"ACL".to_vec(), b"LOAD".to_vec()],
         });
     }
 
