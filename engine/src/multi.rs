@@ -434,6 +434,13 @@ pub fn intercept(
         multi.aborted = true;
         return Intercepted::Rejected;
     }
+    // Redis's `queueMultiCommand`: a transaction already doomed (a refused
+    // command, a touched watched key) answers +QUEUED but keeps nothing,
+    // which CLIENT LIST's `multi` and `multi-mem` show.
+    if multi.aborted || client.tx.dirty_cas {
+        w.simple("QUEUED");
+        return Intercepted::Queued;
+    }
     multi.mem_bytes += args
         .iter()
         .map(|a| a.len() + QUEUED_ARG_POINTER_BYTES)

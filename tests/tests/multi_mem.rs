@@ -31,10 +31,25 @@ const REQUESTS: &[&[u8]] = &[
     b"SET abcdefghij 0123456789abcdefghij\r\n",
     b"*5\r\n$4\r\nMGET\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n",
     b"*3\r\n$5\r\nRPUSH\r\n$1\r\nl\r\n$300\r\n",
-    // Last: after a refused command Redis queues nothing more (its reply
-    // is still QUEUED), which seedkv does not follow yet.
+    // After a refused command Redis queues nothing more (its reply is
+    // still QUEUED): `multi` and `multi-mem` stop growing.
     b"*2\r\n$7\r\nNOSUCH!\r\n$1\r\nx\r\n",
+    b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
 ];
+
+/// A transaction whose watched key another client touches: Redis queues
+/// nothing after that either.
+const REQUESTS_TOUCHED: &[&[u8]] = &[
+    b"*2\r\n$5\r\nWATCH\r\n$2\r\nk1\r\n",
+    b"*1\r\n$5\r\nMULTI\r\n",
+    b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+    TOUCH,
+    b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+    b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n",
+];
+
+/// Sent by the observer, not the transaction: touches the watched key.
+const TOUCH: &[u8] = b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$1\r\nx\r\n";
 
 fn connect(port: u16) -> TcpStream {
     let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
@@ -88,14 +103,19 @@ fn fields_of(observer: &mut TcpStream, id: &str) -> String {
         .join(" ")
 }
 
-fn run(port: u16) -> Vec<String> {
+fn run(port: u16, requests: &[&[u8]]) -> Vec<String> {
     let mut tx = connect(port);
     let mut observer = connect(port);
     tx.write_all(b"*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n").unwrap();
     let id_reply = String::from_utf8(read_reply(&mut tx)).unwrap();
     let id = id_reply.trim_start_matches(':').trim_end().to_string();
     let mut out = vec![fields_of(&mut observer, &id)];
-    for request in REQUESTS {
+    for &request in requests {
+        if request == TOUCH {
+            observer.write_all(TOUCH).unwrap();
+            read_reply(&mut observer);
+            continue;
+        }
         let mut request = request.to_vec();
         if request.ends_with(b"$300\r\n") {
             request.extend(std::iter::repeat_n(b'x', 300));
@@ -121,10 +141,33 @@ fn multi_mem_matches_redis() {
         return;
     };
     let seedkv = ServerProcess::seedkv(&[]);
-    let expected = run(redis.port);
-    let actual = run(seedkv.port);
+    let expected = run(redis.port, REQUESTS);
+    let actual = run(seedkv.port, REQUESTS);
     assert_eq!(expected, actual);
     // The figure grew with the queue: the comparison saw real values.
-    let last_queued = &expected[expected.len() - 3];
+    let last_queued = &expected[expected.len() - 4];
     assert!(!last_queued.contains("multi-mem=0 "), "{expected:?}");
+    // And stopped after the refused command.
+    assert_eq!(
+        expected[expected.len() - 2].split(" -> ").nth(1),
+        expected[expected.len() - 4].split(" -> ").nth(1)
+    );
+}
+
+#[test]
+fn multi_mem_stops_growing_once_a_watched_key_is_touched() {
+    let Some(redis) = redis_server() else {
+        return;
+    };
+    let seedkv = ServerProcess::seedkv(&[]);
+    let expected = run(redis.port, REQUESTS_TOUCHED);
+    assert_eq!(expected, run(seedkv.port, REQUESTS_TOUCHED));
+    assert!(
+        expected.iter().any(|l| l.contains(" multi=1 ")),
+        "{expected:?}"
+    );
+    assert!(
+        !expected.iter().any(|l| l.contains(" multi=2 ")),
+        "{expected:?}"
+    );
 }

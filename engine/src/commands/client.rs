@@ -331,13 +331,16 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Vec
     if c.tracking.bcast {
         flags.push('B');
     }
-    if c.no_evict {
-        flags.push('e');
+    if c.tx.dirty_cas {
+        flags.push('d');
     }
     match c.closing {
         Some(CloseReason::Quit) => flags.push('c'),
         Some(_) => flags.push('A'),
         None => {}
+    }
+    if c.no_evict {
+        flags.push('e');
     }
     if flags.is_empty() {
         flags.push('N');
