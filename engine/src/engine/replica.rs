@@ -477,7 +477,11 @@ impl Engine {
         if link.client != Some(client) || !link.is_up() {
             return;
         }
-        let ack = std::mem::take(&mut link.ack_requested);
+        // The ACK GETACK asked for is the offset before the GETACK (Redis
+        // sends it from inside the command).
+        let ack = std::mem::take(&mut link.ack_requested)
+            .then(|| link.master.as_ref().map(|m| m.reploff))
+            .flatten();
         if !in_multi {
             let applied = link.unapplied.len().saturating_sub(buffered);
             let bytes: Vec<u8> = link.unapplied.drain(..applied).collect();
@@ -492,8 +496,8 @@ impl Engine {
                 }
             }
         }
-        if ack {
-            self.send_ack(client);
+        if let Some(offset) = ack {
+            self.send_to_link(client, &replica::ack_bytes(offset));
         }
     }
 
