@@ -104,7 +104,7 @@ impl Engine {
         let line: Vec<u8> = match handshake::next_line(&mut link.line, bytes, pos) {
             Ok(Some(line)) => line,
             Ok(None) => return Step::Stop,
-            Err(()) => {
+            Err(handshake::LineTooLong) => {
                 self.link_failed("Bad protocol from MASTER: a reply line too long".into());
                 return Step::Stop;
             }
@@ -309,7 +309,7 @@ impl Engine {
             let line: Vec<u8> = match handshake::next_line(&mut t.line, bytes, pos) {
                 Ok(Some(line)) => line,
                 Ok(None) => return Step::Stop,
-                Err(()) => {
+                Err(handshake::LineTooLong) => {
                     self.link_failed(
                         "Bad protocol from MASTER: the bulk header is too long".into(),
                     );

@@ -471,8 +471,8 @@ pub fn write_info(server: &Server, link: &MasterLink, now: Now, out: &mut String
              master_sync_left_bytes:{}\r\n\
              master_sync_perc:{perc:.2}\r\n\
              master_sync_last_io_seconds_ago:{io_s}\r\n",
-            total as i64,
-            total as i64 - read as i64,
+            total,
+            total - read as i64,
         );
     }
     if !link.is_up() {

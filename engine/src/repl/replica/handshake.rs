@@ -9,10 +9,18 @@ pub const LINE_MAX_BYTES: usize = 16 * 1024;
 /// The diskless transfer's end mark length (`RDB_EOF_MARK_SIZE`).
 pub const EOF_MARK_BYTES: usize = 40;
 
+/// A handshake reply line longer than [`LINE_MAX_BYTES`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct LineTooLong;
+
 /// Takes the next complete line (`\n`-terminated, a trailing `\r` cut) out
 /// of `buf` extended by `input[*pos..]`, advancing `pos`. `Err` when the
 /// line is longer than [`LINE_MAX_BYTES`].
-pub fn next_line(buf: &mut Vec<u8>, input: &[u8], pos: &mut usize) -> Result<Option<Vec<u8>>, ()> {
+pub fn next_line(
+    buf: &mut Vec<u8>,
+    input: &[u8],
+    pos: &mut usize,
+) -> Result<Option<Vec<u8>>, LineTooLong> {
     let rest = &input[*pos..];
     match rest.iter().position(|&b| b == b'\n') {
         Some(i) => {
@@ -23,7 +31,7 @@ pub fn next_line(buf: &mut Vec<u8>, input: &[u8], pos: &mut usize) -> Result<Opt
                 line.pop();
             }
             match line.len() > LINE_MAX_BYTES {
-                true => Err(()),
+                true => Err(LineTooLong),
                 false => Ok(Some(line)),
             }
         }
@@ -31,7 +39,7 @@ pub fn next_line(buf: &mut Vec<u8>, input: &[u8], pos: &mut usize) -> Result<Opt
             buf.extend_from_slice(rest);
             *pos = input.len();
             match buf.len() > LINE_MAX_BYTES {
-                true => Err(()),
+                true => Err(LineTooLong),
                 false => Ok(None),
             }
         }
