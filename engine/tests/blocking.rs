@@ -107,6 +107,9 @@ impl World {
                 | Event::Log { .. }
                 | Event::KeyRemoved(_)
                 | Event::ScriptSlice { .. } => {}
+                Event::ConnectPrimary { .. } | Event::SyncLoaded { .. } => {
+                    unreachable!("no REPLICAOF here")
+                }
                 Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
                     unreachable!("storage is off")
                 }

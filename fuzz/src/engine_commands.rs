@@ -724,7 +724,10 @@ fn drain(
             | Event::Stall { .. }
             | Event::Log { .. }
             | Event::KeyRemoved(_)
-            | Event::ScriptSlice { .. } => {}
+            | Event::ScriptSlice { .. }
+                // No network: a link to a primary never comes up.
+                | Event::ConnectPrimary { .. }
+                | Event::SyncLoaded { .. } => {}
             Event::Storage(_) | Event::Fork(_) | Event::Exit { .. } => {
                 unreachable!("storage is off")
             }

@@ -60,6 +60,10 @@ pub struct Args {
     /// is relative to `dir`.
     #[arg(long)]
     pub aclfile: Option<String>,
+    /// Start as a replica of the primary at HOST PORT (redis.conf's
+    /// `replicaof`).
+    #[arg(long, num_args = 2, value_names = ["HOST", "PORT"])]
+    pub replicaof: Option<Vec<String>>,
     /// Seed of every random choice the engine makes (RANDOMKEY, hash seeds, ...).
     /// Defaults to one drawn from the clock and process id, and logged.
     #[arg(long)]
@@ -183,6 +187,9 @@ impl Options {
         }
         if let Some(file) = &args.aclfile {
             flag(&mut config, "aclfile", file)?;
+        }
+        if let Some(primary) = &args.replicaof {
+            flag(&mut config, "replicaof", &primary.join(" "))?;
         }
         config.seed = args.seed.unwrap_or_else(default_seed);
         #[cfg(debug_assertions)]

@@ -10,6 +10,7 @@ pub mod draw;
 pub mod fixtures;
 pub mod notify;
 pub mod render;
+pub mod replication;
 pub mod script;
 pub mod twemproxy;
 

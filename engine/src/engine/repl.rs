@@ -17,6 +17,12 @@ impl Engine {
         }
         let bytes = self.server.propagation.take();
         let repl = &mut self.server.repl;
+        if repl.is_replica() {
+            // A replica's backlog and sub-replicas get its primary's
+            // stream as it is applied (see `replica.rs`); what its own
+            // execution propagated goes to the AOF only.
+            return Some(bytes);
+        }
         primary::feed(repl, &mut self.clients, &bytes);
         if std::mem::take(&mut repl.getack_pending) {
             primary::feed(repl, &mut self.clients, primary::GETACK);
@@ -76,17 +82,4 @@ impl Engine {
         }
         self.master_link_timers(now);
     }
-}
-
-impl Engine {
-    /// When the link to our primary wants `handle_timeout`.
-    fn master_link_deadline_ns(&self) -> Option<u64> {
-        None
-    }
-
-    fn master_link_timers(&mut self, _now: Now) {}
-
-    /// The connection `client` is gone: if it was our link to our primary,
-    /// the link is down.
-    pub(super) fn master_link_gone(&mut self, _now: Now, _client: crate::client::ClientId) {}
 }

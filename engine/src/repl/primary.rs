@@ -147,10 +147,10 @@ pub(crate) fn admit(
         return;
     }
     let message = if server.repl.is_replica() {
-        if config_get(&server.config, "replica-read-only").as_deref() != Some("yes") {
+        if !super::replica::refuses_writes(server, role) {
             return;
         }
-        "READONLY You can't write against a read only replica."
+        super::replica::READONLY
     } else {
         // Every write on a primary comes here: without a minimum (the
         // default) the lag is not even looked up.

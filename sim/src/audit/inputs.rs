@@ -814,6 +814,8 @@ pub fn inputs() -> Vec<Input> {
         db("psync", "PSYNC ? notanumber").error_ok("the harmless form: a bad offset"),
         db("replconf", "REPLCONF listening-port 6380"),
         db("role", "ROLE"),
+        db("replicaof", "REPLICAOF NO ONE"),
+        db("slaveof", "SLAVEOF NO ONE"),
         db("wait", "WAIT 0 0"),
         db("debug", "DEBUG SLEEP 0")
             .declared(0.0, "DEBUG SLEEP 0 (a pause of 0 s) is the safe form"),

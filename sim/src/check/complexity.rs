@@ -558,6 +558,9 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("rename", ONE),
     ("renamenx", ONE),
     ("replconf", ONE),
+    // NO ONE closes every replica of the server (they reconnect to learn
+    // its new replication id).
+    ("replicaof", &[Clients]),
     ("reset", &[PubSubArgs, Tx]),
     // The payload's bytes and the elements it creates (a sorted set sorts).
     ("restore", &[N, NLogN]),
@@ -590,6 +593,7 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("sintercard", LINEAR),
     ("sinterstore", LINEAR),
     ("sismember", PACKED),
+    ("slaveof", &[Clients]),
     ("slowlog|get", TABLES),
     ("slowlog|help", TABLES),
     ("slowlog|len", ONE),

@@ -837,6 +837,8 @@ pub(crate) fn is_harmless(name: &str) -> bool {
             | "discard"
             | "readonly"
             | "readwrite"
+            | "replicaof"
+            | "slaveof"
             | "role"
             | "psync"
             | "replconf"

@@ -332,9 +332,12 @@ fn databases(s: &mut Section, _rng: &mut ChaCha8Rng) {
 fn persistence(s: &mut Section, _rng: &mut ChaCha8Rng) {
     // Replication in its harmless forms: no replica ever connects, so
     // WAIT 0 answers 0 at once; a PSYNC with a bad offset is refused
-    // before the connection becomes a replica.
+    // before the connection becomes a replica; REPLICAOF NO ONE on a
+    // primary changes nothing.
     s.batch(HOME_DB)
         .add("ROLE")
+        .add("REPLICAOF NO ONE")
+        .add("SLAVEOF no one")
         .add("WAIT 0 0")
         .add("REPLCONF listening-port 6380 capa eof capa psync2")
         .add("PSYNC ? notanumber");
