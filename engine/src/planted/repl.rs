@@ -38,7 +38,9 @@ impl Hook {
         // acknowledged anything counts, whatever offset it reached.
         repl.replicas
             .iter()
-            .filter(|r| r.state == ReplicaState::Online && (r.ack_offset >= offset || r.ack_offset > 0))
+            .filter(|r| {
+                r.state == ReplicaState::Online && (r.ack_offset >= offset || r.ack_offset > 0)
+            })
             .count()
     }
 }

@@ -197,8 +197,12 @@ mod tests {
         assert!(p.blocked(300, 1, 0));
         assert_eq!(p.open_at(120, 0, 1), 200);
         assert_eq!(p.open_at(250, 0, 1), 250);
-        // The last period's blocked half ends with the partition.
-        assert_eq!(p.open_at(1090, 0, 1), 1100);
+        assert_eq!(p.open_at(950, 0, 1), 1000);
+        assert_eq!(p.open_at(1090, 0, 1), 1090);
+        // A blocked half cut short by the partition's end ends with it.
+        let mut short = p.clone();
+        short.partitions[0].until_ns = 950;
+        assert_eq!(short.open_at(920, 0, 1), 950);
     }
 
     #[test]
