@@ -32,6 +32,10 @@ pub enum CloseReason {
     MaxClients,
     /// Idle for longer than `timeout` (see [`crate::idle`]). Close at once.
     IdleTimeout,
+    /// The replica ends its link to its primary (REPLICAOF, `repl-timeout`,
+    /// a failed handshake or load; see [`crate::repl::replica`]). Close at
+    /// once.
+    ReplicationLink,
 }
 
 impl CloseReason {

@@ -99,6 +99,10 @@ pub struct Config {
     /// `notify-keyspace-events` as class flags (see [`crate::notify`]);
     /// 0, the default, publishes nothing.
     pub notify_keyspace_events: u32,
+    /// `replicaof <host> <port>` (or `slaveof`) from the configuration
+    /// file or the command line: the server starts as a replica of it
+    /// (see [`crate::repl::replica`]).
+    pub replicaof: Option<(String, u16)>,
 }
 
 impl Default for Config {
@@ -142,6 +146,7 @@ impl Default for Config {
             client_output_buffer_limit: Default::default(),
             extra: Default::default(),
             notify_keyspace_events: 0,
+            replicaof: None,
         }
     }
 }

@@ -76,6 +76,7 @@ mod persist;
 mod planted_seams;
 mod rdb_entry;
 mod repl;
+mod replica;
 mod script;
 mod unblock;
 
@@ -135,6 +136,7 @@ impl Engine {
     fn build(config: Config, now: Now, extra_families: &[&'static [CommandSpec]]) -> Engine {
         let mut engine = Engine::build_empty(config, now, extra_families);
         engine.start_persistence(now);
+        engine.start_replication(now);
         engine
     }
 
@@ -327,11 +329,26 @@ impl Engine {
         if c.closing.is_some() {
             return;
         }
-        c.parser.feed(bytes);
         c.last_interaction = now;
+        if c.repl_role == crate::repl::ClientRole::Master {
+            // Our primary's replies, RDB and stream (see `replica.rs`).
+            return self.link_input(now, client, bytes);
+        }
+        self.serve_input(now, client, bytes);
+    }
+
+    /// Feeds `bytes` to `client`'s parser and serves the requests.
+    fn serve_input(&mut self, now: Now, client: ClientId, bytes: &[u8]) {
+        let Some(c) = self.clients.get_mut(&client) else {
+            return;
+        };
+        c.parser.feed(bytes);
         crate::planted::client_input_begins(&mut self.server, client);
         let held = self.server.planted.input_begins();
-        self.server.stats.net_input_bytes += bytes.len() as u64;
+        if c.repl_role != crate::repl::ClientRole::Master {
+            // The link counted its bytes as they arrived.
+            self.server.stats.net_input_bytes += bytes.len() as u64;
+        }
         if self.check_script_busy(now) {
             // Past the threshold: the input that waited is served (in busy
             // mode) before this one, as it arrived first.
@@ -652,6 +669,9 @@ impl Engine {
     /// transmission, and closes those (and the caller) now over their
     /// output buffer limits.
     fn after_command(&mut self, now: Now, client: ClientId) {
+        if self.is_master_link(client) {
+            self.master_command_done(client);
+        }
         if let Some(c) = self.clients.get_mut(&client) {
             // The stream not yet fed is replication's only with a backlog
             // (else it is the AOF's).

@@ -68,6 +68,24 @@ pub enum Event {
     /// Fork a child for BGSAVE or BGREWRITEAOF (see
     /// [`crate::persist::ForkRequest`]).
     Fork(ForkRequest),
+    /// Open a TCP connection to the primary at `host:port` for the
+    /// replication link `client` (REPLICAOF, `replicaof`): the host resolves
+    /// the name, connects and then calls [`Engine::primary_link_up`], or
+    /// [`Engine::disconnect`] if it cannot. From then on `client` is a
+    /// connection like any other: its bytes go to `handle_input`, its
+    /// output is drained with `poll_transmit`, and [`Event::Close`] ends it
+    /// (see [`crate::repl::replica`]).
+    ///
+    /// [`Engine::primary_link_up`]: crate::Engine::primary_link_up
+    /// [`Engine::disconnect`]: crate::Engine::disconnect
+    ConnectPrimary {
+        client: ClientId,
+        host: String,
+        port: u16,
+    },
+    /// The replica loaded its primary's RDB (a full resync) on the command
+    /// thread: the CPU was busy for `work_units`, as for a command.
+    SyncLoaded { client: ClientId, work_units: u64 },
     /// Stop at once with exit status `status`, without saving: a fatal
     /// error, as Redis's `exit(1)` after a file it cannot load. The log
     /// line saying why comes first.

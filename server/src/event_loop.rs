@@ -101,6 +101,11 @@ pub struct Host {
     /// The end-of-turn task ([`run_before_sleep`]): woken when the engine
     /// holds replies for a group commit.
     before_sleep: Slot,
+    /// Links to a primary the engine asked for ([`Event::ConnectPrimary`]),
+    /// waiting for [`run_connector`] to open them; it is woken through
+    /// `connector`.
+    connects: RefCell<Vec<(ClientId, String, u16)>>,
+    connector: Slot,
 }
 
 impl Host {
@@ -156,6 +161,8 @@ impl Host {
             completions: RefCell::new(Some(done_rx)),
             children: RefCell::new(Children::default()),
             before_sleep: Slot::default(),
+            connects: RefCell::new(Vec::new()),
+            connector: Slot::default(),
         });
         {
             let mut engine = host.engine.borrow_mut();
@@ -257,6 +264,15 @@ impl Host {
                 },
                 Event::Storage(request) => self.storage(engine, request),
                 Event::Fork(fork) => self.fork(engine, &fork),
+                Event::ConnectPrimary { client, host, port } => {
+                    self.slots
+                        .borrow_mut()
+                        .insert(client, Rc::new(Slot::default()));
+                    self.connects.borrow_mut().push((client, host, port));
+                    self.connector.wake();
+                }
+                // The real server's CPU time is its own.
+                Event::SyncLoaded { .. } => {}
                 Event::Exit { status } => {
                     // The engine logged why (Redis's "Fatal error loading
                     // the DB ... Exiting."); stop where Redis calls exit().
@@ -384,6 +400,7 @@ pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCa
     let before_sleep = tokio::task::spawn_local(run_before_sleep(host.clone()));
     let completions = tokio::task::spawn_local(run_completions(host.clone()));
     let reaper = tokio::task::spawn_local(run_reaper(host.clone()));
+    let connector = tokio::task::spawn_local(run_connector(host.clone()));
     let mut accepting = Vec::new();
     for listener in listeners {
         accepting.push(tokio::task::spawn_local(accept_loop(
@@ -406,6 +423,7 @@ pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCa
     before_sleep.abort();
     completions.abort();
     reaper.abort();
+    connector.abort();
     // Each connection's task shuts its socket down and disconnects from the
     // engine; wait for them (bounded: a task stuck writing is cut short by
     // CLOSE_FLUSH_TIMEOUT only for flush-first reasons, and Killed is not).
@@ -420,6 +438,62 @@ pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCa
         tokio::task::yield_now().await;
     }
     cause
+}
+
+/// How long opening the link to a primary may take (the engine's own
+/// `repl-timeout` closes a link that stays silent after).
+const PRIMARY_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Opens the links to a primary the engine asks for, each in its own task.
+async fn run_connector(host: Rc<Host>) {
+    loop {
+        poll_fn(|cx| {
+            host.connector.register(cx.waker());
+            match host.connects.borrow().is_empty() {
+                true => Poll::Pending,
+                false => Poll::Ready(()),
+            }
+        })
+        .await;
+        for (id, name, port) in std::mem::take(&mut *host.connects.borrow_mut()) {
+            tokio::task::spawn_local(run_primary_link(host.clone(), id, name, port));
+        }
+    }
+}
+
+/// Connects the link `id` to `name:port` (the name resolved here, not in
+/// the engine) and runs it as any connection; a failure is reported as
+/// the link's disconnect, and the engine retries.
+async fn run_primary_link(host: Rc<Host>, id: ClientId, name: String, port: u16) {
+    let Some(slot) = host.slots.borrow().get(&id).cloned() else {
+        return;
+    };
+    let connect = tokio::net::TcpStream::connect((name.as_str(), port));
+    let stream = match tokio::time::timeout(PRIMARY_CONNECT_TIMEOUT, connect).await {
+        Ok(Ok(stream)) => Some(stream),
+        Ok(Err(e)) => {
+            crate::logging::warn(&format!("Unable to connect to MASTER: {e}"));
+            None
+        }
+        Err(_) => {
+            crate::logging::warn("Unable to connect to MASTER: connection timed out");
+            None
+        }
+    };
+    let Some(stream) = stream.filter(|_| slot.close.get().is_none()) else {
+        host.slots.borrow_mut().remove(&id);
+        let mut engine = host.engine.borrow_mut();
+        engine.disconnect(host.clock.now(), id);
+        host.drain(&mut engine, None);
+        return;
+    };
+    let _ = stream.set_nodelay(true);
+    {
+        let mut engine = host.engine.borrow_mut();
+        engine.primary_link_up(host.clock.now(), id);
+        host.drain(&mut engine, Some(id));
+    }
+    run_connection(host, id, slot, stream).await;
 }
 
 /// Scheduler turns `serve` gives connection tasks to close at shutdown.

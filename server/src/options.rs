@@ -55,6 +55,10 @@ pub struct Args {
     /// `always`, `everysec` (default) or `no`: when the AOF is fsynced.
     #[arg(long, value_name = "always|everysec|no")]
     pub appendfsync: Option<String>,
+    /// Start as a replica of the primary at HOST PORT (redis.conf's
+    /// `replicaof`).
+    #[arg(long, num_args = 2, value_names = ["HOST", "PORT"])]
+    pub replicaof: Option<Vec<String>>,
     /// Seed of every random choice the engine makes (RANDOMKEY, hash seeds, ...).
     /// Defaults to one drawn from the clock and process id, and logged.
     #[arg(long)]
@@ -175,6 +179,9 @@ impl Options {
         }
         if let Some(when) = &args.appendfsync {
             flag(&mut config, "appendfsync", when)?;
+        }
+        if let Some(primary) = &args.replicaof {
+            flag(&mut config, "replicaof", &primary.join(" "))?;
         }
         config.seed = args.seed.unwrap_or_else(default_seed);
         #[cfg(debug_assertions)]

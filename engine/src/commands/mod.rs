@@ -25,6 +25,7 @@ pub mod monitor;
 pub mod object;
 pub mod persistence;
 pub mod pubsub;
+pub mod replicaof;
 pub mod replication;
 pub mod scan;
 pub mod scripting;
@@ -76,6 +77,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     monitor::COMMANDS,
     pubsub::COMMANDS,
     replication::COMMANDS,
+    replicaof::COMMANDS,
     scripting::COMMANDS,
     functions::COMMANDS,
     debug::COMMANDS,

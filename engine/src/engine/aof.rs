@@ -328,7 +328,7 @@ impl Engine {
         self.set_propagation(true);
     }
 
-    fn log(&mut self, level: LogLevel, text: String) {
+    pub(super) fn log(&mut self, level: LogLevel, text: String) {
         self.events.push_back(Event::Log { level, text });
     }
 

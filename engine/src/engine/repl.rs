@@ -77,16 +77,3 @@ impl Engine {
         self.master_link_timers(now);
     }
 }
-
-impl Engine {
-    /// When the link to our primary wants `handle_timeout`.
-    fn master_link_deadline_ns(&self) -> Option<u64> {
-        None
-    }
-
-    fn master_link_timers(&mut self, _now: Now) {}
-
-    /// The connection `client` is gone: if it was our link to our primary,
-    /// the link is down.
-    pub(super) fn master_link_gone(&mut self, _now: Now, _client: crate::client::ClientId) {}
-}

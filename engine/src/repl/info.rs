@@ -11,7 +11,7 @@ pub fn write(server: &Server, now: Now, out: &mut String) {
     let repl = &server.repl;
     out.push_str("# Replication\r\n");
     match repl.master.as_deref() {
-        Some(link) => super::replica::write_info(link, repl, now, out),
+        Some(link) => super::replica::write_info(server, link, now, out),
         None => {
             out.push_str("role:master\r\n");
         }

@@ -312,6 +312,12 @@ impl World {
                     cost_ns += ns;
                 }
                 Event::Fork(fork) => self.fork(fork),
+                // The single-node world has no primary to connect to: the
+                // link stays down (the workloads never send REPLICAOF).
+                Event::ConnectPrimary { .. } => {}
+                Event::SyncLoaded { work_units, .. } => {
+                    cost_ns += self.cost.command_ns(work_units, 0)
+                }
                 Event::Exit { status } => {
                     let host = self
                         .persist

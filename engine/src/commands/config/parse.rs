@@ -160,6 +160,9 @@ pub(super) fn store_value(config: &mut Config, p: &Param, v: &Parsed) {
 /// immutable and protected parameters may be set here (this is the startup
 /// path), except `databases`, which must be 16.
 pub fn apply_config_line(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
+    if key.eq_ignore_ascii_case("replicaof") || key.eq_ignore_ascii_case("slaveof") {
+        return apply_replicaof(config, key, value);
+    }
     let p = find_param(key)
         .ok_or_else(|| format!("Bad directive or wrong number of arguments: '{key}'"))?;
     let v = parse_value(p, value)?;
@@ -169,6 +172,22 @@ pub fn apply_config_line(config: &mut Config, key: &str, value: &str) -> Result<
         ));
     }
     store_value(config, p, &v);
+    Ok(())
+}
+
+/// `replicaof <host> <port>`: not a parameter of CONFIG GET/SET in Redis
+/// 7.0, a directive of its own (`loadServerConfigFromString`).
+fn apply_replicaof(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    let [host, port] = words[..] else {
+        return Err(format!(
+            "Bad directive or wrong number of arguments: '{key}'"
+        ));
+    };
+    let port = port
+        .parse::<u16>()
+        .map_err(|_| "Invalid master port".to_string())?;
+    config.replicaof = Some((host.to_string(), port));
     Ok(())
 }
 
