@@ -31,6 +31,11 @@ impl WitnessStream {
 #[derive(Clone, Debug, Default)]
 pub struct Session {
     pub replica: u32,
+    /// The replica's incarnation (a restarted replica has no cached
+    /// primary to resume from).
+    pub replica_incarnation: u32,
+    /// The sync completed: `+CONTINUE`, or a full resync's whole RDB.
+    pub synced: bool,
     /// The primary's incarnation the link reached.
     pub incarnation: u32,
     pub opened_ns: u64,

@@ -699,6 +699,7 @@ impl ClusterWorld {
                 session.stream.extend_from_slice(&t.stream[have..]);
             }
             session.garbled = t.garbled();
+            session.synced = matches!(t.answer, Some(Answer::Continue { .. })) || t.rdb_done;
         }
     }
 
@@ -776,8 +777,10 @@ impl ClusterWorld {
         let incarnation = t.incarnation;
         self.node_conns[target as usize].insert(acceptor_id, (conn, true));
         let session = self.history.sessions.len();
+        let replica_incarnation = self.nodes[node as usize].incarnation;
         self.history.sessions.push(Session {
             replica: node,
+            replica_incarnation,
             incarnation,
             opened_ns: now_ns,
             ..Session::default()

@@ -6,6 +6,7 @@
 //! it removed itself (a replica waits for its primary's DEL) or a client's
 //! write it accepted is invented.
 
+use super::stream::cached;
 use super::{fail, ClusterChecker};
 use crate::check::Violation;
 use crate::cluster::history::ClusterHistory;
@@ -18,12 +19,6 @@ impl ClusterChecker for Prefix {
     }
 
     fn check(&self, h: &ClusterHistory) -> Result<(), Violation> {
-        if let Some((node, at_ns, what)) = h.invented.first() {
-            return fail(
-                self.name(),
-                format!("replica node{node} {what} at {at_ns} ns (a replica only applies its primary's stream)"),
-            );
-        }
         for (i, s) in h.sessions.iter().enumerate() {
             if s.garbled {
                 return fail(
@@ -33,6 +28,28 @@ impl ClusterChecker for Prefix {
                         s.replica
                     ),
                 );
+            }
+            if s.full == Some(false) {
+                // A partial resync resumes exactly where the replica's
+                // applied stream ended: a gap skips writes, an overlap
+                // applies some twice.
+                let previous = h.sessions[..i].iter().rev().find(|p| {
+                    p.replica == s.replica
+                        && p.replica_incarnation == s.replica_incarnation
+                        && p.full.is_some()
+                });
+                let had = previous.and_then(|p| cached(h, p)).map(|(_, o)| o);
+                if let (Some(had), Some(base)) = (had, s.stream_base) {
+                    if had != base {
+                        return fail(
+                            self.name(),
+                            format!(
+                                "link {i} of node{}: a partial resync at {} ns resumes after offset {base}, but the replica had applied the stream up to {had}",
+                                s.replica, s.opened_ns
+                            ),
+                        );
+                    }
+                }
             }
             let (Some(base), false) = (s.stream_base, s.stream.is_empty()) else {
                 continue;
@@ -77,6 +94,12 @@ impl ClusterChecker for Prefix {
                     ),
                 );
             }
+        }
+        if let Some((node, at_ns, what)) = h.invented.first() {
+            return fail(
+                self.name(),
+                format!("replica node{node} {what} at {at_ns} ns (a replica only applies its primary's stream)"),
+            );
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cluster::history::WitnessStream;
+use crate::cluster::history::{ClusterHistory, Session, WitnessStream};
 use crate::cluster::tap::parse_request;
 
 /// Commands read from one stream at most.
@@ -34,4 +34,29 @@ pub fn set_offsets(streams: &[WitnessStream]) -> BTreeMap<(u32, Vec<u8>, Vec<u8>
         }
     }
     out
+}
+
+/// The replication id and offset a replica keeps from session `p` (its
+/// cached primary), if that sync completed: the end of the last whole
+/// command it was handed (a command cut by the link's end is not applied).
+pub fn cached(h: &ClusterHistory, p: &Session) -> Option<(String, u64)> {
+    if !p.synced {
+        return None;
+    }
+    let base = p.stream_base?;
+    let mut at = 0;
+    // Bounded by the stream's length: each request consumes bytes.
+    while let Some((_, len)) = parse_request(&p.stream[at..]) {
+        at += len;
+    }
+    let replid = match &p.answer_replid {
+        Some(r) => r.clone(),
+        None => h
+            .witness
+            .iter()
+            .find(|w| w.incarnation == p.incarnation)?
+            .replid
+            .clone(),
+    };
+    Some((replid, base + at as u64))
 }
