@@ -9,6 +9,7 @@ use crate::cluster::history::ClusterHistory;
 mod convergence;
 mod loss;
 mod monotonic;
+mod own_writes;
 mod prefix;
 mod resync;
 mod stream;
@@ -25,6 +26,7 @@ pub trait ClusterChecker {
 pub fn all() -> Vec<Box<dyn ClusterChecker>> {
     vec![
         Box::new(prefix::Prefix),
+        Box::new(own_writes::ReplicaOwnWrites),
         Box::new(resync::PartialResync),
         Box::new(wait::Wait),
         Box::new(monotonic::MonotonicReads),

@@ -97,6 +97,16 @@ pub struct NodeCrash {
     pub down_ns: u64,
 }
 
+/// A reset of a replica's link to its primary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkReset {
+    pub replica: u32,
+    pub at_ns: u64,
+}
+
+/// Link resets drawn per run at most.
+pub const LINK_RESETS_MAX: usize = 4;
+
 /// The knobs of one multi-node run, drawn per seed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterKnobs {
@@ -111,6 +121,8 @@ pub struct ClusterKnobs {
     pub clocks: Vec<NodeClock>,
     pub partitions: PartitionPlan,
     pub crashes: Vec<NodeCrash>,
+    /// Resets of replication links (a replica then resumes with PSYNC).
+    pub link_resets: Vec<LinkReset>,
     /// Faults happen within `[0, fault_window_ns)`.
     pub fault_window_ns: u64,
 }
@@ -168,7 +180,17 @@ impl ClusterKnobs {
                 });
             }
         }
+        let mut link_resets = Vec::new();
+        if faults {
+            for _ in 0..rng.gen_range(0..=LINK_RESETS_MAX) {
+                link_resets.push(LinkReset {
+                    replica: rng.gen_range(1..nodes_count),
+                    at_ns: rng.gen_range(1..fault_window_ns),
+                });
+            }
+        }
         ClusterKnobs {
+            link_resets,
             replicas_count,
             writers_count,
             readers_count,

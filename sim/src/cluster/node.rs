@@ -163,7 +163,11 @@ impl Node {
                     d.executed.push((e.client, e.flags, e.name));
                 }
                 Event::KeyRemoved(r) => {
-                    d.removed.push(format!("{r:?}"));
+                    d.removed.push(format!(
+                        "{} ({:?})",
+                        String::from_utf8_lossy(&r.key),
+                        r.cause
+                    ));
                 }
                 Event::Close { client, .. } => d.closes.push(client),
                 Event::Storage(request) => match request.mode {

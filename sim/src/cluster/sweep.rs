@@ -27,6 +27,8 @@ pub struct ClusterSummary {
     pub loss: Loss,
     pub wall: Duration,
     pub failures_count: u64,
+    /// Per checker: the runs it failed, and the lowest such seed.
+    pub by_checker: std::collections::BTreeMap<&'static str, (u64, u64)>,
     /// Failing runs, lowest seed first.
     pub failures: Vec<ClusterReport>,
 }
@@ -53,6 +55,9 @@ impl ClusterSummary {
             self.loss.wait_confirmed_lost_count,
             self.failures_count
         );
+        for (checker, (count, first)) in &self.by_checker {
+            let _ = writeln!(s, "  {checker}: {count} runs fail it (first: seed {first})");
+        }
         s
     }
 }
@@ -93,6 +98,11 @@ pub fn sweep(
                 t.full_resyncs_count += report.full_resyncs_count;
                 t.partial_resyncs_count += report.partial_resyncs_count;
                 t.loss.add(report.loss);
+                for v in &report.violations {
+                    let e = t.by_checker.entry(v.checker).or_insert((0, u64::MAX));
+                    e.0 += 1;
+                    e.1 = e.1.min(report.config.seed);
+                }
                 if report.failed() {
                     t.failures_count += 1;
                     if t.failures.len() < CLUSTER_FAILURES_KEPT_MAX {

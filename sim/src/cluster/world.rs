@@ -52,6 +52,10 @@ pub fn node_host(node: u32) -> String {
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ev {
+    /// A replica's link to its primary is reset (both ends lose it).
+    LinkReset {
+        replica: u32,
+    },
     Wake {
         client: u32,
     },
@@ -103,6 +107,7 @@ impl Ev {
             Ev::Crash { node } => 8 | (node as u64) << 8,
             Ev::Restart { node } => 9 | (node as u64) << 8,
             Ev::Settle => 10,
+            Ev::LinkReset { replica } => 11 | (replica as u64) << 8,
         }
     }
 }
@@ -212,6 +217,14 @@ impl ClusterWorld {
         for client in 0..world.clients.len() as u32 {
             let at = world.net_rng.gen_range(0..=1_000_000);
             world.queue.push(at, Ev::Wake { client });
+        }
+        for reset in world.knobs.link_resets.clone() {
+            world.queue.push(
+                reset.at_ns,
+                Ev::LinkReset {
+                    replica: reset.replica,
+                },
+            );
         }
         for crash in world.knobs.crashes.clone() {
             world
@@ -339,6 +352,7 @@ impl ClusterWorld {
             Ev::Crash { node } => self.crash(node),
             Ev::Restart { node } => self.restart(node),
             Ev::Settle => self.settle_poll(),
+            Ev::LinkReset { replica } => self.reset_link(replica),
         }
     }
 
@@ -864,6 +878,25 @@ impl ClusterWorld {
         }
     }
 
+    /// Resets `replica`'s link to its primary, if it has one: both engines
+    /// learn it now (a TCP reset), whatever was in flight is lost.
+    fn reset_link(&mut self, replica: u32) {
+        let link = self.node_conns[replica as usize]
+            .values()
+            .find(|&&(_, acceptor)| !acceptor)
+            .map(|&(conn, _)| conn);
+        let Some(conn) = link else {
+            return;
+        };
+        self.faults_count += 1;
+        self.trace.word(0x4e5e ^ conn as u64);
+        let c = &mut self.conns[conn as usize];
+        c.up = Pipe::default();
+        c.down = Pipe::default();
+        self.end_gone(conn, false);
+        self.end_gone(conn, true);
+    }
+
     fn crash(&mut self, node: u32) {
         if !self.nodes[node as usize].up {
             return;
@@ -873,6 +906,8 @@ impl ClusterWorld {
         if node == PRIMARY {
             self.history.primary_crashes_ns.push(self.now_ns);
             self.witness = None;
+            // The restarted primary numbers its clients afresh.
+            self.woff.clear();
         }
         self.nodes[node as usize].crash(self.now_ns);
         self.ready[node as usize].clear();
@@ -904,7 +939,10 @@ impl ClusterWorld {
             return;
         }
         self.trace.word(0x4e57 ^ node as u64);
-        let d = self.nodes[node as usize].restart(self.now_ns, &self.cost);
+        let mut d = self.nodes[node as usize].restart(self.now_ns, &self.cost);
+        // Loading its own AOF is the node's persistence, not a write.
+        d.executed.clear();
+        d.removed.clear();
         self.after_drain(node, d, self.now_ns);
         self.node_started(node);
     }

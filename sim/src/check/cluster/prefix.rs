@@ -2,9 +2,8 @@
 //! offsets: byte for byte, what each replication link handed the replica
 //! from its start offset on equals what the primary wrote there (as the
 //! witness read it). A write skipped, applied twice, reordered or invented
-//! breaks the equality. A replica also changes nothing on its own: a key
-//! it removed itself (a replica waits for its primary's DEL) or a client's
-//! write it accepted is invented.
+//! breaks the equality, and a partial resync resumes exactly where the
+//! replica's applied stream ended.
 
 use super::stream::cached;
 use super::{fail, ClusterChecker};
@@ -38,6 +37,15 @@ impl ClusterChecker for Prefix {
                         && p.replica_incarnation == s.replica_incarnation
                         && p.full.is_some()
                 });
+                if let Some(p) = previous.filter(|p| p.incarnation != s.incarnation) {
+                    return fail(
+                        self.name(),
+                        format!(
+                            "link {i} of node{}: a partial resync at {} ns onto the primary's life {} resumes a stream applied from its life {}: a restarted primary's stream is another history",
+                            s.replica, s.opened_ns, s.incarnation, p.incarnation
+                        ),
+                    );
+                }
                 let had = previous.and_then(|p| cached(h, p)).map(|(_, o)| o);
                 if let (Some(had), Some(base)) = (had, s.stream_base) {
                     if had != base {
@@ -94,12 +102,6 @@ impl ClusterChecker for Prefix {
                     ),
                 );
             }
-        }
-        if let Some((node, at_ns, what)) = h.invented.first() {
-            return fail(
-                self.name(),
-                format!("replica node{node} {what} at {at_ns} ns (a replica only applies its primary's stream)"),
-            );
         }
         Ok(())
     }
