@@ -392,18 +392,31 @@ impl<'a> Ctx<'a> {
     /// Deletes `key` if expired (lazy expiry) in the client's database, then
     /// returns the live value, if any. Every key lookup goes through here.
     pub fn lookup(&mut self, key: &[u8]) -> Option<&mut Value> {
-        let i = self.expire_lazily(key);
+        let (i, hidden) = self.expire_lazily(key);
+        if hidden {
+            return None;
+        }
         self.server.keyspace.dbs[i].get_mut(key)
     }
 
     /// Lazy expiry of `key` in the client's database; returns that
-    /// database's index.
-    fn expire_lazily(&mut self, key: &[u8]) -> usize {
+    /// database's index, and whether the key is expired but kept (on a
+    /// replica, see [`Ctx::replica_keeps_expired`]).
+    fn expire_lazily(&mut self, key: &[u8]) -> (usize, bool) {
         let now_ms = self.expiry_now_ms();
         let i = self.db_index();
         // Without any TTL in the database nothing can be expired, and the
         // expiry check (a read-only lookup) would only hash the key again.
-        if !self.server.keyspace.dbs[i].expires.is_empty() {
+        if self.server.keyspace.dbs[i].expires.is_empty() {
+            return (i, false);
+        }
+        if let Some(from_master) = self.replica_keeps_expired() {
+            // The master's commands see every key; the others do not see
+            // an expired one.
+            let expired = self.server.keyspace.dbs[i].is_expired(key, now_ms);
+            return (i, !from_master && expired);
+        }
+        {
             if let Some(v) = self.server.keyspace.dbs[i].expire_if_needed(key, now_ms) {
                 self.server.keyspace.expired_keys += 1;
                 // A blocked XREADGROUP learns that its stream is gone.
@@ -415,14 +428,29 @@ impl<'a> Ctx<'a> {
                 crate::notify::expired_on_access(self, i, key);
             }
         }
-        i
+        (i, false)
+    }
+
+    /// On a replica, keys expire only by their primary's DEL (Redis 7.0's
+    /// `expireIfNeeded`): `Some(true)` when the primary's stream runs the
+    /// command (an expired key is still there for it), `Some(false)` for
+    /// other clients (it reads as absent, and stays); `None` on a primary.
+    pub fn replica_keeps_expired(&self) -> Option<bool> {
+        if !self.server.repl.is_replica() {
+            return None;
+        }
+        let role = self.clients.get(&self.client_id).map(|c| c.repl_role);
+        Some(role == Some(crate::repl::ClientRole::Master))
     }
 
     /// Like [`Ctx::lookup`], but also hands out the reply writer, so a
     /// command can encode straight from the stored value without copying it.
     pub fn lookup_and_writer(&mut self, key: &[u8]) -> (Option<&mut Value>, ReplyWriter<'_>) {
-        let i = self.expire_lazily(key);
-        let value = self.server.keyspace.dbs[i].get_mut(key);
+        let (i, hidden) = self.expire_lazily(key);
+        let value = match hidden {
+            true => None,
+            false => self.server.keyspace.dbs[i].get_mut(key),
+        };
         (value, ReplyWriter::new(&mut self.reply, self.protocol))
     }
 

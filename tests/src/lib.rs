@@ -9,6 +9,7 @@
 pub mod fixtures;
 pub mod notify;
 pub mod render;
+pub mod replication;
 pub mod script;
 pub mod twemproxy;
 

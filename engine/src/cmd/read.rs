@@ -28,15 +28,18 @@ impl<'a> Ctx<'a> {
     /// a read that finds nothing raises `keymiss` after any `expired` the
     /// expiry raised, as Redis's `lookupKey` does.
     pub fn lookup_for(&mut self, key: &[u8], mode: Lookup) -> Option<&mut Value> {
-        let i = self.expire_lazily(key);
+        let (i, hidden) = self.expire_lazily(key);
         if mode == Lookup::Read
             && self.raises_keymiss()
-            && !self.server.keyspace.dbs[i].contains(key)
+            && (hidden || !self.server.keyspace.dbs[i].contains(key))
         {
             self.key_missed(key);
             return None;
         }
-        self.server.keyspace.dbs[i].get_mut(key)
+        match hidden {
+            true => None,
+            false => self.server.keyspace.dbs[i].get_mut(key),
+        }
     }
 
     /// [`Ctx::lookup_for`] with [`Lookup::Read`].
@@ -61,11 +64,14 @@ impl<'a> Ctx<'a> {
     /// (into the reply, ahead of the command's own, for a client
     /// subscribed to it).
     pub fn lookup_read_and_writer(&mut self, key: &[u8]) -> (Option<&mut Value>, ReplyWriter<'_>) {
-        let i = self.expire_lazily(key);
-        if self.raises_keymiss() && !self.server.keyspace.dbs[i].contains(key) {
+        let (i, hidden) = self.expire_lazily(key);
+        if self.raises_keymiss() && (hidden || !self.server.keyspace.dbs[i].contains(key)) {
             self.key_missed(key);
         }
-        let value = self.server.keyspace.dbs[i].get_mut(key);
+        let value = match hidden {
+            true => None,
+            false => self.server.keyspace.dbs[i].get_mut(key),
+        };
         (value, ReplyWriter::new(&mut self.reply, self.protocol))
     }
 

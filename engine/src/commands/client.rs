@@ -472,6 +472,9 @@ fn client_list(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         if only_type.is_some_and(|t| t != client_type(c)) {
             continue;
         }
+        if !crate::repl::replica::is_listed(ctx.server, c) {
+            continue;
+        }
         text.push_str(&info_line(c, ctx.now, &cur, held(ctx, c.id)));
         text.push('\n');
     }

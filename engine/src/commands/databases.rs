@@ -86,6 +86,9 @@ pub const COMMANDS: &[CommandSpec] = &[
 /// (COPY and MOVE look at two databases). Like [`Ctx::lookup`], it deletes
 /// the key if it is logically expired.
 pub(crate) fn expire_in_db(ctx: &mut Ctx, db: usize, key: &[u8]) {
+    if ctx.replica_keeps_expired().is_some() {
+        return; // only the primary's DEL removes it
+    }
     let now_ms = ctx.expiry_now_ms();
     if let Some(v) = ctx.server.keyspace.dbs[db].expire_if_needed(key, now_ms) {
         ctx.server.keyspace.expired_keys += 1;

@@ -18,16 +18,21 @@ impl Engine {
         let budget_per_db = ACTIVE_EXPIRE_BUDGET_KEYS / crate::db::DATABASES_COUNT;
         let now_ms = self.server.planted.expiry_clock_ms(now);
         let mut held = crate::planted::cron_tick(&mut self.server);
+        // A replica's keys expire by its primary's DELs only (Redis's
+        // `serverCron` runs `activeExpireCycle` on a master).
+        let expires = !self.server.repl.is_replica();
         for i in 0..self.server.keyspace.dbs.len() {
             let db = &mut self.server.keyspace.dbs[i];
             let before = db.len();
             let freed_before = freed.len();
-            db.active_expire(
-                now_ms,
-                &mut self.server.rng,
-                budget_per_db.max(1),
-                &mut freed,
-            );
+            if expires {
+                db.active_expire(
+                    now_ms,
+                    &mut self.server.rng,
+                    budget_per_db.max(1),
+                    &mut freed,
+                );
+            }
             self.server.keyspace.expired_keys += (before - db.len()) as u64;
             let lazy = self.server.config.lazyfree_lazy_expire;
             for (key, _) in &freed[freed_before..] {

@@ -17,6 +17,12 @@ impl Engine {
         }
         let bytes = self.server.propagation.take();
         let repl = &mut self.server.repl;
+        if repl.is_replica() {
+            // A replica's backlog and sub-replicas get its primary's
+            // stream as it is applied (see `replica.rs`); what its own
+            // execution propagated goes to the AOF only.
+            return Some(bytes);
+        }
         primary::feed(repl, &mut self.clients, &bytes);
         if std::mem::take(&mut repl.getack_pending) {
             primary::feed(repl, &mut self.clients, primary::GETACK);

@@ -72,9 +72,6 @@ impl Engine {
             return;
         };
         link.last_io_mono_ns = now.mono_ns;
-        if let Some(m) = link.master.as_mut() {
-            m.read_reploff += bytes.len() as u64;
-        }
         self.server.stats.net_input_bytes += bytes.len() as u64;
         let mut pos = 0;
         loop {
@@ -455,6 +452,9 @@ impl Engine {
     fn stream_input(&mut self, now: Now, client: ClientId, bytes: &[u8]) {
         if let Some(link) = self.link_of(client) {
             link.unapplied.extend_from_slice(bytes);
+            if let Some(m) = link.master.as_mut() {
+                m.read_reploff += bytes.len() as u64;
+            }
         }
         self.serve_input(now, client, bytes);
     }
@@ -583,7 +583,7 @@ impl Engine {
     /// `replicaof` from the configuration: a replica from the start.
     pub(super) fn start_replication(&mut self, now: Now) {
         if let Some((host, port)) = self.server.config.replicaof.clone() {
-            replica::set_master(&mut self.parts(), now, host, port);
+            replica::set_master_from(&mut self.parts(), now, (host, port), false);
         }
     }
 

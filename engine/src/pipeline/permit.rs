@@ -31,6 +31,11 @@ pub(super) fn request(
         return 0;
     };
     let c = &clients[&client];
+    if c.repl_role == crate::repl::ClientRole::Master {
+        // The primary's stream is not ACL-checked (Redis's master client
+        // has no user).
+        return 0;
+    }
     let (result, work_units) = check_client(server, c, spec, args);
     let Err(denied) = result else {
         return work_units;

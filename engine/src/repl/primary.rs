@@ -147,10 +147,10 @@ pub(crate) fn admit(
         return;
     }
     let message = if server.repl.is_replica() {
-        if config_get(&server.config, "replica-read-only").as_deref() != Some("yes") {
+        if !super::replica::refuses_writes(server, role) {
             return;
         }
-        "READONLY You can't write against a read only replica."
+        super::replica::READONLY
     } else {
         let min = config_u64(&server.config, "min-replicas-to-write") as usize;
         let lag = config_u64(&server.config, "min-replicas-max-lag");

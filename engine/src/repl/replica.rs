@@ -195,7 +195,14 @@ impl Parts<'_> {
 /// Redis's `replicationSetMaster`: forget the current link (caching its
 /// master), remember the new primary and connect to it at once.
 pub fn set_master(p: &mut Parts, now: Now, host: String, port: u16) {
-    let was_master = !p.server.repl.is_replica();
+    set_master_from(p, now, (host, port), true);
+}
+
+/// [`set_master`]; `offer_own` offers this server's own history to the
+/// new primary when it was a primary (not at startup: Redis's
+/// `replicaof` directive only sets the address).
+pub fn set_master_from(p: &mut Parts, now: Now, (host, port): (String, u16), offer_own: bool) {
+    let was_master = !p.server.repl.is_replica() && offer_own;
     if let Some(link) = p.server.repl.master.as_deref_mut() {
         if link.is_up() {
             cache_master(p);
@@ -258,8 +265,17 @@ pub fn disconnect_replicas(p: &mut Parts) {
 pub fn connect(p: &mut Parts, now: Now) {
     let id = ClientId(p.server.next_client_id);
     p.server.next_client_id += 1;
-    let mut client = Client::new(id, ConnectInfo::default(), now, true);
+    let Some(link) = p.server.repl.master.as_deref() else {
+        return;
+    };
+    let info = ConnectInfo {
+        addr: format!("{}:{}", link.host, link.port),
+        ..ConnectInfo::default()
+    };
+    let mut client = Client::new(id, info, now, true);
     client.repl_role = ClientRole::Master;
+    // Redis's master client has no user: nothing is ACL-checked.
+    client.user = b"(superuser)".to_vec();
     client.deny_blocking = true;
     p.clients.insert(id, client);
     let Some(link) = p.server.repl.master.as_deref_mut() else {
@@ -324,6 +340,32 @@ pub fn cache_master(p: &mut Parts) {
         LogLevel::Notice,
         "Caching the disconnected master state.".into(),
     );
+}
+
+/// The error a read-only replica answers a write with.
+pub const READONLY: &str = "READONLY You can't write against a read only replica.";
+
+/// Whether a write by a client of `role` is refused: this server is a
+/// `replica-read-only` replica and the write does not come from its
+/// primary (Redis's `processCommand` and `scriptVerifyWriteCommandAllow`).
+pub fn refuses_writes(server: &Server, role: ClientRole) -> bool {
+    server.repl.is_replica()
+        && role != ClientRole::Master
+        && crate::commands::config::config_get(&server.config, "replica-read-only").as_deref()
+            == Some("yes")
+}
+
+/// Whether CLIENT LIST shows `c`: the link becomes Redis's master client
+/// once it applies the stream; before, it is a bare connection.
+pub fn is_listed(server: &Server, c: &Client) -> bool {
+    if c.repl_role != ClientRole::Master {
+        return true;
+    }
+    server
+        .repl
+        .master
+        .as_deref()
+        .is_some_and(|l| l.client == Some(c.id) && l.is_up())
 }
 
 /// Why this server refuses a SYNC/PSYNC now, if it does: a replica serves

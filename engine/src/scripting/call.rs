@@ -93,6 +93,10 @@ fn call(lua: &Lua, ctx: &mut Ctx, run: &mut Run, args: Vec<Value>) -> mlua::Resu
     if run.read_only && spec.1.flags & (flags::WRITE | flags::MAY_REPLICATE) != 0 {
         return Ok((rejected(lua, READ_ONLY)?, true));
     }
+    let role = ctx.client().repl_role;
+    if spec.1.has(flags::WRITE) && crate::repl::replica::refuses_writes(ctx.server, role) {
+        return Ok((error_table(lua, crate::repl::replica::READONLY)?, true));
+    }
     if spec.1.has(flags::WRITE) {
         if crate::planted::defers_script_write(ctx, run.wrote) {
             crate::planted::defer_script_write(ctx, argv, run.request_seq);
@@ -140,8 +144,13 @@ fn permitted(
 /// An error of the script's call itself (not of the command), as a Lua
 /// error table.
 fn rejected(lua: &Lua, msg: &str) -> mlua::Result<Value> {
+    error_table(lua, &format!("ERR {msg}"))
+}
+
+/// [`rejected`] with the error code given in `msg`.
+fn error_table(lua: &Lua, msg: &str) -> mlua::Result<Value> {
     let t = lua.create_table()?;
-    t.raw_set("err", format!("ERR {msg}"))?;
+    t.raw_set("err", msg)?;
     t.raw_set("ignore_error_stats_update", true)?;
     Ok(Value::Table(t))
 }

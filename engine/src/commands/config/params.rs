@@ -707,6 +707,30 @@ pub(super) static PARAMS: &[Param] = &[
     },
     with_alias(extra("replica-read-only", YES_NO, "yes"), "slave-read-only"),
     with_alias(
+        extra(
+            "replica-priority",
+            Type::Int {
+                min: 0,
+                max: i32::MAX as i64,
+            },
+            "100",
+        ),
+        "slave-priority",
+    ),
+    extra("replica-announced", YES_NO, "yes"),
+    with_alias(
+        extra(
+            "replica-announce-port",
+            Type::Int { min: 0, max: 65535 },
+            "0",
+        ),
+        "slave-announce-port",
+    ),
+    with_alias(
+        extra("replica-lazy-flush", YES_NO, "no"),
+        "slave-lazy-flush",
+    ),
+    with_alias(
         extra("replica-serve-stale-data", YES_NO, "yes"),
         "slave-serve-stale-data",
     ),
