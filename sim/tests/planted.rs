@@ -439,3 +439,14 @@ fn psync_skips_boundary_command_is_found() {
 fn wait_counts_unacked_is_found() {
     hunt_cluster(PlantedBug::WaitCountsUnacked, 50, &["repl-wait"]);
 }
+
+/// A replica expiring keys by its own clock: it removes a key its primary
+/// still holds, a write nobody made on the primary.
+#[test]
+fn replica_self_expiry_is_found() {
+    hunt_cluster(
+        PlantedBug::ReplicaSelfExpiry,
+        50,
+        &["repl-replica-writes", "repl-convergence"],
+    );
+}

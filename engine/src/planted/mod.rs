@@ -36,6 +36,7 @@
 //! | a script's `redis.call` is checked | `redis.call` | acl-script-bypass (`acl.rs`) |
 //! | a partial resync serves the backlog | PSYNC | psync-skips-boundary-command (`repl.rs`) |
 //! | WAIT counts acks | WAIT, a replica's ack | wait-counts-unacked (`repl.rs`) |
+//! | a replica meets an expired key | the cron, `Ctx::replica_keeps_expired` | replica-self-expiry (`repl.rs`) |
 //!
 //! The expiry clock is the one seam on the lookup path: it subtracts a lag
 //! (0 on a clean engine) from the command's clock, without a branch. The
@@ -147,6 +148,9 @@ pub enum PlantedBug {
     /// WAIT counts a replica that has acknowledged some offset, not
     /// necessarily the one the client's writes reached.
     WaitCountsUnacked,
+    /// A replica deletes expired keys by itself (in its cron and on
+    /// access) instead of leaving expiry to its primary's DEL.
+    ReplicaSelfExpiry,
 }
 
 impl PlantedBug {
@@ -174,6 +178,7 @@ impl PlantedBug {
         PlantedBug::AclScriptBypass,
         PlantedBug::PsyncSkipsBoundaryCommand,
         PlantedBug::WaitCountsUnacked,
+        PlantedBug::ReplicaSelfExpiry,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -202,6 +207,7 @@ impl PlantedBug {
             PlantedBug::AclScriptBypass => "acl-script-bypass",
             PlantedBug::PsyncSkipsBoundaryCommand => "psync-skips-boundary-command",
             PlantedBug::WaitCountsUnacked => "wait-counts-unacked",
+            PlantedBug::ReplicaSelfExpiry => "replica-self-expiry",
         }
     }
 

@@ -2,7 +2,9 @@
 //! [`PlantedBug::PsyncSkipsBoundaryCommand`](super::PlantedBug) drops the
 //! first command of a partial resync's backlog bytes,
 //! [`PlantedBug::WaitCountsUnacked`](super::PlantedBug) lets WAIT count a
-//! replica whose last ack is short of the offset.
+//! replica whose last ack is short of the offset,
+//! [`PlantedBug::ReplicaSelfExpiry`](super::PlantedBug) lets a replica
+//! expire keys by its own clock.
 
 use crate::repl::{ReplicaState, Replication};
 
@@ -27,6 +29,15 @@ impl Hook {
             Some(end) => bytes[end..].to_vec(),
             None => bytes,
         }
+    }
+
+    /// Seam "a replica meets an expired key" (the cron, a lookup): whether
+    /// the replica expires it itself (never, on a clean engine).
+    pub(crate) fn replica_self_expires(&self) -> bool {
+        // Planted bug (PlantedBug::ReplicaSelfExpiry): a replica deletes
+        // keys by its own clock, as a primary does, instead of waiting for
+        // its primary's DEL.
+        self.is(PlantedBug::ReplicaSelfExpiry)
     }
 
     /// Seam "WAIT counts acks": how many replicas acknowledged `offset`.
