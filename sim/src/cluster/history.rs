@@ -75,6 +75,9 @@ pub struct ClusterOp {
     pub wait_answered_ns: u64,
 }
 
+/// A node's keys, by (database, key).
+pub type Dataset = BTreeMap<(usize, Vec<u8>), ObservedKey>;
+
 /// A multi-node run's record.
 #[derive(Clone, Debug, Default)]
 pub struct ClusterHistory {
@@ -94,7 +97,7 @@ pub struct ClusterHistory {
     pub convergence_bound_ns: u64,
     /// Every node's dataset at the end, read through commands at one
     /// common clock (`None`: the node was down or the read failed).
-    pub datasets: Vec<Result<BTreeMap<(usize, Vec<u8>), ObservedKey>, String>>,
+    pub datasets: Vec<Result<Dataset, String>>,
     pub end_ns: u64,
     /// When the primary crashed.
     pub primary_crashes_ns: Vec<u64>,

@@ -15,6 +15,11 @@ use crate::cluster::history::ClusterHistory;
 
 pub struct MonotonicReads;
 
+/// Per (connection, key): the last read's time and items.
+type ListReads = BTreeMap<(u64, Vec<u8>), (u64, Vec<Vec<u8>>)>;
+/// Per (connection, key): the last read's time, primary life, offset, value.
+type RegisterReads = BTreeMap<(u64, Vec<u8>), (u64, u32, u64, Vec<u8>)>;
+
 impl ClusterChecker for MonotonicReads {
     fn name(&self) -> &'static str {
         "repl-monotonic-reads"
@@ -22,8 +27,8 @@ impl ClusterChecker for MonotonicReads {
 
     fn check(&self, h: &ClusterHistory) -> Result<(), Violation> {
         let sets = stream::set_offsets(&h.witness);
-        let mut lists: BTreeMap<(u64, Vec<u8>), (u64, Vec<Vec<u8>>)> = BTreeMap::new();
-        let mut regs: BTreeMap<(u64, Vec<u8>), (u64, u32, u64, Vec<u8>)> = BTreeMap::new();
+        let mut lists = ListReads::new();
+        let mut regs = RegisterReads::new();
         for op in h.ops.iter().filter(|op| op.node != 0) {
             let crashed_since = |t: u64| {
                 h.primary_crashes_ns
