@@ -436,7 +436,7 @@ impl<'a> Ctx<'a> {
     /// command (an expired key is still there for it), `Some(false)` for
     /// other clients (it reads as absent, and stays); `None` on a primary.
     pub fn replica_keeps_expired(&self) -> Option<bool> {
-        if !self.server.repl.is_replica() {
+        if !self.server.repl.is_replica() || self.server.planted.replica_self_expires() {
             return None;
         }
         let role = self.clients.get(&self.client_id).map(|c| c.repl_role);

@@ -182,7 +182,12 @@ impl Engine {
                 persist: Default::default(),
                 propagation: Default::default(),
                 acl,
-                repl: crate::repl::Replication::new(seed),
+                // A restart is a new history: the start time goes into the
+                // replication id's draw, or a restarted primary with a fixed
+                // seed would claim its old id over a different stream and
+                // its replicas would resume onto it (the multi-node
+                // simulator's prefix checker caught that).
+                repl: crate::repl::Replication::new(seed ^ now.unix_us.rotate_left(29)),
             },
             clients: Clients::new(),
             events: VecDeque::new(),

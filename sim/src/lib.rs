@@ -11,6 +11,7 @@ pub mod argclass;
 pub mod audit;
 pub mod check;
 pub mod client;
+pub mod cluster;
 pub mod cost;
 pub mod coverage;
 pub mod fxhash;

@@ -44,7 +44,7 @@ mod clients;
 mod crash;
 pub mod disk;
 mod faults;
-mod inspect;
+pub(crate) mod inspect;
 mod invariants;
 mod output;
 mod pubsub;

@@ -372,3 +372,81 @@ fn acl_mset_first_key_is_found() {
 fn acl_script_bypass_is_found() {
     hunt(PlantedBug::AclScriptBypass, 50, &["access"]);
 }
+
+/// Requests per client at most in the multi-node hunts.
+const CLUSTER_OPS_MAX: u64 = 200;
+
+/// The multi-node run of `seed` (primary + 2 replicas, partitions and
+/// crashes drawn), its requests capped.
+fn cluster_config(seed: u64, bug: Option<PlantedBug>) -> seedkv_sim::cluster::ClusterConfig {
+    use seedkv_sim::cluster::{ClusterConfig, ClusterKnobs};
+    let drawn = ClusterKnobs::draw(&ClusterConfig::new(seed, 2)).ops_per_client;
+    ClusterConfig {
+        bug,
+        ops: Some(drawn.min(CLUSTER_OPS_MAX)),
+        ..ClusterConfig::new(seed, 2)
+    }
+}
+
+/// Hunts `bug` over the multi-node sweep's seeds `0..seeds_max`: the first
+/// seed where one of `checkers` fails with the bug while the clean engine
+/// passes that checker on the same seed. The repro re-runs bit for bit.
+fn hunt_cluster(bug: PlantedBug, seeds_max: u64, checkers: &[&str]) -> u64 {
+    use seedkv_sim::cluster::run as cluster_run;
+    let names = |r: &seedkv_sim::cluster::ClusterReport| -> Vec<&'static str> {
+        r.violations.iter().map(|v| v.checker).collect()
+    };
+    for seed in 0..seeds_max {
+        let found = cluster_run(&cluster_config(seed, Some(bug)), false, false);
+        let hit: Vec<&str> = names(&found)
+            .into_iter()
+            .filter(|c| checkers.contains(c))
+            .collect();
+        if hit.is_empty() {
+            continue;
+        }
+        let clean = cluster_run(&cluster_config(seed, None), false, false);
+        if names(&clean).iter().any(|c| hit.contains(c)) {
+            continue; // the clean engine fails it too: not the bug's
+        }
+        let line = found.config.repro_line();
+        assert!(
+            line.contains(&format!("--seed {seed} --replicas 2 --bug {}", bug.name())),
+            "{line}"
+        );
+        let again = cluster_run(&found.config, false, false);
+        assert_eq!(again.trace_hash, found.trace_hash, "repro of seed {seed}");
+        assert_eq!(again.violations, found.violations, "repro of seed {seed}");
+        println!(
+            "{}: found at seed {seed} by {hit:?}; repro: {line}",
+            bug.name()
+        );
+        return seed;
+    }
+    panic!("{}: not found in {seeds_max} multi-node seeds", bug.name());
+}
+
+/// A `+CONTINUE` that leaves out the command at the backlog boundary: the
+/// replica's stream differs from the primary's at the resumed offset.
+#[test]
+fn psync_skips_boundary_command_is_found() {
+    hunt_cluster(PlantedBug::PsyncSkipsBoundaryCommand, 50, &["repl-prefix"]);
+}
+
+/// WAIT counting a replica that acked some older offset: it returns more
+/// replicas than had acked the client's offset when it answered.
+#[test]
+fn wait_counts_unacked_is_found() {
+    hunt_cluster(PlantedBug::WaitCountsUnacked, 50, &["repl-wait"]);
+}
+
+/// A replica expiring keys by its own clock: it removes a key its primary
+/// still holds, a write nobody made on the primary.
+#[test]
+fn replica_self_expiry_is_found() {
+    hunt_cluster(
+        PlantedBug::ReplicaSelfExpiry,
+        50,
+        &["repl-replica-writes", "repl-convergence"],
+    );
+}

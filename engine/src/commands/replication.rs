@@ -72,7 +72,10 @@ fn psync(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return ctx.error(NOT_INTEGER);
     };
     match primary::try_partial(&ctx.server.repl, &args[1], offset) {
-        Resync::Partial(bytes) => continue_sync(ctx, &bytes),
+        Resync::Partial(bytes) => {
+            let bytes = ctx.server.planted.partial_resync_bytes(bytes);
+            continue_sync(ctx, &bytes)
+        }
         Resync::Full => {
             if args[1].as_slice() != b"?" {
                 ctx.server.repl.sync_partial_err += 1;
@@ -225,7 +228,7 @@ fn wait(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return ctx.error(NOT_INTEGER);
     };
     let offset = ctx.client().woff;
-    let acked = ctx.server.repl.acked_count(offset);
+    let acked = ctx.server.planted.acked_count(&ctx.server.repl, offset);
     if acked as i64 >= numreplicas || !ctx.may_block() {
         return ctx.int(acked as i64);
     }

@@ -34,6 +34,9 @@
 //! | blocked clients are served on a key | `Pipeline::serve_key` | xreadgroup-woken-by-other-stream (`streams.rs`) |
 //! | the ACL check finds a command's keys | `permit::check_client` | acl-mset-first-key (`acl.rs`) |
 //! | a script's `redis.call` is checked | `redis.call` | acl-script-bypass (`acl.rs`) |
+//! | a partial resync serves the backlog | PSYNC | psync-skips-boundary-command (`repl.rs`) |
+//! | WAIT counts acks | WAIT, a replica's ack | wait-counts-unacked (`repl.rs`) |
+//! | a replica meets an expired key | the cron, `Ctx::replica_keeps_expired` | replica-self-expiry (`repl.rs`) |
 //!
 //! The expiry clock is the one seam on the lookup path: it subtracts a lag
 //! (0 on a clean engine) from the command's clock, without a branch. The
@@ -54,6 +57,7 @@ mod acl;
 mod commands;
 mod held;
 mod persist;
+mod repl;
 mod replies;
 mod scripts;
 mod streams;
@@ -138,6 +142,15 @@ pub enum PlantedBug {
     /// A script's `redis.call` skips the ACL check: a user runs, through
     /// EVAL, commands and keys its permissions refuse.
     AclScriptBypass,
+    /// A partial resync (`+CONTINUE`) leaves out the command at the
+    /// backlog boundary, the first one the replica is missing.
+    PsyncSkipsBoundaryCommand,
+    /// WAIT counts a replica that has acknowledged some offset, not
+    /// necessarily the one the client's writes reached.
+    WaitCountsUnacked,
+    /// A replica deletes expired keys by itself (in its cron and on
+    /// access) instead of leaving expiry to its primary's DEL.
+    ReplicaSelfExpiry,
 }
 
 impl PlantedBug {
@@ -163,6 +176,9 @@ impl PlantedBug {
         PlantedBug::MissedExpiredEvent,
         PlantedBug::AclMsetFirstKey,
         PlantedBug::AclScriptBypass,
+        PlantedBug::PsyncSkipsBoundaryCommand,
+        PlantedBug::WaitCountsUnacked,
+        PlantedBug::ReplicaSelfExpiry,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -189,6 +205,9 @@ impl PlantedBug {
             PlantedBug::MissedExpiredEvent => "missed-expired-event",
             PlantedBug::AclMsetFirstKey => "acl-mset-first-key",
             PlantedBug::AclScriptBypass => "acl-script-bypass",
+            PlantedBug::PsyncSkipsBoundaryCommand => "psync-skips-boundary-command",
+            PlantedBug::WaitCountsUnacked => "wait-counts-unacked",
+            PlantedBug::ReplicaSelfExpiry => "replica-self-expiry",
         }
     }
 

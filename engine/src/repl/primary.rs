@@ -175,7 +175,7 @@ pub(crate) fn admit(
 pub fn answer_waiters(server: &mut Server, clients: &mut Clients, now_ns: u64, timed_out: bool) {
     let waiters = std::mem::take(&mut server.repl.waiters);
     for w in waiters {
-        let acked = server.repl.acked_count(w.offset);
+        let acked = server.planted.acked_count(&server.repl, w.offset);
         let expired = timed_out && w.deadline_ns.is_some_and(|d| d <= now_ns);
         if acked < w.numreplicas && !expired {
             server.repl.waiters.push(w);

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use seedkv_engine::PlantedBug;
+use seedkv_sim::cluster::{cli as cluster_cli, ClusterConfig};
 use seedkv_sim::knobs::Overrides;
 use seedkv_sim::persistence::PersistMode;
 use seedkv_sim::run::{check_determinism, run, RunConfig, RunOptions, RunReport};
@@ -125,6 +126,10 @@ struct KnobArgs {
     /// a full disk); crash semantics stay.
     #[arg(long)]
     no_disk_faults: bool,
+    /// The multi-node world: a primary and this many replicas, with
+    /// partitions and crashes drawn per seed and the replication checkers.
+    #[arg(long)]
+    replicas: Option<u32>,
 }
 
 impl KnobArgs {
@@ -175,6 +180,30 @@ impl KnobArgs {
         })
     }
 
+    /// The multi-node run of `seed`, if `--replicas` asks for one.
+    fn cluster(&self, seed: u64) -> Result<Option<ClusterConfig>, String> {
+        let Some(replicas) = self.replicas else {
+            return Ok(None);
+        };
+        if !(1..=seedkv_sim::cluster::REPLICAS_MAX).contains(&replicas) {
+            return Err(format!(
+                "--replicas wants 1..={}",
+                seedkv_sim::cluster::REPLICAS_MAX
+            ));
+        }
+        if self.workloads.is_some() || self.persistence.is_some() || self.crash {
+            return Err("--replicas runs its own workload, disks and crashes".into());
+        }
+        Ok(Some(ClusterConfig {
+            seed,
+            replicas,
+            bug: self.bug()?,
+            clients: self.clients,
+            ops: self.ops,
+            no_faults: self.no_faults,
+        }))
+    }
+
     fn config(&self, seed: u64) -> Result<RunConfig, String> {
         Ok(RunConfig {
             seed,
@@ -192,11 +221,41 @@ fn main() -> ExitCode {
             knobs,
             trace,
             no_shrink,
-        } => knobs.config(seed).map(|c| cmd_run(&c, trace, no_shrink)),
-        Command::Replay { seed, knobs, trace } => knobs.config(seed).map(|c| cmd_replay(&c, trace)),
+        } => match knobs.cluster(seed) {
+            Ok(Some(c)) => Ok(cluster_cli::cmd_run(&c, trace, no_shrink)),
+            Ok(None) => knobs.config(seed).map(|c| cmd_run(&c, trace, no_shrink)),
+            Err(e) => Err(e),
+        },
+        Command::Replay { seed, knobs, trace } => match knobs.cluster(seed) {
+            Ok(Some(c)) => Ok(cluster_cli::cmd_replay(&c, trace)),
+            Ok(None) => knobs.config(seed).map(|c| cmd_replay(&c, trace)),
+            Err(e) => Err(e),
+        },
         Command::Report { report } => report.run(),
         Command::Audit { audit } => audit.run(),
         Command::Probe(args) => return seedkv_sim::probe::cli::run(&args),
+        Command::Sweep {
+            seeds,
+            start,
+            jobs,
+            shard,
+            knobs,
+            no_shrink,
+            no_checks,
+            coverage,
+            seed_log,
+        } if knobs.replicas.is_some() => knobs.cluster(start).and_then(|base| {
+            if shard.is_some() || no_checks || coverage || seed_log.is_some() {
+                return Err(
+                    "--replicas sweeps take no --shard, --no-checks, --coverage or --seed-log"
+                        .into(),
+                );
+            }
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let base = base.expect("--replicas given");
+            Ok(cluster_cli::cmd_sweep(&base, start, seeds, jobs, no_shrink))
+        }),
         Command::Sweep {
             seeds,
             start,

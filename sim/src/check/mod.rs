@@ -9,6 +9,7 @@ pub mod adversarial;
 pub mod atomicity;
 pub mod blocking;
 pub mod busy;
+pub mod cluster;
 pub mod collection_scan;
 pub mod conservation;
 pub mod liveness;

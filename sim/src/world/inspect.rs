@@ -20,7 +20,7 @@ const CALL_EVENTS_MAX: u64 = 1_000_000;
 /// Bytes of a value shown in messages.
 const SHOWN_BYTES_MAX: usize = 80;
 
-pub(super) struct Inspector<'a> {
+pub(crate) struct Inspector<'a> {
     engine: &'a mut Engine,
     disk: &'a mut Disk,
     now: Now,
@@ -105,7 +105,7 @@ fn bulks(frame: Frame) -> Result<Vec<Vec<u8>>, String> {
 }
 
 /// Every key of every database, with its value's digest and expiry.
-pub(super) fn read_dataset(
+pub(crate) fn read_dataset(
     inspector: &mut Inspector,
     now_unix_ms: u64,
 ) -> Result<BTreeMap<(usize, Vec<u8>), ObservedKey>, String> {

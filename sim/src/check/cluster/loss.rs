@@ -1,0 +1,83 @@
+//! Lost acknowledged writes, Jepsen-style: every RPUSH the primary
+//! acknowledged appended a unique element; an element missing from the
+//! primary's final list is a lost write. Asynchronous replication (and
+//! `appendfsync everysec`) may lose writes when the primary crashes, so
+//! those are counted and reported, not failed; a loss without any primary
+//! crash has no excuse and fails. (A WAIT-confirmed write lost across a
+//! FAILOVER without FORCE would fail too; the engine has no FAILOVER yet.)
+
+use std::collections::BTreeSet;
+
+use seedkv_engine::resp::Frame;
+
+use super::{fail, ClusterChecker};
+use crate::check::Violation;
+use crate::cluster::history::ClusterHistory;
+
+/// The count of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Loss {
+    pub acked_count: u64,
+    pub lost_count: u64,
+    /// Lost writes a later WAIT on their connection had confirmed.
+    pub wait_confirmed_lost_count: u64,
+}
+
+impl Loss {
+    pub fn add(&mut self, other: Loss) {
+        self.acked_count += other.acked_count;
+        self.lost_count += other.lost_count;
+        self.wait_confirmed_lost_count += other.wait_confirmed_lost_count;
+    }
+}
+
+/// Counts the acknowledged appends missing from the final lists.
+pub fn loss(h: &ClusterHistory) -> Loss {
+    let mut out = Loss::default();
+    let Some(final_lists) = &h.final_lists else {
+        return out;
+    };
+    let present: BTreeSet<(&[u8], &[u8])> = final_lists
+        .iter()
+        .flat_map(|(k, items)| items.iter().map(move |v| (k.as_slice(), v.as_slice())))
+        .collect();
+    for (i, op) in h.ops.iter().enumerate() {
+        let (true, Some(Frame::Integer(_))) = (op.args[0] == b"RPUSH", &op.reply) else {
+            continue;
+        };
+        out.acked_count += 1;
+        if present.contains(&(op.args[1].as_slice(), op.args[2].as_slice())) {
+            continue;
+        }
+        out.lost_count += 1;
+        let confirmed = h.ops[i + 1..].iter().filter(|o| o.conn == op.conn).any(|o| {
+            o.args[0] == b"WAIT"
+                && matches!(o.reply, Some(Frame::Integer(k)) if k >= 1
+                    && k >= std::str::from_utf8(&o.args[1]).ok().and_then(|n| n.parse().ok()).unwrap_or(i64::MAX))
+        });
+        out.wait_confirmed_lost_count += confirmed as u64;
+    }
+    out
+}
+
+pub struct LostWrites;
+
+impl ClusterChecker for LostWrites {
+    fn name(&self) -> &'static str {
+        "repl-lost-writes"
+    }
+
+    fn check(&self, h: &ClusterHistory) -> Result<(), Violation> {
+        let l = loss(h);
+        if l.lost_count > 0 && h.primary_crashes_ns.is_empty() {
+            return fail(
+                self.name(),
+                format!(
+                    "{} of {} acknowledged appends are missing from the primary's lists, and the primary never crashed",
+                    l.lost_count, l.acked_count
+                ),
+            );
+        }
+        Ok(())
+    }
+}

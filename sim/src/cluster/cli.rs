@@ -1,0 +1,110 @@
+//! `run`, `replay` and `sweep` with `--replicas N`: the multi-node world
+//! from the command line, with the same repro and shrink lines as the
+//! one-node world.
+
+use super::sweep::sweep;
+use super::{check_determinism, run, shrink, ClusterConfig, ClusterReport};
+
+fn describe(r: &ClusterReport) {
+    let k = &r.knobs;
+    println!(
+        "seed {}: primary + {} replicas, {} writers, {} readers, {} requests each, backlog {} bytes, repl-timeout {} s, {}, appendfsync {}, {} partitions, {} crashes",
+        r.config.seed,
+        k.replicas_count,
+        k.writers_count,
+        k.readers_count,
+        k.ops_per_client,
+        k.repl.backlog_bytes,
+        k.repl.timeout_s,
+        if k.repl.diskless { "diskless" } else { "disk-based" },
+        k.repl.appendfsync,
+        k.partitions.partitions.len(),
+        k.crashes.len()
+    );
+    println!(
+        "  {} requests, {} events, {} faults, resyncs {} full / {} partial, lost acked writes {} of {}, {:.3} s simulated in {:.3} s wall, trace hash {:016x}",
+        r.ops_count,
+        r.events_count,
+        r.faults_count,
+        r.full_resyncs_count,
+        r.partial_resyncs_count,
+        r.loss.lost_count,
+        r.loss.acked_count,
+        r.sim_ns as f64 / 1e9,
+        r.wall.as_secs_f64(),
+        r.trace_hash
+    );
+}
+
+fn report_failure(r: &ClusterReport, no_shrink: bool) {
+    for v in &r.violations {
+        println!("FAIL [{}] {}", v.checker, v.message);
+    }
+    println!("repro: {}", r.config.repro_line());
+    if no_shrink {
+        return;
+    }
+    let (shrunk, runs_count) = shrink(r);
+    println!(
+        "shrunk in {runs_count} runs (still fails {})",
+        r.first_checker().unwrap_or("?")
+    );
+    println!("repro (shrunk): {}", shrunk.repro_line());
+}
+
+/// One seed, twice, trace hashes compared.
+pub fn cmd_run(config: &ClusterConfig, trace: bool, no_shrink: bool) -> bool {
+    if trace {
+        return cmd_replay(config, true);
+    }
+    match check_determinism(config) {
+        Ok(r) => {
+            describe(&r);
+            if r.failed() {
+                report_failure(&r, no_shrink);
+                return false;
+            }
+            println!("ok (deterministic: two runs, equal trace hashes)");
+            true
+        }
+        Err(v) => {
+            println!("FAIL [{}] {}", v.checker, v.message);
+            println!("repro: {}", config.repro_line());
+            false
+        }
+    }
+}
+
+/// One seed, exactly, optionally with its event trace.
+pub fn cmd_replay(config: &ClusterConfig, trace: bool) -> bool {
+    let r = run(config, trace, false);
+    describe(&r);
+    if r.failed() {
+        report_failure(&r, true);
+        return false;
+    }
+    println!("ok");
+    true
+}
+
+/// Many seeds and a summary; the first failure is shrunk.
+pub fn cmd_sweep(
+    base: &ClusterConfig,
+    start: u64,
+    seeds: u64,
+    jobs: usize,
+    no_shrink: bool,
+) -> bool {
+    let summary = sweep(base, start, seeds, jobs, &|_| {});
+    println!("multi-node sweep summary");
+    print!("{}", summary.table(base.replicas, jobs));
+    if summary.failures_count == 0 {
+        return true;
+    }
+    for r in summary.failures.iter().take(10) {
+        let v = &r.violations[0];
+        println!("seed {} FAIL [{}] {}", r.config.seed, v.checker, v.message);
+    }
+    report_failure(&summary.failures[0], no_shrink);
+    false
+}
