@@ -169,7 +169,7 @@ fn draw_case(draw: &mut SplitMix64, n: usize) -> Case {
         .iter()
         .map(|grants| draw.pick(grants).to_string())
         .collect();
-    let extra = (draw.next() % (RULES_EXTRA_MAX as u64 + 1)) as usize;
+    let extra = (draw.next_u64() % (RULES_EXTRA_MAX as u64 + 1)) as usize;
     rules.extend((0..extra).map(|_| draw.pick(RULES).to_string()));
     let template = draw.pick(COMMANDS);
     let words = seedkv_engine::resp::parse::split_args(template.as_bytes()).expect("quoted");

@@ -71,8 +71,8 @@ fn pfadd_of_100k_elements_matches_redis_byte_for_byte() {
     for batch in 0..100 {
         let elements: Vec<String> = (0..batch_elements)
             .map(|i| match i % 3 {
-                0 => format!("user:{}", seq.next() % 1_000_000),
-                1 => format!("{}", seq.next()),
+                0 => format!("user:{}", seq.next_u64() % 1_000_000),
+                1 => format!("{}", seq.next_u64()),
                 _ => format!("e{batch}-{i}"),
             })
             .collect();
