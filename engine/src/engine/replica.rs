@@ -365,12 +365,15 @@ impl Engine {
         );
         replica::disconnect_replicas(&mut self.parts());
         self.server.repl.backlog = None;
+        crate::persist::around_sync_load(&mut self.server, &mut self.events, now, true);
         let mut work_units = self.flush_for_sync();
         self.log(
             LogLevel::Notice,
             "MASTER <-> REPLICA sync: Loading DB in memory".into(),
         );
-        match self.load_rdb_file_with(now, &t.rdb, false) {
+        let loaded = self.load_rdb_file_with(now, &t.rdb, false);
+        crate::persist::around_sync_load(&mut self.server, &mut self.events, now, false);
+        match loaded {
             Ok(report) => work_units += report.work_units + t.rdb.len() as u64 / 64,
             Err(e) => {
                 self.events

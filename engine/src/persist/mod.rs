@@ -94,48 +94,93 @@ pub(crate) fn config_changed(
         return;
     }
     let pc = PersistConfig::of(&server.config);
-    let aof = &mut server.persist.aof;
-    aof.policy = aof::Policy::of(&pc);
+    server.persist.aof.policy = aof::Policy::of(&pc);
+    let aof = &server.persist.aof;
     let running = aof.on || aof.rewrite.turning_on;
     if pc.appendonly && !running {
-        aof.rewrite.turning_on = true;
+        start_aof(server, events, now, &pc);
+    } else if !pc.appendonly && running {
+        stop_aof(server, events, now);
+    }
+}
+
+/// A replica's full resync replaced the dataset: an AOF that is on stops
+/// before the load and starts again after it with a rewrite of the new
+/// dataset (Redis's `stopAppendOnly` and `restartAOFAfterSYNC` around
+/// `readSyncBulkPayload`'s load). Without it the AOF would hold the old
+/// dataset's commands followed by the new stream's, and a restart would
+/// load a dataset that was never the primary's. Call with `loading` true
+/// before the load and false after it (whether it succeeded or not).
+pub(crate) fn around_sync_load(
+    server: &mut Server,
+    events: &mut std::collections::VecDeque<crate::Event>,
+    now: crate::Now,
+    loading: bool,
+) {
+    if !server.config.storage {
+        return;
+    }
+    let pc = PersistConfig::of(&server.config);
+    let aof = &server.persist.aof;
+    let running = aof.on || aof.rewrite.turning_on;
+    match loading {
+        true if running => stop_aof(server, events, now),
+        false if pc.appendonly && !running => start_aof(server, events, now, &pc),
+        _ => {}
+    }
+}
+
+/// Redis's `startAppendOnly`: a rewrite, the AOF on once it succeeds.
+fn start_aof(
+    server: &mut Server,
+    events: &mut std::collections::VecDeque<crate::Event>,
+    now: crate::Now,
+    pc: &PersistConfig,
+) {
+    server.persist.aof.rewrite.turning_on = true;
+    server.persist.requests.issue(
+        events,
+        IoMode::Inline,
+        StorageOp::MakeDir {
+            dir: pc.appenddirname.clone(),
+        },
+        state::Purpose::Cleanup,
+    );
+    if rdb::child_active(server) || server.persist.rdb.save.is_some() {
+        server.persist.aof.rewrite.scheduled = true;
+        events.push_back(crate::Event::Log {
+            level: crate::LogLevel::Warning,
+            text: "AOF was enabled but there is already another background operation. An \
+                   AOF background was scheduled to start when possible."
+                .to_string(),
+        });
+    } else {
+        aof::rewrite::start(server, events, now);
+    }
+}
+
+/// Redis's `stopAppendOnly`: a last flush and fsync, then off.
+fn stop_aof(
+    server: &mut Server,
+    events: &mut std::collections::VecDeque<crate::Event>,
+    now: crate::Now,
+) {
+    aof::flush(server, events, now, true);
+    if server.persist.aof.on {
+        let file = server.persist.aof.incr_path.clone();
         server.persist.requests.issue(
             events,
             IoMode::Inline,
-            StorageOp::MakeDir {
-                dir: pc.appenddirname.clone(),
-            },
+            StorageOp::Fsync { file },
             state::Purpose::Cleanup,
         );
-        if rdb::child_active(server) || server.persist.rdb.save.is_some() {
-            server.persist.aof.rewrite.scheduled = true;
-            events.push_back(crate::Event::Log {
-                level: crate::LogLevel::Warning,
-                text: "AOF was enabled but there is already another background operation. An \
-                       AOF background was scheduled to start when possible."
-                    .to_string(),
-            });
-        } else {
-            aof::rewrite::start(server, events, now);
-        }
-    } else if !pc.appendonly && running {
-        aof::flush(server, events, now, true);
-        if server.persist.aof.on {
-            let file = server.persist.aof.incr_path.clone();
-            server.persist.requests.issue(
-                events,
-                IoMode::Inline,
-                StorageOp::Fsync { file },
-                state::Purpose::Cleanup,
-            );
-        }
-        let aof = &mut server.persist.aof;
-        aof.on = false;
-        aof.rewrite.turning_on = false;
-        aof.buf.clear();
-        aof.write_error = None;
-        aof.fsync_error = None;
     }
+    let aof = &mut server.persist.aof;
+    aof.on = false;
+    aof.rewrite.turning_on = false;
+    aof.buf.clear();
+    aof.write_error = None;
+    aof.fsync_error = None;
 }
 
 /// Refuses writes (and PING, as Redis does) with MISCONF while the disk
