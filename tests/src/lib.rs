@@ -6,6 +6,7 @@
 //! Servers started here are killed when their handle drops, so a failing
 //! test leaves no process behind.
 
+pub mod closing;
 pub mod draw;
 pub mod fixtures;
 pub mod notify;

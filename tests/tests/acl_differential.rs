@@ -14,17 +14,10 @@
 //! Skipped, with a printed reason, when redis-server is not installed
 //! (and failing instead under `SEEDKV_REQUIRE_TOOLS=1`).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
-use seedkv_engine::resp::encode::encode_request;
 use seedkv_engine::resp::parse::split_args;
-use seedkv_engine::resp::{Frame, FrameDecoder};
+use seedkv_engine::resp::Frame;
+use seedkv_tests::closing::ClosingConnection;
 use seedkv_tests::{redis_server, ServerProcess};
-
-/// How long a reply may take before the connection counts as silent.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Connections the script may use (`0 ...` to `5 ...`).
 const CONNECTIONS_MAX: usize = 6;
@@ -266,64 +259,18 @@ const SCRIPT: &str = r##"
 0 acl log
 "##;
 
-/// One connection of the script.
-struct Connection {
-    stream: TcpStream,
-    decoder: FrameDecoder,
-    closed: bool,
-}
-
-impl Connection {
-    fn open(port: u16) -> Connection {
-        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream
-            .set_read_timeout(Some(REPLY_TIMEOUT))
-            .expect("timeout");
-        Connection {
-            stream,
-            decoder: FrameDecoder::new(),
-            closed: false,
-        }
-    }
-
-    /// The reply to `args`, or `None` once the server closed the
-    /// connection.
-    fn command(&mut self, args: &[Vec<u8>]) -> Option<Frame> {
-        if self.closed {
-            return None;
-        }
-        let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        if self.stream.write_all(&encode_request(&refs)).is_err() {
-            self.closed = true;
-            return None;
-        }
-        loop {
-            if let Some(frame) = self.decoder.next_frame().expect("valid RESP") {
-                return Some(frame);
-            }
-            let mut chunk = [0u8; 16 * 1024];
-            match self.stream.read(&mut chunk) {
-                Ok(n) if n > 0 => self.decoder.feed(&chunk[..n]),
-                _ => {
-                    self.closed = true;
-                    return None;
-                }
-            }
-        }
-    }
-}
-
 /// Runs the script against the server on `port`: one line per step.
 fn run(port: u16) -> Vec<String> {
-    let mut connections: Vec<Connection> = (0..CONNECTIONS_MAX)
-        .map(|_| Connection::open(port))
+    let mut connections: Vec<ClosingConnection> = (0..CONNECTIONS_MAX)
+        .map(|_| ClosingConnection::open(port))
         .collect();
     let mut out = Vec::new();
     for line in SCRIPT.lines().filter(|l| !l.trim().is_empty()) {
         let words = split_args(line.as_bytes()).expect("a well-quoted line");
         let conn: usize = std::str::from_utf8(&words[0]).unwrap().parse().unwrap();
         let args = &words[1..];
-        let reply = connections[conn].command(args);
+        let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        let reply = connections[conn].command(&refs);
         let shown = match reply {
             None => "<closed>".to_string(),
             Some(frame) => render(&mask(args, frame)),

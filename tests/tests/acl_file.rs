@@ -15,18 +15,12 @@
 //! Skipped, with a printed reason, when redis-server is not installed
 //! (and failing instead under `SEEDKV_REQUIRE_TOOLS=1`).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use seedkv_engine::resp::encode::encode_request;
-use seedkv_engine::resp::{Frame, FrameDecoder};
+use seedkv_engine::resp::Frame;
+use seedkv_tests::closing::ClosingConnection;
 use seedkv_tests::{find_in_path, redis_server_with, server_binary, ServerProcess};
-
-/// How long a reply may take before the connection counts as silent.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The file both servers start with.
 const INITIAL: &[u8] = b"user alice on >pa ~a* &news +get\nuser bob on nopass ~* &* +@all -debug\n";
@@ -59,51 +53,6 @@ const FILES: &[&[u8]] = &[
     INITIAL,
 ];
 
-struct Connection {
-    stream: TcpStream,
-    decoder: FrameDecoder,
-    closed: bool,
-}
-
-impl Connection {
-    fn open(port: u16) -> Connection {
-        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream
-            .set_read_timeout(Some(REPLY_TIMEOUT))
-            .expect("timeout");
-        Connection {
-            stream,
-            decoder: FrameDecoder::new(),
-            closed: false,
-        }
-    }
-
-    /// The reply to `args`, or `None` once the server closed the
-    /// connection.
-    fn command(&mut self, args: &[&[u8]]) -> Option<Frame> {
-        if self.closed {
-            return None;
-        }
-        if self.stream.write_all(&encode_request(args)).is_err() {
-            self.closed = true;
-            return None;
-        }
-        loop {
-            if let Some(frame) = self.decoder.next_frame().expect("valid RESP") {
-                return Some(frame);
-            }
-            let mut chunk = [0u8; 16 * 1024];
-            match self.stream.read(&mut chunk) {
-                Ok(n) if n > 0 => self.decoder.feed(&chunk[..n]),
-                _ => {
-                    self.closed = true;
-                    return None;
-                }
-            }
-        }
-    }
-}
-
 /// One server under test, its file, and what it answered.
 struct Run {
     port: u16,
@@ -114,7 +63,7 @@ struct Run {
 }
 
 impl Run {
-    fn step(&mut self, conn: &mut Connection, args: &[&[u8]]) {
+    fn step(&mut self, conn: &mut ClosingConnection, args: &[&[u8]]) {
         let shown = match conn.command(args) {
             None => "<closed>".to_string(),
             Some(frame) => format!("{:?}", mask(frame, self.file.to_str().unwrap().as_bytes())),
@@ -126,7 +75,7 @@ impl Run {
         self.log.push(format!("{words:?} -> {shown}"));
     }
 
-    fn save(&mut self, conn: &mut Connection) {
+    fn save(&mut self, conn: &mut ClosingConnection) {
         self.step(conn, &[b"acl", b"save"]);
         self.saved
             .push(std::fs::read(&self.file).unwrap_or_default());
@@ -188,10 +137,10 @@ fn log_entry(items: Vec<Frame>) -> Vec<Frame> {
 /// The steps, run against the server of `run`.
 fn script(run: &mut Run) {
     let port = run.port;
-    let mut admin = Connection::open(port);
-    let mut alice = Connection::open(port);
-    let mut bob = Connection::open(port);
-    let mut plain = Connection::open(port);
+    let mut admin = ClosingConnection::open(port);
+    let mut alice = ClosingConnection::open(port);
+    let mut bob = ClosingConnection::open(port);
+    let mut plain = ClosingConnection::open(port);
     run.step(&mut admin, &[b"acl", b"list"]);
     run.step(&mut admin, &[b"config", b"get", b"aclfile"]);
     run.step(&mut admin, &[b"config", b"set", b"aclfile", b"/tmp/x.acl"]);
@@ -229,7 +178,7 @@ fn script(run: &mut Run) {
     run.step(&mut admin, &[b"acl", b"getuser", b"n\xffx"]);
     // The ACL LOG shows the name, the key and the client's `user=` raw.
     run.step(&mut admin, &[b"acl", b"setuser", b"n\xffx", b">pw"]);
-    let mut raw = Connection::open(port);
+    let mut raw = ClosingConnection::open(port);
     run.step(&mut raw, &[b"auth", b"n\xffx", b"pw"]);
     run.step(&mut raw, &[b"get", b"k\xfe1"]);
     run.step(&mut raw, &[b"get", b"o\xfd"]);
@@ -249,7 +198,7 @@ fn script(run: &mut Run) {
     run.step(&mut bob, &[b"acl", b"whoami"]);
     run.step(&mut plain, &[b"acl", b"whoami"]);
     run.step(&mut admin, &[b"acl", b"list"]);
-    let mut carol = Connection::open(port);
+    let mut carol = ClosingConnection::open(port);
     run.step(&mut carol, &[b"auth", b"carol", b"pc"]);
     run.step(&mut carol, &[b"hset", b"c1", b"f", b"v"]);
     run.step(&mut carol, &[b"hdel", b"c1", b"f"]);
@@ -267,7 +216,7 @@ fn script(run: &mut Run) {
     run.step(&mut admin, &[b"auth", b"alice", b"pa"]);
     run.step(&mut admin, &[b"acl", b"load"]);
     run.step(&mut admin, &[b"acl", b"whoami"]);
-    let mut admin = Connection::open(port);
+    let mut admin = ClosingConnection::open(port);
     run.step(&mut admin, &[b"auth", b"dp"]);
     run.save(&mut admin);
     std::fs::remove_file(&run.file).unwrap();
