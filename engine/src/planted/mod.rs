@@ -526,3 +526,18 @@ pub(crate) fn defers_script_write(ctx: &Ctx, wrote: bool) -> bool {
 
 pub(crate) use scripts::{defer_script_write, script_starts};
 pub(crate) use tracking::{client_input_begins, tracked_store};
+
+/// `<prefix><digits>\r\n` at `at`: the number and the offset after it
+/// (the RESP headers the planted bugs of persist and repl read).
+fn number_line(bytes: &[u8], prefix: u8, at: usize) -> Option<(usize, usize)> {
+    if bytes.get(at) != Some(&prefix) {
+        return None;
+    }
+    let line = bytes.get(at + 1..)?;
+    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 9 || line.get(digits..digits + 2) != Some(b"\r\n") {
+        return None;
+    }
+    let n = std::str::from_utf8(&line[..digits]).ok()?.parse().ok()?;
+    Some((n, at + 1 + digits + 2))
+}

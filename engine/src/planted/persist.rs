@@ -9,10 +9,10 @@ const ARGS_MAX: usize = 1024;
 /// not even a command name could be read.
 pub(super) fn torn_command(bytes: &[u8], pos: usize) -> Option<Vec<Vec<u8>>> {
     let rest = bytes.get(pos..)?;
-    let (argc, mut at) = number_line(rest, b'*', 0)?;
+    let (argc, mut at) = super::number_line(rest, b'*', 0)?;
     let mut args = Vec::new();
     while args.len() < argc.min(ARGS_MAX) {
-        let Some((len, next)) = number_line(rest, b'$', at) else {
+        let Some((len, next)) = super::number_line(rest, b'$', at) else {
             break;
         };
         let end = (next + len).min(rest.len());
@@ -23,20 +23,6 @@ pub(super) fn torn_command(bytes: &[u8], pos: usize) -> Option<Vec<Vec<u8>>> {
         at = end + 2;
     }
     (!args.is_empty() && !args[0].is_empty()).then_some(args)
-}
-
-/// `<prefix><digits>\r\n` at `at`: the number and the offset after it.
-fn number_line(bytes: &[u8], prefix: u8, at: usize) -> Option<(usize, usize)> {
-    if bytes.get(at) != Some(&prefix) {
-        return None;
-    }
-    let line = bytes.get(at + 1..)?;
-    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 0 || digits > 9 || line.get(digits..digits + 2) != Some(b"\r\n") {
-        return None;
-    }
-    let n = std::str::from_utf8(&line[..digits]).ok()?.parse().ok()?;
-    Some((n, at + 1 + digits + 2))
 }
 
 #[cfg(test)]

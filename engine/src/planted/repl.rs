@@ -59,29 +59,15 @@ impl Hook {
 /// Where the RESP multibulk command at the start of `bytes` ends; `None`
 /// if the bytes do not start with a whole one.
 fn command_end(bytes: &[u8]) -> Option<usize> {
-    let (argc, mut at) = number_line(bytes, b'*', 0)?;
+    let (argc, mut at) = super::number_line(bytes, b'*', 0)?;
     for _ in 0..argc.min(ARGS_MAX) {
-        let (len, next) = number_line(bytes, b'$', at)?;
+        let (len, next) = super::number_line(bytes, b'$', at)?;
         at = next.checked_add(len)?.checked_add(2)?;
         if at > bytes.len() {
             return None;
         }
     }
     Some(at)
-}
-
-/// `<prefix><digits>\r\n` at `at`: the number and the offset after it.
-fn number_line(bytes: &[u8], prefix: u8, at: usize) -> Option<(usize, usize)> {
-    if bytes.get(at) != Some(&prefix) {
-        return None;
-    }
-    let line = bytes.get(at + 1..)?;
-    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 0 || digits > 9 || line.get(digits..digits + 2) != Some(b"\r\n") {
-        return None;
-    }
-    let n = std::str::from_utf8(&line[..digits]).ok()?.parse().ok()?;
-    Some((n, at + 1 + digits + 2))
 }
 
 #[cfg(test)]
