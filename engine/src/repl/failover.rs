@@ -205,3 +205,6 @@ pub fn hand_over(p: &mut Parts, now: Now, (host, port): (String, u16), forced: b
     }
     replica::set_master(p, now, host, port);
 }
+
+#[cfg(test)]
+mod tests;
