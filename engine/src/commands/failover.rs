@@ -43,8 +43,7 @@ fn failover_command(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         return;
     };
     let target = options.target.as_ref().map(|(h, p)| (h.as_str(), *p));
-    if let Some(refusal) =
-        failover::refusal(ctx.server, target, options.force, options.timeout_ms)
+    if let Some(refusal) = failover::refusal(ctx.server, target, options.force, options.timeout_ms)
     {
         return ctx.error(refusal);
     }

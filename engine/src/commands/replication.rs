@@ -9,8 +9,8 @@
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::event::{Event, LogLevel};
-use crate::repl::replica::Parts;
 use crate::repl::primary::{self, Resync};
+use crate::repl::replica::Parts;
 use crate::repl::{ClientRole, ReplicaState, Waiter};
 use crate::util::parse_i64_strict as parse_i64;
 
@@ -67,7 +67,9 @@ fn psync(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if ctx.client().repl_role == ClientRole::Replica {
         return; // Redis ignores a second SYNC from a replica
     }
-    if args.len() > 3 && args[3].eq_ignore_ascii_case(b"failover") && !promote_for_failover(ctx, args)
+    if args.len() > 3
+        && args[3].eq_ignore_ascii_case(b"failover")
+        && !promote_for_failover(ctx, args)
     {
         return;
     }

@@ -22,7 +22,8 @@ impl Engine {
         // `serverCron` runs `activeExpireCycle` on a master).
         // Nor while a FAILOVER holds the stream still for its target (Redis
         // expires nothing while writes are paused).
-        let expires = (!self.server.repl.is_replica() || self.server.planted.replica_self_expires())
+        let expires = (!self.server.repl.is_replica()
+            || self.server.planted.replica_self_expires())
             && self.server.repl.failover.is_none();
         for i in 0..self.server.keyspace.dbs.len() {
             let db = &mut self.server.keyspace.dbs[i];

@@ -103,9 +103,8 @@ pub fn update(server: &mut Server, clients: &Clients, now: Now) -> Step {
     let synced = |i: usize| server.repl.replicas[i].ack_offset == offset;
     let target = match &f.target {
         Some((host, port)) => find_replica(server, host, i64::from(*port)).filter(|&i| synced(i)),
-        None => (0..server.repl.replicas.len()).find(|&i| {
-            synced(i) && clients.contains_key(&server.repl.replicas[i].client)
-        }),
+        None => (0..server.repl.replicas.len())
+            .find(|&i| synced(i) && clients.contains_key(&server.repl.replicas[i].client)),
     };
     let Some(i) = target else {
         return Step::Wait;

@@ -110,7 +110,10 @@ fn pair() -> Pair {
     pump(&mut r, &mut p, w);
     let mut pair = Pair { p, r, pc, rc, w };
     pair.ack();
-    assert_eq!(ask(&mut pair.p, pair.pc, &["WAIT", "1", "0"]), crate::testing::int(1));
+    assert_eq!(
+        ask(&mut pair.p, pair.pc, &["WAIT", "1", "0"]),
+        crate::testing::int(1)
+    );
     pair
 }
 
@@ -142,11 +145,23 @@ fn refusals_in_redis_order() {
         (&["FAILOVER", "ABORT"][..], "ERR No failover in progress."),
         (&["FAILOVER"], "ERR FAILOVER requires connected replicas."),
         (&["FAILOVER", "foo"], "ERR syntax error"),
-        (&["FAILOVER", "TIMEOUT", "0"], "ERR FAILOVER timeout must be greater than 0"),
-        (&["FAILOVER", "TIMEOUT", "x"], "ERR value is not an integer or out of range"),
-        (&["FAILOVER", "TIMEOUT", "5", "TIMEOUT", "5"], "ERR syntax error"),
+        (
+            &["FAILOVER", "TIMEOUT", "0"],
+            "ERR FAILOVER timeout must be greater than 0",
+        ),
+        (
+            &["FAILOVER", "TIMEOUT", "x"],
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            &["FAILOVER", "TIMEOUT", "5", "TIMEOUT", "5"],
+            "ERR syntax error",
+        ),
         (&["FAILOVER", "TO", "h"], "ERR syntax error"),
-        (&["FAILOVER", "TO", "h", "x"], "ERR value is not an integer or out of range"),
+        (
+            &["FAILOVER", "TO", "h", "x"],
+            "ERR value is not an integer or out of range",
+        ),
         (&["FAILOVER", "ABORT", "TIMEOUT", "5"], "ERR syntax error"),
         (&["FAILOVER", "FORCE", "FORCE"], "ERR syntax error"),
     ] {
@@ -155,9 +170,18 @@ fn refusals_in_redis_order() {
     let mut pair = pair();
     let (p, pc) = (&mut pair.p, pair.pc);
     for (args, reply) in [
-        (&["FAILOVER", "FORCE"][..], "ERR FAILOVER with force option requires both a timeout and target HOST and IP."),
-        (&["FAILOVER", "TO", REPLICA_IP, "6379", "FORCE"], "ERR FAILOVER with force option requires both a timeout and target HOST and IP."),
-        (&["FAILOVER", "TO", REPLICA_IP, "9"], "ERR FAILOVER target HOST and PORT is not a replica."),
+        (
+            &["FAILOVER", "FORCE"][..],
+            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.",
+        ),
+        (
+            &["FAILOVER", "TO", REPLICA_IP, "6379", "FORCE"],
+            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.",
+        ),
+        (
+            &["FAILOVER", "TO", REPLICA_IP, "9"],
+            "ERR FAILOVER target HOST and PORT is not a replica.",
+        ),
     ] {
         assert_eq!(ask(p, pc, args), err(reply), "{args:?}");
     }
@@ -165,7 +189,12 @@ fn refusals_in_redis_order() {
         ask(&mut pair.r, pair.rc, &["FAILOVER"]),
         err("ERR FAILOVER is not valid when server is a replica.")
     );
-    let psync = ["PSYNC", "0123456789abcdef0123456789abcdef01234567", "1", "FAILOVER"];
+    let psync = [
+        "PSYNC",
+        "0123456789abcdef0123456789abcdef01234567",
+        "1",
+        "FAILOVER",
+    ];
     assert_eq!(
         ask(&mut pair.p, pair.pc, &psync),
         err("ERR PSYNC FAILOVER can't be sent to a master.")
@@ -214,7 +243,10 @@ fn failover_hands_the_role_to_the_synced_replica() {
     );
     // The target promoted itself and resynced its old primary partially.
     assert_eq!(info_field(&mut pair.r, pair.rc, "role"), "master");
-    assert_eq!(info_field(&mut pair.r, pair.rc, "master_replid2"), old_replid);
+    assert_eq!(
+        info_field(&mut pair.r, pair.rc, "master_replid2"),
+        old_replid
+    );
     assert_eq!(info_field(&mut pair.r, pair.rc, "connected_slaves"), "1");
     assert_eq!(info_field(&mut pair.p, pair.pc, "role"), "slave");
     assert_eq!(
@@ -235,7 +267,10 @@ fn timeout_aborts_and_force_hands_over() {
     feed(&mut pair.p, pair.pc, &command(&["SET", "x", "9"]));
     assert_eq!(take(&mut pair.p, pair.pc), b"+OK\r\n");
     let writer = pair.p.connect();
-    assert_eq!(ask(&mut pair.p, pair.pc, &["FAILOVER", "TIMEOUT", "500"]), simple("OK"));
+    assert_eq!(
+        ask(&mut pair.p, pair.pc, &["FAILOVER", "TIMEOUT", "500"]),
+        simple("OK")
+    );
     feed(&mut pair.p, writer, &command(&["SET", "b", "2"]));
     pair.p.advance_ms(600);
     // The abort ended the pause: the held write runs at the next turn.
@@ -247,7 +282,9 @@ fn timeout_aborts_and_force_hands_over() {
     );
     assert_eq!(info_field(&mut pair.p, pair.pc, "role"), "master");
     // FORCE: the target never acked, yet it gets the role at the timeout.
-    let args = ["FAILOVER", "TO", REPLICA_IP, "6379", "TIMEOUT", "500", "FORCE"];
+    let args = [
+        "FAILOVER", "TO", REPLICA_IP, "6379", "TIMEOUT", "500", "FORCE",
+    ];
     assert_eq!(ask(&mut pair.p, pair.pc, &args), simple("OK"));
     let from = pair.p.events.len();
     pair.p.advance_ms(600);
@@ -269,7 +306,10 @@ fn abort_in_either_state() {
     feed(&mut pair.p, pair.pc, &command(&["SET", "x", "9"]));
     assert_eq!(take(&mut pair.p, pair.pc), b"+OK\r\n");
     assert_eq!(ask(&mut pair.p, pair.pc, &["FAILOVER"]), simple("OK"));
-    assert_eq!(ask(&mut pair.p, pair.pc, &["FAILOVER", "ABORT"]), simple("OK"));
+    assert_eq!(
+        ask(&mut pair.p, pair.pc, &["FAILOVER", "ABORT"]),
+        simple("OK")
+    );
     assert_eq!(
         info_field(&mut pair.p, pair.pc, "master_failover_state"),
         "no-failover"
@@ -285,7 +325,10 @@ fn abort_in_either_state() {
         info_field(&mut pair.p, pair.pc, "master_failover_state"),
         "failover-in-progress"
     );
-    assert_eq!(ask(&mut pair.p, pair.pc, &["FAILOVER", "ABORT"]), simple("OK"));
+    assert_eq!(
+        ask(&mut pair.p, pair.pc, &["FAILOVER", "ABORT"]),
+        simple("OK")
+    );
     assert_eq!(info_field(&mut pair.p, pair.pc, "role"), "master");
     assert_eq!(info_field(&mut pair.p, pair.pc, "master_replid2"), replid);
     assert_eq!(ask(&mut pair.p, pair.pc, &["SET", "z", "1"]), simple("OK"));
