@@ -376,6 +376,7 @@ impl Engine {
         self.run_held(now, held);
         self.broadcast_invalidations(now);
         self.after_input_persist(now);
+        self.update_failover(now);
     }
 
     /// Client-side caching's BCAST messages for the keys the input's

@@ -57,13 +57,17 @@ pub struct Pause {
     order: VecDeque<ClientId>,
     /// CLIENT UNPAUSE ran: the held clients go at the end of this input.
     unpaused: bool,
+    /// A FAILOVER pauses writes until it ends (Redis's
+    /// `PAUSE_DURING_FAILOVER`): a pause of its own, which CLIENT UNPAUSE
+    /// does not end and CLIENT PAUSE does not shorten.
+    failover: bool,
 }
 
 impl Pause {
     /// CLIENT PAUSE: pauses until `end_ns` with `mode`, or extends the
     /// pause in force to the later end and the stronger mode.
     pub fn pause(&mut self, now: Now, mode: PauseMode, end_ns: u64) {
-        self.current = Some(match self.mode(now).zip(self.current) {
+        self.current = Some(match self.client_mode(now).zip(self.current) {
             Some((m, (_, end))) => (m.max(mode), end.max(end_ns)),
             None => (mode, end_ns),
         });
@@ -76,9 +80,29 @@ impl Pause {
         self.unpaused = !self.held.is_empty();
     }
 
-    /// The mode in force at `now`, if a pause is.
+    /// FAILOVER began: writes wait until [`Pause::end_failover`].
+    pub fn begin_failover(&mut self) {
+        self.failover = true;
+    }
+
+    /// The failover ended (done or aborted): the clients it held go at
+    /// once unless CLIENT PAUSE still holds them.
+    pub fn end_failover(&mut self) {
+        self.failover = false;
+        self.unpaused = !self.held.is_empty();
+    }
+
+    /// The mode in force at `now`, if a pause is: the stronger of CLIENT
+    /// PAUSE's and the failover's.
     #[inline]
     pub fn mode(&self, now: Now) -> Option<PauseMode> {
+        let failover = self.failover.then_some(PauseMode::Write);
+        self.client_mode(now).max(failover)
+    }
+
+    /// CLIENT PAUSE's mode at `now`, if it is in force.
+    #[inline]
+    fn client_mode(&self, now: Now) -> Option<PauseMode> {
         match self.current {
             Some((mode, end_ns)) if now.mono_ns < end_ns => Some(mode),
             _ => None,
@@ -113,8 +137,16 @@ impl Pause {
         if self.unpaused {
             return Some(0);
         }
-        debug_assert!(self.current.is_some(), "held only while paused");
-        self.current.map(|(_, end_ns)| end_ns)
+        debug_assert!(
+            self.current.is_some() || self.failover,
+            "held only while paused"
+        );
+        // A failover's pause ends by its state, not by time: it sets
+        // `unpaused` then.
+        match self.failover {
+            true => None,
+            false => self.current.map(|(_, end_ns)| end_ns),
+        }
     }
 
     /// A client left: it waits for nothing any more.
@@ -144,7 +176,7 @@ impl Pause {
             return None;
         }
         self.unpaused = false;
-        if self.mode(now).is_none() {
+        if self.client_mode(now).is_none() {
             self.current = None;
         }
         let released: Vec<_> = self

@@ -11,6 +11,7 @@ pub mod databases;
 pub mod debug;
 pub mod dump;
 pub mod expire;
+pub mod failover;
 pub mod functions;
 pub mod geo;
 pub mod hashes;
@@ -78,6 +79,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     pubsub::COMMANDS,
     replication::COMMANDS,
     replicaof::COMMANDS,
+    failover::COMMANDS,
     scripting::COMMANDS,
     functions::COMMANDS,
     debug::COMMANDS,

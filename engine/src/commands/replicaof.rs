@@ -28,6 +28,9 @@ pub const COMMANDS: &[CommandSpec] = &[
 ];
 
 fn replicaof(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    if ctx.server.repl.failover.is_some() {
+        return ctx.error("ERR REPLICAOF not allowed while failing over.");
+    }
     if args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one") {
         if ctx.server.repl.is_replica() {
             replica::unset_master(&mut parts(ctx));

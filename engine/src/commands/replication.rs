@@ -8,7 +8,9 @@
 //! a fork-less primary would have).
 
 use crate::cmd::{flags::*, CommandSpec, Ctx};
+use crate::event::{Event, LogLevel};
 use crate::repl::primary::{self, Resync};
+use crate::repl::replica::Parts;
 use crate::repl::{ClientRole, ReplicaState, Waiter};
 use crate::util::parse_i64_strict as parse_i64;
 
@@ -65,6 +67,15 @@ fn psync(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     if ctx.client().repl_role == ClientRole::Replica {
         return; // Redis ignores a second SYNC from a replica
     }
+    if args.len() > 3
+        && args[3].eq_ignore_ascii_case(b"failover")
+        && !promote_for_failover(ctx, args)
+    {
+        return;
+    }
+    if ctx.server.repl.failover.is_some() {
+        return ctx.error("NOMASTERLINK Can't SYNC while failing over");
+    }
     if let Some(refusal) = crate::repl::replica::refuses_sync(ctx.server) {
         return ctx.error(refusal);
     }
@@ -83,6 +94,40 @@ fn psync(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             full_sync(ctx, true);
         }
     }
+}
+
+/// `PSYNC <replid> <offset> FAILOVER`: our primary hands its role over to
+/// us (its FAILOVER reached this step when we had acknowledged its every
+/// byte). We promote ourselves if our history is the one it names (Redis's
+/// `syncCommand`); the PSYNC then goes on as any other, which finds its
+/// id as our `replid2` and resyncs it partially. False when refused.
+fn promote_for_failover(ctx: &mut Ctx, args: &[Vec<u8>]) -> bool {
+    let replid = String::from_utf8_lossy(&args[1]).into_owned();
+    ctx.events.push_back(Event::Log {
+        level: LogLevel::Warning,
+        text: format!("Failover request received for replid {replid}."),
+    });
+    if !ctx.server.repl.is_replica() {
+        ctx.error("ERR PSYNC FAILOVER can't be sent to a master.");
+        return false;
+    }
+    if !args[1].eq_ignore_ascii_case(ctx.server.repl.replid.as_bytes()) {
+        ctx.error("ERR PSYNC FAILOVER replid must match my replid.");
+        return false;
+    }
+    crate::repl::replica::unset_master(&mut Parts {
+        server: ctx.server,
+        clients: ctx.clients,
+        events: ctx.events,
+    });
+    ctx.events.push_back(Event::Log {
+        level: LogLevel::Notice,
+        text: format!(
+            "MASTER MODE enabled (failover request from 'id={}')",
+            ctx.client_id.0
+        ),
+    });
+    true
 }
 
 /// `+CONTINUE` and the backlog from the replica's offset on.

@@ -339,8 +339,12 @@ impl Engine {
         // the same bytes.
         let replicated = self.replicate_stream();
         if !self.server.config.storage {
-            // No AOF without storage: the stream is whoever enabled it's
-            // (replication's, when it has a backlog).
+            // No AOF without storage: the stream is replication's, wanted
+            // while there is a backlog (a promoted replica's too, whose
+            // replicas come back with a partial resync).
+            if self.server.repl.wants_stream() && !self.server.propagation.is_enabled() {
+                self.set_propagation(true);
+            }
             return;
         }
         let wanted = self.server.persist.aof.on || self.server.persist.aof.rewrite.turning_on;

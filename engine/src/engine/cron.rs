@@ -20,7 +20,11 @@ impl Engine {
         let mut held = crate::planted::cron_tick(&mut self.server);
         // A replica's keys expire by its primary's DELs only (Redis's
         // `serverCron` runs `activeExpireCycle` on a master).
-        let expires = !self.server.repl.is_replica() || self.server.planted.replica_self_expires();
+        // Nor while a FAILOVER holds the stream still for its target (Redis
+        // expires nothing while writes are paused).
+        let expires = (!self.server.repl.is_replica()
+            || self.server.planted.replica_self_expires())
+            && self.server.repl.failover.is_none();
         for i in 0..self.server.keyspace.dbs.len() {
             let db = &mut self.server.keyspace.dbs[i];
             let before = db.len();

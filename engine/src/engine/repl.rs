@@ -3,7 +3,7 @@
 //! (see [`crate::repl`]).
 
 use super::Engine;
-use crate::repl::primary;
+use crate::repl::{failover, primary};
 use crate::time::Now;
 
 impl Engine {
@@ -24,11 +24,36 @@ impl Engine {
             return Some(bytes);
         }
         primary::feed(repl, &mut self.clients, &bytes);
-        if std::mem::take(&mut repl.getack_pending) {
+        // A failover holds the offset still for the target to catch up:
+        // GETACK waits for it to end (Redis sends none while paused).
+        if repl.failover.is_none() && std::mem::take(&mut repl.getack_pending) {
             primary::feed(repl, &mut self.clients, primary::GETACK);
         }
         self.transmit_replicas();
         Some(bytes)
+    }
+
+    /// Redis's `updateFailoverStatus`, after every input and timer (its
+    /// `beforeSleep` and `replicationCron`): a FAILOVER waiting for its
+    /// target hands over once the target acknowledged every byte, or gives
+    /// up at its timeout (see [`crate::repl::failover`]).
+    pub(super) fn update_failover(&mut self, now: Now) {
+        if self.server.repl.failover.is_none() {
+            return;
+        }
+        let step = failover::update(&mut self.server, &self.clients, now);
+        let mut parts = crate::repl::replica::Parts {
+            server: &mut self.server,
+            clients: &mut self.clients,
+            events: &mut self.events,
+        };
+        match step {
+            failover::Step::Wait => {}
+            failover::Step::HandOver(host, port, forced) => {
+                failover::hand_over(&mut parts, now, (host, port), forced)
+            }
+            failover::Step::Abort(why) => failover::abort(&mut parts, why),
+        }
     }
 
     /// Queues the replicas that gained stream bytes for transmission.
@@ -50,7 +75,8 @@ impl Engine {
             repl.last_ping_mono_ns + period_s.max(1) * 1_000_000_000
         });
         let link_ns = self.master_link_deadline_ns();
-        [wait_ns, ping_ns, link_ns]
+        let failover_ns = repl.failover.as_ref().and_then(|f| f.end_ns);
+        [wait_ns, ping_ns, link_ns, failover_ns]
             .into_iter()
             .flatten()
             .min()
@@ -70,7 +96,10 @@ impl Engine {
         let period_s = primary::config_u64(&self.server.config, "repl-ping-replica-period");
         let repl = &mut self.server.repl;
         let due = repl.last_ping_mono_ns + period_s.max(1) * 1_000_000_000 <= now.mono_ns;
-        if due && !repl.replicas.is_empty() && !repl.is_replica() {
+        // No PING during a failover: the offset must hold still for the
+        // target to catch up (Redis's `manual_failover_in_progress`).
+        let pings = !repl.is_replica() && repl.failover.is_none();
+        if due && !repl.replicas.is_empty() && pings {
             repl.last_ping_mono_ns = now.mono_ns;
             // Between inputs the propagated stream is empty: the PING does
             // not cut a unit in two.
@@ -81,5 +110,6 @@ impl Engine {
             debug_assert!(pending.is_empty());
         }
         self.master_link_timers(now);
+        self.update_failover(now);
     }
 }

@@ -8,7 +8,7 @@ use crate::client::ClientId;
 use crate::event::{Event, LogLevel};
 use crate::repl::replica::handshake::{self, Bulk, Header, PsyncReply, Transfer};
 use crate::repl::replica::{self, LinkState, MasterLink, MasterState, Parts, CRON_PERIOD_NS};
-use crate::repl::ClientRole;
+use crate::repl::{failover, ClientRole};
 use crate::time::Now;
 
 /// What reading one piece of the primary's bytes led to.
@@ -218,14 +218,27 @@ impl Engine {
             None => "Partial resynchronization not possible (no cached master)".to_string(),
         };
         self.log(LogLevel::Notice, line);
-        self.send_to_link(
-            client,
-            &handshake::command(&[b"PSYNC" as &[u8], id.as_bytes(), offset.as_bytes()]),
-        );
+        let mut psync = vec![b"PSYNC".to_vec(), id.into_bytes(), offset.into_bytes()];
+        if self.server.repl.failover.is_some() {
+            // We are handing our role over: the target promotes itself.
+            psync.push(b"FAILOVER".to_vec());
+        }
+        let psync: Vec<&[u8]> = psync.iter().map(Vec::as_slice).collect();
+        self.send_to_link(client, &handshake::command(&psync));
     }
 
     /// Acts on the primary's answer to PSYNC.
     fn psync_reply(&mut self, now: Now, client: ClientId, text: &str, reply: PsyncReply) {
+        if self.server.repl.failover.is_some() && reply != PsyncReply::Wait {
+            // The target took the role (it answered as a primary), or
+            // refused it: either way the failover ends here.
+            let accepted = matches!(reply, PsyncReply::Continue { .. } | PsyncReply::Full { .. });
+            if !accepted {
+                let mut parts = self.parts();
+                return failover::abort(&mut parts, "Failover target rejected psync request");
+            }
+            failover::clear(&mut self.parts());
+        }
         let link = self.link_of(client).expect("checked by the caller");
         match reply {
             PsyncReply::Wait => {}

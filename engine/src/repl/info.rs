@@ -37,7 +37,7 @@ pub fn write(server: &Server, now: Now, out: &mut String) {
     };
     let _ = write!(
         out,
-        "master_failover_state:no-failover\r\n\
+        "master_failover_state:{}\r\n\
          master_replid:{}\r\n\
          master_replid2:{}\r\n\
          master_repl_offset:{}\r\n\
@@ -46,7 +46,11 @@ pub fn write(server: &Server, now: Now, out: &mut String) {
          repl_backlog_size:{size}\r\n\
          repl_backlog_first_byte_offset:{first}\r\n\
          repl_backlog_histlen:{histlen}\r\n",
-        repl.replid, repl.replid2, repl.master_repl_offset, repl.second_replid_offset,
+        super::failover::state_name(repl.failover.as_ref()),
+        repl.replid,
+        repl.replid2,
+        repl.master_repl_offset,
+        repl.second_replid_offset,
     );
 }
 

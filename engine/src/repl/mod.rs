@@ -25,6 +25,7 @@
 //! from the engine's seed, never from the OS.
 
 pub mod backlog;
+pub mod failover;
 pub mod info;
 pub mod primary;
 pub mod replica;
@@ -129,6 +130,8 @@ pub struct Replication {
     seed: u64,
     /// The link to our primary, when this server is a replica.
     pub master: Option<Box<replica::MasterLink>>,
+    /// A FAILOVER under way (see [`failover`]).
+    pub failover: Option<failover::Failover>,
 }
 
 impl Replication {
@@ -151,6 +154,7 @@ impl Replication {
             replids_drawn: 0,
             seed,
             master: None,
+            failover: None,
         };
         r.replid = r.draw_replid();
         r

@@ -815,6 +815,8 @@ pub fn inputs() -> Vec<Input> {
         db("replconf", "REPLCONF listening-port 6380"),
         db("role", "ROLE"),
         db("replicaof", "REPLICAOF NO ONE"),
+        db("failover", "FAILOVER TO 127.0.0.1 6380 TIMEOUT 10 FORCE")
+            .error_ok("no replica: FAILOVER's refusal, after its options are parsed"),
         db("slaveof", "SLAVEOF NO ONE"),
         db("wait", "WAIT 0 0"),
         db("debug", "DEBUG SLEEP 0")

@@ -435,6 +435,8 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("expire", ONE),
     ("expireat", ONE),
     ("expiretime", ONE),
+    // Its option loop ends within four options (each at most once).
+    ("failover", ONE),
     // A function runs as a script does, within the same busy budget.
     ("fcall", &[Script]),
     ("fcall_ro", &[Script]),

@@ -839,6 +839,8 @@ pub(crate) fn is_harmless(name: &str) -> bool {
             | "readwrite"
             | "replicaof"
             | "slaveof"
+            // A single node has no replica: FAILOVER answers an error.
+            | "failover"
             | "role"
             | "psync"
             | "replconf"

@@ -333,8 +333,12 @@ fn persistence(s: &mut Section, _rng: &mut ChaCha8Rng) {
     // Replication in its harmless forms: no replica ever connects, so
     // WAIT 0 answers 0 at once; a PSYNC with a bad offset is refused
     // before the connection becomes a replica; REPLICAOF NO ONE on a
-    // primary changes nothing.
+    // primary changes nothing; FAILOVER without a replica (or ABORT with
+    // none in progress) is refused.
     s.batch(HOME_DB)
+        .add("FAILOVER")
+        .add("FAILOVER ABORT")
+        .add("FAILOVER TO 127.0.0.1 6380 TIMEOUT 10 FORCE")
         .add("ROLE")
         .add("REPLICAOF NO ONE")
         .add("SLAVEOF no one")
