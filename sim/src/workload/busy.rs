@@ -232,13 +232,20 @@ mod tests {
         assert!(busy > 0, "no -BUSY reply");
         assert!(replies_to(b"SCRIPT", b"OK") > 0, "no script killed");
         assert!(replies_to(b"FUNCTION", b"OK") > 0, "no function killed");
-        assert!(replies_to(b"SCRIPT", b"UNKILLABLE") > 0, "no script unkillable");
+        assert!(
+            replies_to(b"SCRIPT", b"UNKILLABLE") > 0,
+            "no script unkillable"
+        );
         let killed = history
             .ops
             .iter()
             .filter(|op| matches!(&op.complete, Some((_, Frame::Error(e))) if e.starts_with(b"ERR Script killed")))
             .count();
         assert!(killed > 0, "no loop ended killed");
-        assert!(history.script_runs.len() > 10, "{} script runs", history.script_runs.len());
+        assert!(
+            history.script_runs.len() > 10,
+            "{} script runs",
+            history.script_runs.len()
+        );
     }
 }
