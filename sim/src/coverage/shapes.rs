@@ -126,7 +126,7 @@ pub fn detect(
         let (op, spec) = (*op, Some(*spec));
         if name.as_ref() != exec.name {
             // A subcommand or a script's call: no life-cycle effect we follow.
-            d.connection_state(exec, &name, op);
+            d.connection_state(exec, name, op);
             continue;
         }
         let reply = if exec.in_exec.is_some() {
@@ -137,8 +137,8 @@ pub fn detect(
         if matches!(reply, Some(Frame::Error(_))) {
             continue;
         }
-        d.connection_state(exec, &name, op);
-        if let Some(key) = pushed_one_element(&name, &op.args) {
+        d.connection_state(exec, name, op);
+        if let Some(key) = pushed_one_element(name, &op.args) {
             let waiting = active
                 .iter()
                 .filter(|&&p| parked[p].2.iter().any(|k| k == key))
@@ -148,7 +148,7 @@ pub fn detect(
             }
         }
         let is_write = spec.is_some_and(|s| s.has(flags::WRITE));
-        d.ttl_life(exec, spec, &name, &op.args, reply);
+        d.ttl_life(exec, spec, name, &op.args, reply);
         if is_write {
             d.written(spec, &op.args);
         }
