@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use seedkv_engine::PlantedBug;
 
 use crate::argclass::ArgClasses;
+use crate::audit::measure::thread_cpu_ns;
 use crate::check::{self, CheckCounts, RunFacts, Violation};
 use crate::cost::CostModel;
 use crate::history::History;
@@ -82,6 +83,11 @@ pub struct RunReport {
     pub run_wall: Duration,
     /// Wall time of each checker that ran, in `check::all()` order.
     pub check_walls: Vec<(&'static str, Duration)>,
+    /// This thread's CPU time for the whole run, and for the simulation
+    /// alone: wall time counts the waits of a loaded machine too, CPU
+    /// time only this run's work, so figures compare across loads.
+    pub cpu_ns: u64,
+    pub sim_cpu_ns: u64,
     /// Replies the checkers compared with a prediction, and declined to.
     pub model_counts: CheckCounts,
     pub stats: WorldStats,
@@ -122,6 +128,7 @@ pub fn facts_for(config: &RunConfig, knobs: &Knobs) -> RunFacts {
 /// Runs `config` and checks it.
 pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
     let started = Instant::now();
+    let cpu_started_ns = thread_cpu_ns();
     let knobs = Knobs::draw(config.seed, &config.overrides);
     let mut world = World::new(
         config.seed,
@@ -134,6 +141,7 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
     // checker would, with its repro line; the sweep goes on with the rest.
     let panicked = crate::panic::catch(|| world.run()).err();
     let run_wall = started.elapsed();
+    let sim_cpu_ns = thread_cpu_ns().saturating_sub(cpu_started_ns);
     let facts = facts_for(config, &knobs);
     let history = std::mem::take(&mut world.history);
     let mut violations = Vec::new();
@@ -174,6 +182,8 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
             ),
         });
     }
+    let coverage = crate::coverage::Coverage::of_run(&history);
+    let arg_classes = ArgClasses::of_history(&history);
     RunReport {
         config: config.clone(),
         knobs,
@@ -190,10 +200,12 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
         wall: started.elapsed(),
         run_wall,
         check_walls,
+        cpu_ns: thread_cpu_ns().saturating_sub(cpu_started_ns),
+        sim_cpu_ns,
         model_counts,
         stats: world.stats.clone(),
-        coverage: crate::coverage::Coverage::of_run(&history),
-        arg_classes: ArgClasses::of_history(&history),
+        coverage,
+        arg_classes,
         history: options.keep_history.then_some(history),
     }
 }

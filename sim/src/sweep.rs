@@ -48,6 +48,11 @@ pub struct SweepSummary {
     pub run_wall: Duration,
     /// Of `run_wall`, the part spent simulating (the rest went to checkers).
     pub sim_wall: Duration,
+    /// Thread CPU time of the runs, and of their simulations alone (see
+    /// [`RunReport::cpu_ns`]): the per-core figures that a machine shared
+    /// with other work does not inflate.
+    pub cpu_ns: u64,
+    pub sim_cpu_ns: u64,
     /// Wall time per checker, summed over runs, in `check::all()` order.
     pub check_walls: Vec<(&'static str, Duration)>,
     /// Replies the reference model compared, and declined to predict.
@@ -105,6 +110,14 @@ impl SweepSummary {
                 (self.run_wall - self.sim_wall).as_secs_f64()
             ),
         );
+        let (cpu_s, sim_cpu_s) = (
+            (self.cpu_ns as f64 / 1e9).max(1e-9),
+            (self.sim_cpu_ns as f64 / 1e9).max(1e-9),
+        );
+        row(
+            "CPU time per core: sim / checks",
+            format!("{sim_cpu_s:.2} s / {:.2} s", cpu_s - sim_cpu_s),
+        );
         for (name, wall) in &self.check_walls {
             row(
                 &format!("  checker {name}"),
@@ -128,6 +141,14 @@ impl SweepSummary {
         row(
             "commands per wall second per core",
             format!("{:.0}", self.commands_count as f64 / run_s),
+        );
+        row(
+            "commands per CPU second per core",
+            format!("{:.0}", self.commands_count as f64 / cpu_s),
+        );
+        row(
+            "without checkers: commands/CPU s/core",
+            format!("{:.0}", self.commands_count as f64 / sim_cpu_s),
         );
         row(
             "seeds per wall second",
@@ -199,6 +220,8 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.sim_ns += report.sim_ns;
                 sum.run_wall += report.wall;
                 sum.sim_wall += report.run_wall;
+                sum.cpu_ns += report.cpu_ns;
+                sum.sim_cpu_ns += report.sim_cpu_ns;
                 sum.arg_classes.merge(&report.arg_classes);
                 sum.persist.add(&report.stats.persist);
                 sum.model_counts.add(report.model_counts);

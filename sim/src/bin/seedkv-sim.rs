@@ -15,6 +15,11 @@ use seedkv_sim::shrink::shrink;
 use seedkv_sim::sweep::{sweep, SweepConfig};
 use seedkv_sim::workload::WorkloadKind;
 
+/// See the `mimalloc` line of sim/Cargo.toml: allocation is a large part
+/// of a run's CPU, and no result depends on where a block lands.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "seedkv-sim",

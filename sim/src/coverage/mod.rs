@@ -21,10 +21,10 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use seedkv_engine::cmd::{lookup_subcommand, CommandTable};
+use seedkv_engine::cmd::{lookup_subcommand, CommandSpec, CommandTable};
 
 use crate::fxhash::FxHashMap;
-use crate::history::History;
+use crate::history::{History, Op, OpIndex};
 
 pub mod options;
 pub mod shapes;
@@ -62,14 +62,50 @@ pub fn table_commands(table: &CommandTable) -> Vec<String> {
 /// for a top-level command: every execution of a run asks, and only
 /// subcommands need a name built.
 pub fn resolve_name(table: &CommandTable, args: &[Vec<u8>]) -> Option<Cow<'static, str>> {
+    resolve(table, args).map(|(_, name)| name)
+}
+
+/// [`resolve_name`] with the top-level command's spec.
+fn resolve(
+    table: &CommandTable,
+    args: &[Vec<u8>],
+) -> Option<(&'static CommandSpec, Cow<'static, str>)> {
     let spec = table.lookup(args.first()?)?;
     if spec.subcommands.is_empty() || (spec.handler.is_some() && args.len() < 2) {
-        return Some(Cow::Borrowed(spec.name));
+        return Some((spec, Cow::Borrowed(spec.name)));
     }
     let sub = lookup_subcommand(spec, args.get(1)?)?;
-    Some(Cow::Owned(crate::check::complexity::full_name(
-        spec.name, sub.name,
-    )))
+    let name = crate::check::complexity::full_name(spec.name, sub.name);
+    Some((spec, Cow::Owned(name)))
+}
+
+/// An execution's request as coverage reads it: the op, the top-level
+/// command's spec and the full name its arguments resolve to.
+pub struct Resolved<'a> {
+    pub op: &'a Op,
+    pub spec: &'static CommandSpec,
+    pub name: Cow<'static, str>,
+}
+
+/// Each execution's [`Resolved`] request, in execution order (`None`
+/// for one with no op, or an unknown name; a rejected request is
+/// resolved too, the shape detectors follow its connection state): the
+/// command counts and the shape detectors both walk the executions, and
+/// resolving once spares one op lookup and one table lookup each.
+fn resolve_executions<'a>(
+    table: &CommandTable,
+    history: &History,
+    ops: &OpIndex<'a>,
+) -> Vec<Option<Resolved<'a>>> {
+    history
+        .executions
+        .iter()
+        .map(|exec| {
+            let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied()?;
+            let (spec, name) = resolve(table, &op.args)?;
+            Some(Resolved { op, spec, name })
+        })
+        .collect()
 }
 
 /// Whether the full name `name` resolved from a request is the command
@@ -96,20 +132,22 @@ impl Coverage {
         let mut commands: FxHashMap<Cow<'static, str>, u64> = FxHashMap::default();
         let mut option_counts: FxHashMap<(Cow<'static, str>, &'static str), u64> =
             FxHashMap::default();
-        for exec in history.executions.iter().filter(|e| !e.name.is_empty()) {
-            let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+        let resolved = resolve_executions(&table, history, &ops);
+        for (exec, request) in history.executions.iter().zip(&resolved) {
+            if exec.name.is_empty() {
+                continue;
+            }
             // A script's calls carry the script's index: its request is the
             // EVAL, whose name does not end with the call's.
-            let named = op.and_then(|op| {
-                let name = resolve_name(&table, &op.args)?;
-                names_execution(&name, exec.name).then_some((name, op))
-            });
-            match named {
-                Some((name, op)) => {
-                    for option in options::options_in(&name, &op.args) {
-                        *option_counts.entry((name.clone(), option)).or_default() += 1;
+            match request
+                .as_ref()
+                .filter(|r| names_execution(&r.name, exec.name))
+            {
+                Some(r) => {
+                    for option in options::options_in(&r.name, &r.op.args) {
+                        *option_counts.entry((r.name.clone(), option)).or_default() += 1;
                     }
-                    *commands.entry(name).or_default() += 1;
+                    *commands.entry(r.name.clone()).or_default() += 1;
                 }
                 None => *commands.entry(Cow::Borrowed(exec.name)).or_default() += 1,
             }
@@ -122,7 +160,7 @@ impl Coverage {
             .into_iter()
             .map(|((name, option), n)| ((name.into_owned(), option), n))
             .collect();
-        for (shape, count) in shapes::detect(history, &ops) {
+        for (shape, count) in shapes::detect(history, &ops, &resolved) {
             *coverage.shapes.entry(shape).or_default() += count;
         }
         coverage

@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use seedkv_engine::cmd::{flags, CommandTable};
+use seedkv_engine::cmd::flags;
 use seedkv_engine::resp::Frame;
 
 use crate::fxhash::FxHashMap;
@@ -100,8 +100,9 @@ struct Life {
 pub fn detect(
     history: &History,
     ops: &FxHashMap<(ConnId, u64), &Op>,
+    resolved: &[Option<super::Resolved<'_>>],
 ) -> BTreeMap<&'static str, u64> {
-    let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
+    debug_assert_eq!(resolved.len(), history.executions.len());
     let mut d = Detector {
         counts: BTreeMap::new(),
         db_of: FxHashMap::default(),
@@ -119,15 +120,13 @@ pub fn detect(
             next_parked += 1;
         }
         active.retain(|&p| parked[p].1 > index);
-        let Some(op) = ops.get(&(exec.conn, exec.seq_in_conn)).copied() else {
+        let Some(super::Resolved { op, spec, name }) = &resolved[index] else {
             continue;
         };
-        let Some(name) = super::resolve_name(&table, &op.args) else {
-            continue;
-        };
-        if name != exec.name {
+        let (op, spec) = (*op, Some(*spec));
+        if name.as_ref() != exec.name {
             // A subcommand or a script's call: no life-cycle effect we follow.
-            d.connection_state(exec, &name, op);
+            d.connection_state(exec, name, op);
             continue;
         }
         let reply = if exec.in_exec.is_some() {
@@ -138,8 +137,8 @@ pub fn detect(
         if matches!(reply, Some(Frame::Error(_))) {
             continue;
         }
-        d.connection_state(exec, &name, op);
-        if let Some(key) = pushed_one_element(&name, &op.args) {
+        d.connection_state(exec, name, op);
+        if let Some(key) = pushed_one_element(name, &op.args) {
             let waiting = active
                 .iter()
                 .filter(|&&p| parked[p].2.iter().any(|k| k == key))
@@ -148,9 +147,8 @@ pub fn detect(
                 d.count("contention:several-parked-on-one-key-one-element-pushed");
             }
         }
-        let spec = table.lookup(&op.args[0]);
         let is_write = spec.is_some_and(|s| s.has(flags::WRITE));
-        d.ttl_life(exec, spec, &name, &op.args, reply);
+        d.ttl_life(exec, spec, name, &op.args, reply);
         if is_write {
             d.written(spec, &op.args);
         }

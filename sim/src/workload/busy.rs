@@ -5,7 +5,7 @@
 //!
 //! Client 0 is the scripter: it lowers the threshold to a few
 //! milliseconds, loads a library, then runs scripts and functions that
-//! loop for up to tens of virtual milliseconds, some after a write (those
+//! loop for up to several virtual milliseconds, some after a write (those
 //! cannot be killed and run to their end). The other clients send small
 //! commands on `busy:` keys and FUNCTION STATS; a `-BUSY` reply makes
 //! them send the kill its text names (SCRIPT KILL for a script, FUNCTION
@@ -28,18 +28,27 @@ use super::{request, Request, Workload, WorkloadKind};
 /// Clients of a `busy` run: the scripter and two others.
 pub const BUSY_CLIENTS: u32 = 3;
 
-/// `busy-reply-threshold` the scripter sets, in this range.
+/// `busy-reply-threshold` the scripter sets, in this range. A slice (the
+/// engine's `SLICE_INSTRUCTIONS`) is about 0.94 virtual ms, so even the
+/// lowest threshold leaves a script one slice before others get `-BUSY`,
+/// and the highest is crossed by the longest loop with some 3.5 ms to go.
 pub const BUSY_THRESHOLD_MS_MIN: u64 = 1;
-pub const BUSY_THRESHOLD_MS_MAX: u64 = 20;
+pub const BUSY_THRESHOLD_MS_MAX: u64 = 4;
 
 /// Loop iterations of a script: a Lua loop turn is two VM instructions,
-/// so the longest is about 4M instructions, some 40 slices or 40 virtual
-/// ms; the shortest ends inside its first slice.
-const LOOP_ITERATIONS: &[u64] = &[1_000, 100_000, 500_000, 2_000_000];
+/// so the longest is about 800k instructions, 8 slices or 7.5 virtual
+/// ms, past every threshold; the shortest ends inside its first slice.
+/// The window is drawn in virtual time, so it needs no longer loops: a
+/// loop's real cost is its VM instructions (they once were 2M turns,
+/// near half the default sweep's CPU for one seed in 32), its virtual
+/// cost the work units the engine charges for them.
+const LOOP_ITERATIONS: &[u64] = &[1_000, 60_000, 150_000, 400_000];
 
-/// Pause between batches, scripter and others.
-pub const BUSY_THINK_NS_MIN: u64 = 500_000;
-pub const BUSY_THINK_NS_MAX: u64 = 4_000_000;
+/// Pause between batches, scripter and others: short beside the loops,
+/// so that the others' commands land inside a run, before and past its
+/// threshold.
+pub const BUSY_THINK_NS_MIN: u64 = 100_000;
+pub const BUSY_THINK_NS_MAX: u64 = 1_000_000;
 
 /// A loop that writes nothing: SCRIPT KILL stops it.
 pub const LOOP_SCRIPT: &str = "local n = 0 for i = 1, tonumber(ARGV[1]) do n = n + 1 end return n";
@@ -167,4 +176,76 @@ impl Workload for Busy {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use seedkv_engine::resp::Frame;
+
+    use crate::knobs::Overrides;
+    use crate::run::{run, RunConfig, RunOptions};
+    use crate::workload::WorkloadKind;
+
+    /// The loops are short in real instructions but must still open the
+    /// window they exist for: in a fault-free busy run, scripts run past
+    /// their threshold, others are answered `-BUSY`, a kill stops a loop
+    /// (`+OK`), a written one is refused (`-UNKILLABLE`), and the
+    /// busy-window checker passes.
+    #[test]
+    fn a_busy_run_opens_the_window_and_kills_loops() {
+        let config = RunConfig {
+            seed: 7,
+            bug: None,
+            overrides: Overrides {
+                ops: Some(600),
+                no_faults: true,
+                workloads: Some(vec![WorkloadKind::Busy]),
+                ..Overrides::default()
+            },
+        };
+        let options = RunOptions {
+            keep_history: true,
+            ..RunOptions::default()
+        };
+        let report = run(&config, options);
+        assert!(!report.failed(), "{:?}", report.violations);
+        let history = report.history.expect("kept");
+        let replies_to = |name: &[u8], prefix: &[u8]| {
+            history
+                .ops
+                .iter()
+                .filter(|op| op.args[0].eq_ignore_ascii_case(name))
+                .filter(|op| match &op.complete {
+                    Some((_, Frame::Error(e))) => e.starts_with(prefix),
+                    Some((_, Frame::Simple(s))) => s.starts_with(prefix),
+                    _ => false,
+                })
+                .count()
+        };
+        let busy = history
+            .ops
+            .iter()
+            .filter(|op| {
+                matches!(&op.complete, Some((_, reply)) if crate::check::busy::is_busy_reply(reply))
+            })
+            .count();
+        assert!(busy > 0, "no -BUSY reply");
+        assert!(replies_to(b"SCRIPT", b"OK") > 0, "no script killed");
+        assert!(replies_to(b"FUNCTION", b"OK") > 0, "no function killed");
+        assert!(
+            replies_to(b"SCRIPT", b"UNKILLABLE") > 0,
+            "no script unkillable"
+        );
+        let killed = history
+            .ops
+            .iter()
+            .filter(|op| matches!(&op.complete, Some((_, Frame::Error(e))) if e.starts_with(b"ERR Script killed")))
+            .count();
+        assert!(killed > 0, "no loop ended killed");
+        assert!(
+            history.script_runs.len() > 10,
+            "{} script runs",
+            history.script_runs.len()
+        );
+    }
 }
