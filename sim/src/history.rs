@@ -118,6 +118,22 @@ pub struct History {
     /// Scripts that ran in several slices (see [`ScriptRun`]), in start
     /// order.
     pub script_runs: Vec<ScriptRun>,
+    /// Slices of snapshot reads (see [`ReplySlice`]), in time order.
+    pub reply_slices: Vec<ReplySlice>,
+}
+
+/// A slice of a snapshot read (the engine's `Event::ReplySlice`): its
+/// command executed, and was recorded, when the read opened; slices
+/// produce its reply while other clients' commands run between them.
+#[derive(Clone, Debug)]
+pub struct ReplySlice {
+    pub conn: ConnId,
+    pub seq_in_conn: u64,
+    pub start_ns: TimeNs,
+    pub end_ns: TimeNs,
+    pub work_units: u64,
+    /// The read's last slice.
+    pub last: bool,
 }
 
 /// A key that left the keyspace without a command asking for it (the

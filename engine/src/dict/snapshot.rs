@@ -128,7 +128,8 @@ impl<V> Dict<V> {
 
     /// Unvisited entries left in the slab (the side list not counted).
     pub fn snapshot_unvisited(&self) -> usize {
-        self.snapshot.0
+        self.snapshot
+            .0
             .as_ref()
             .map_or(0, |s| (s.end - s.pos) as usize)
     }
@@ -243,7 +244,10 @@ impl<V> Dict<V> {
             self.snapshot.0.as_mut().expect("checked").pos -= 1;
             self.move_out_of_unvisited(pos - 1);
         } else if index < end {
-            debug_assert!(saves, "dict: an unvisited key removed without its owner's release");
+            debug_assert!(
+                saves,
+                "dict: an unvisited key removed without its owner's release"
+            );
             if saves {
                 self.save(index);
             }

@@ -120,10 +120,22 @@ fn keys_only_read_saves_through_the_owner() {
     dict.snapshot_visit(10, |k, _| got.push(k.to_vec()));
     // The owner releases an unvisited key (saved) and one it does not want
     // (dropped), then removes both; a visited key is removed directly.
-    let unvisited: Vec<Vec<u8>> = (0..100).map(|k| key(k).into()).filter(|k| !got.contains(k)).collect();
-    assert_eq!(dict.snapshot_release(&unvisited[0], true), Released::Pending);
-    assert_eq!(dict.snapshot_release(&unvisited[1], false), Released::Pending);
-    assert_eq!(dict.snapshot_release(&unvisited[1], false), Released::NotPending);
+    let unvisited: Vec<Vec<u8>> = (0..100)
+        .map(|k| key(k).into())
+        .filter(|k| !got.contains(k))
+        .collect();
+    assert_eq!(
+        dict.snapshot_release(&unvisited[0], true),
+        Released::Pending
+    );
+    assert_eq!(
+        dict.snapshot_release(&unvisited[1], false),
+        Released::Pending
+    );
+    assert_eq!(
+        dict.snapshot_release(&unvisited[1], false),
+        Released::NotPending
+    );
     dict.remove(&unvisited[0]);
     dict.remove(&unvisited[1]);
     dict.remove(&got[0].clone());
@@ -140,7 +152,10 @@ fn keys_only_read_saves_through_the_owner() {
         got.push(s.key.into());
     }
     got.sort();
-    let mut want: Vec<Vec<u8>> = (0..100).map(|k| key(k).into()).filter(|k| *k != unvisited[1]).collect();
+    let mut want: Vec<Vec<u8>> = (0..100)
+        .map(|k| key(k).into())
+        .filter(|k| *k != unvisited[1])
+        .collect();
     want.sort();
     assert_eq!(got, want);
 }

@@ -225,6 +225,36 @@ impl World {
                     };
                     self.script_slices_charged = Some((key.0, key.1, before + work_units));
                 }
+                Event::ReplySlice {
+                    client,
+                    request_seq,
+                    work_units,
+                    reply_bytes,
+                    last,
+                } => {
+                    // A slice of a snapshot read: the command executed
+                    // (and was recorded) when the read opened; the CPU
+                    // now produces part of its reply. Its span is the
+                    // command thread's, as a script slice's.
+                    let ns = self.cost.command_ns(work_units, reply_bytes);
+                    let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
+                    if turn_start_ns.is_some() {
+                        self.history
+                            .thread_busy_spans
+                            .push((start_ns, start_ns + ns));
+                    }
+                    cost_ns += ns;
+                    self.trace
+                        .word(0x511ce ^ client.0 ^ request_seq << 20 ^ work_units << 40);
+                    self.history.reply_slices.push(crate::history::ReplySlice {
+                        conn: client.0,
+                        seq_in_conn: request_seq,
+                        start_ns,
+                        end_ns: start_ns + ns,
+                        work_units,
+                        last,
+                    });
+                }
                 Event::Executed(e) => {
                     let charged_units = match self.script_slices_charged {
                         Some((c, r, units)) if (c, r) == (e.client.0, e.request_seq) => {
