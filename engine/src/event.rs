@@ -61,6 +61,9 @@ pub enum Event {
         request_seq: u64,
         work_units: u64,
         reply_bytes: u64,
+        /// Elements the slice visited or emitted (at most
+        /// [`crate::Config::snapshot_slice_elements`]).
+        elements: u64,
         /// The read's last slice: the reply is now in the output.
         last: bool,
     },

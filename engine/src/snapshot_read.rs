@@ -98,6 +98,7 @@ impl SnapshotRead {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slice {
     pub work_units: u64,
+    pub elements: u64,
     pub reply_bytes: u64,
     /// Nothing is left: [`finish`] the read.
     pub done: bool,
@@ -210,6 +211,7 @@ pub fn slice(server: &mut Server, budget: usize, skip_saved: bool) -> Slice {
     let Some(read) = server.snapshot_read.as_deref_mut() else {
         return Slice {
             work_units: 0,
+            elements: 0,
             reply_bytes: 0,
             done: true,
         };
@@ -268,6 +270,7 @@ pub fn slice(server: &mut Server, budget: usize, skip_saved: bool) -> Slice {
     debug_assert!(elements <= budget);
     Slice {
         work_units: elements as u64 + glob::work_units(glob_steps),
+        elements: elements as u64,
         reply_bytes: (read.body.len() - body_before) as u64,
         done,
     }

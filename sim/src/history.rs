@@ -120,6 +120,18 @@ pub struct History {
     pub script_runs: Vec<ScriptRun>,
     /// Slices of snapshot reads (see [`ReplySlice`]), in time order.
     pub reply_slices: Vec<ReplySlice>,
+    /// Connections read after a snapshot read's slice ran while their
+    /// input waited (see [`SliceWait`]).
+    pub slice_waits: Vec<SliceWait>,
+}
+
+/// A connection's input that waited while a snapshot read's slice ran:
+/// ready (readable at the server) at `ready_ns`, read at `read_ns`.
+#[derive(Clone, Debug)]
+pub struct SliceWait {
+    pub conn: ConnId,
+    pub ready_ns: TimeNs,
+    pub read_ns: TimeNs,
 }
 
 /// A slice of a snapshot read (the engine's `Event::ReplySlice`): its
@@ -132,6 +144,8 @@ pub struct ReplySlice {
     pub start_ns: TimeNs,
     pub end_ns: TimeNs,
     pub work_units: u64,
+    /// Elements it visited or emitted.
+    pub elements: u64,
     /// The read's last slice.
     pub last: bool,
 }

@@ -44,6 +44,7 @@ impl Engine {
             request_seq,
             work_units: slice.work_units,
             reply_bytes: slice.reply_bytes,
+            elements: slice.elements,
             last: slice.done,
         });
         if crate::snapshot_read::over_hard_limit(&self.server, &self.clients) {

@@ -380,6 +380,7 @@ mod tests {
             key_removals: Vec::new(),
             script_runs: Vec::new(),
             reply_slices: Vec::new(),
+            slice_waits: Vec::new(),
         }
     }
 
