@@ -54,7 +54,7 @@ mod snapshot_tests;
 mod tests;
 
 use slab::{Entry, Slab};
-pub use snapshot::{Released, Saved};
+pub use snapshot::{CopyValue, Released, Saved};
 
 /// Marks an empty bucket and the end of a chain.
 const NIL: u32 = u32::MAX;

@@ -180,7 +180,7 @@ pub(crate) fn open_value(ctx: &mut Ctx, key: &[u8], shape: Shape) -> bool {
         return false;
     }
     // The command's read, with its effects; the value is what we looked at.
-    drop(ctx.lookup_read_and_writer(key));
+    let _ = ctx.lookup_read_and_writer(key);
     let db = &mut ctx.server.keyspace.dbs[i];
     debug_assert!(db.snapshot.is_none());
     match db.keys.get_mut(key) {

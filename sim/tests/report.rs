@@ -104,6 +104,7 @@ fn bad_sizes_are_refused() {
             seed: 0,
             keys_count,
             hash_fields_count,
+            snapshot_reads: false,
         };
         assert!(run_latency(&config).is_err());
     }

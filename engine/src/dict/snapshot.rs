@@ -41,6 +41,9 @@ use std::mem;
 
 use super::{bucket_of, Dict, NIL};
 
+/// Copies the part of a value a read needs (a hash field's value).
+pub type CopyValue<V> = fn(&V) -> Box<[u8]>;
+
 /// An entry a writer changed before the read visited it: its key and, for
 /// reads that need values, its value as it was when the read opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +58,7 @@ pub(super) struct Snapshot<V> {
     pos: u32,
     end: u32,
     /// Copies the part of a value the read needs; `None`: keys only.
-    copy_value: Option<fn(&V) -> Box<[u8]>>,
+    copy_value: Option<CopyValue<V>>,
     /// Whether the dict itself saves the unvisited entries a writer removes.
     /// The keyspace does not: its owner decides (a key already expired when
     /// the read opened is no part of it) and saves through
@@ -106,7 +109,7 @@ impl<V> Dict<V> {
     /// # Panics
     ///
     /// When a read is already open (one at a time per dict).
-    pub fn snapshot_open(&mut self, copy_value: Option<fn(&V) -> Box<[u8]>>, saves_removed: bool) {
+    pub fn snapshot_open(&mut self, copy_value: Option<CopyValue<V>>, saves_removed: bool) {
         assert!(self.snapshot.0.is_none(), "dict: a snapshot read is open");
         self.snapshot.0 = Some(Box::new(Snapshot {
             pos: 0,

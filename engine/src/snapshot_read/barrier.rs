@@ -83,9 +83,13 @@ pub(crate) fn detach(value: &mut Value) -> Vec<Saved> {
     saved
 }
 
+/// What a slice does with each entry it visits: key and, when the read
+/// needs it, value.
+pub(crate) type Visit<'a> = dyn FnMut(&[u8], Option<&[u8]>) + 'a;
+
 /// A value's dict under a read, whatever its value type.
 pub(crate) trait ReadDict {
-    fn visit(&mut self, budget: usize, out: &mut dyn FnMut(&[u8], Option<&[u8]>)) -> usize;
+    fn visit(&mut self, budget: usize, out: &mut Visit<'_>) -> usize;
     fn take_saved(&mut self, max: usize) -> Vec<Saved>;
     fn save_all(&mut self);
     fn close(&mut self);
@@ -94,7 +98,7 @@ pub(crate) trait ReadDict {
 }
 
 impl ReadDict for crate::dict::Dict<Box<[u8]>> {
-    fn visit(&mut self, budget: usize, out: &mut dyn FnMut(&[u8], Option<&[u8]>)) -> usize {
+    fn visit(&mut self, budget: usize, out: &mut Visit<'_>) -> usize {
         self.snapshot_visit(budget, |k, v| out(k, Some(v)))
     }
     fn take_saved(&mut self, max: usize) -> Vec<Saved> {
@@ -112,7 +116,7 @@ impl ReadDict for crate::dict::Dict<Box<[u8]>> {
 }
 
 impl ReadDict for crate::dict::Dict<()> {
-    fn visit(&mut self, budget: usize, out: &mut dyn FnMut(&[u8], Option<&[u8]>)) -> usize {
+    fn visit(&mut self, budget: usize, out: &mut Visit<'_>) -> usize {
         self.snapshot_visit(budget, |k, _| out(k, None))
     }
     fn take_saved(&mut self, max: usize) -> Vec<Saved> {
