@@ -22,6 +22,15 @@ pub struct Config {
     pub busy_reply_threshold_ms: u64,
     /// `lazyfree-lazy-user-del`: DEL behaves like UNLINK.
     pub lazyfree_lazy_user_del: bool,
+    /// `snapshot-reads` (seedkv's own, not in Redis): KEYS, SMEMBERS,
+    /// HGETALL, HKEYS and HVALS over big collections answer from a
+    /// point-in-time view in slices between other clients' commands (see
+    /// [`crate::snapshot_read`]).
+    pub snapshot_reads: bool,
+    /// Elements one slice of a snapshot read produces; a collection no
+    /// bigger is read whole. A host setting, not a CONFIG parameter (the
+    /// simulator draws it small so that its collections are sliced).
+    pub snapshot_slice_elements: usize,
     /// `lazyfree-lazy-user-flush`: FLUSHALL/FLUSHDB default to ASYNC.
     pub lazyfree_lazy_user_flush: bool,
     /// `lazyfree-lazy-expire`.
@@ -119,6 +128,8 @@ impl Default for Config {
             hz: 10,
             busy_reply_threshold_ms: crate::scripting::BUSY_REPLY_THRESHOLD_MS,
             lazyfree_lazy_user_del: false,
+            snapshot_reads: true,
+            snapshot_slice_elements: crate::snapshot_read::SLICE_ELEMENTS,
             lazyfree_lazy_user_flush: false,
             lazyfree_lazy_expire: false,
             lazyfree_lazy_server_del: false,

@@ -35,6 +35,10 @@ pub struct Db {
     /// Draws the LFU counter's probabilistic increments; seeded, so the
     /// counters (and what LFU eviction picks) are a function of the seed.
     lfu_rng: ChaCha8Rng,
+    /// The snapshot read open on this database, if any: every change to a
+    /// key goes through its barrier first (see
+    /// [`crate::snapshot_read::barrier`]).
+    pub snapshot: Option<Box<crate::snapshot_read::Pinned>>,
 }
 
 impl Db {
@@ -45,6 +49,7 @@ impl Db {
             id,
             access: Access::default(),
             lfu_rng: ChaCha8Rng::seed_from_u64(seed ^ 0x4C46_5500 ^ id as u64),
+            snapshot: None,
         }
     }
 
@@ -128,6 +133,7 @@ impl Db {
     /// overwritten key keeps its LFU counter (Redis's `dbOverwrite`), or
     /// takes the current LRU clock (a new object in Redis).
     pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool) -> Option<Value> {
+        self.snapshot_barrier(key);
         if !keep_ttl {
             self.expires.remove(key);
         }
@@ -146,6 +152,7 @@ impl Db {
 
     /// Removes `key` and its TTL.
     pub fn remove(&mut self, key: &[u8]) -> Option<Value> {
+        self.snapshot_barrier(key);
         let (_, v) = self.keys.remove(key)?;
         self.expires.remove(key);
         Some(v)
@@ -154,6 +161,7 @@ impl Db {
     /// Sets the absolute expiry of an existing key.
     pub fn set_expire(&mut self, key: &[u8], when_ms: u64) {
         debug_assert!(self.keys.contains_key(key));
+        self.snapshot_barrier(key);
         match self.expires.get_mut(key) {
             Some(w) => *w = when_ms,
             None => {
@@ -168,11 +176,13 @@ impl Db {
 
     /// Removes a TTL; returns whether there was one.
     pub fn persist(&mut self, key: &[u8]) -> bool {
+        self.snapshot_barrier(key);
         self.expires.remove(key).is_some()
     }
 
     /// Empties the database, returning its contents to be freed.
     pub fn take(&mut self) -> (Dict<Value>, Dict<u64>) {
+        self.snapshot_before_take();
         (self.keys.take(), self.expires.take())
     }
 
@@ -257,5 +267,7 @@ impl Keyspace {
         let (x, y) = (&mut left[low], &mut right[0]);
         std::mem::swap(&mut x.keys, &mut y.keys);
         std::mem::swap(&mut x.expires, &mut y.expires);
+        // An open snapshot read follows the contents it reads.
+        std::mem::swap(&mut x.snapshot, &mut y.snapshot);
     }
 }

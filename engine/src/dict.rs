@@ -47,10 +47,14 @@ mod meta;
 mod rehash;
 mod scan;
 mod slab;
+mod snapshot;
+#[cfg(test)]
+mod snapshot_tests;
 #[cfg(test)]
 mod tests;
 
 use slab::{Entry, Slab};
+pub use snapshot::{CopyValue, Released, Saved};
 
 /// Marks an empty bucket and the end of a chain.
 const NIL: u32 = u32::MAX;
@@ -83,6 +87,8 @@ pub struct Dict<V> {
     rehash_index: usize,
     /// Total bytes of all keys, for [`Dict::memory_estimate_bytes`].
     key_bytes: usize,
+    /// The open point-in-time read, if any (see `snapshot`).
+    snapshot: snapshot::Slot<V>,
 }
 
 impl<V> Dict<V> {
@@ -99,6 +105,7 @@ impl<V> Dict<V> {
             used: [0, 0],
             rehash_index: 0,
             key_bytes: 0,
+            snapshot: snapshot::Slot(None),
         }
     }
 
@@ -131,6 +138,7 @@ impl<V> Dict<V> {
         if self.is_empty() {
             return None;
         }
+        self.snapshot_before_change(key);
         self.rehash_step_if_rehashing();
         let index = self.find_key(key)?;
         Some(&mut self.entries.get_mut(index).value)
@@ -153,6 +161,7 @@ impl<V> Dict<V> {
     /// [`Dict::insert`] that also sets a new entry's meta word (a replaced
     /// entry keeps its own).
     pub fn insert_with_meta(&mut self, key: Box<[u8]>, value: V, meta: u32) -> Option<V> {
+        self.snapshot_before_change(&key);
         self.rehash_step_if_rehashing();
         let hash = self.hash_key(&key);
         if let Some(index) = self.find(&key, hash) {
@@ -182,6 +191,7 @@ impl<V> Dict<V> {
         if self.is_empty() {
             return None;
         }
+        self.snapshot_before_remove(key);
         self.rehash_step_if_rehashing();
         let hash = self.hash_key(key);
         let found = self.locate(key, hash)?;
@@ -230,8 +240,20 @@ impl<V> Dict<V> {
     /// O(1): the returned dict takes the tables as they are (including a
     /// rehash in progress); `self` becomes a fresh empty dict with the same
     /// seed.
+    ///
+    /// An open snapshot read stays with `self`, its unvisited entries saved
+    /// first (a dict that saves removed entries saves them all; the
+    /// keyspace's owner saves what it wants before).
     pub fn take(&mut self) -> Dict<V> {
-        mem::replace(self, Dict::new(self.seed))
+        if self.snapshot.0.is_some() {
+            self.snapshot_save_all(|_| true);
+        }
+        let snapshot = self.snapshot_detach();
+        let taken = mem::replace(self, Dict::new(self.seed));
+        if let Some(snapshot) = snapshot {
+            self.snapshot_attach(snapshot);
+        }
+        taken
     }
 
     /// The seed this dict's hash function is keyed by.

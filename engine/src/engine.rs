@@ -79,6 +79,7 @@ mod rdb_entry;
 mod repl;
 mod replica;
 mod script;
+mod snapshot;
 mod unblock;
 
 use cron::cron_interval_ns;
@@ -177,6 +178,7 @@ impl Engine {
                 scripting: Default::default(),
                 functions: Default::default(),
                 suspended_eval: None,
+                snapshot_read: None,
                 evict: Default::default(),
                 pause: Default::default(),
                 persist: Default::default(),
@@ -295,6 +297,10 @@ impl Engine {
             }
             self.script_client_gone = Some(client);
             return;
+        }
+        if self.waits_for_snapshot(client) {
+            // Nobody will read the reply: the read ends here.
+            drop(crate::snapshot_read::close(&mut self.server));
         }
         if let Some(mut c) = self.clients.remove(&client) {
             drop(self.server.blocking.unpark(&mut c));
@@ -439,7 +445,7 @@ impl Engine {
             // The parser's tighter limits for a connection that has not
             // authenticated (Redis's `authRequired`).
             let authenticated = !self.server.auth_required(c);
-            let waits_for_script = self.waits_for_script(client);
+            let waits_for_script = self.waits_for_script(client) || self.waits_for_snapshot(client);
             let c = self.clients.get_mut(&client).expect("checked above");
             if c.blocked.is_some()
                 || c.waiting_save
@@ -511,6 +517,7 @@ impl Engine {
             // expiry would break its atomicity), no blocked timeouts.
             return self.script_turn(now);
         }
+        self.snapshot_turn(now);
         self.release_paused_at(now);
         let held = self.server.planted.timer_fires();
         self.run_held(now, held);
@@ -557,8 +564,9 @@ impl Engine {
     /// There always is one: the cron ticks `hz` times a second.
     #[must_use]
     pub fn poll_timeout(&self) -> u64 {
-        if self.script_running() {
-            // A suspended script's next slice is due at once.
+        if self.script_running() || self.snapshot_read_running() {
+            // A suspended script's or a snapshot read's next slice is due
+            // at once.
             return 0;
         }
         let pause_ns = self.server.pause.deadline_ns().unwrap_or(u64::MAX);

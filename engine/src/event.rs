@@ -51,6 +51,22 @@ pub enum Event {
         request_seq: u64,
         work_units: u64,
     },
+    /// A slice of a snapshot read ran (see [`crate::snapshot_read`]): the
+    /// CPU was busy for `work_units` and produced `reply_bytes` of the
+    /// reply of `client`'s request `request_seq`, which executed (and was
+    /// recorded as [`Event::Executed`]) when the read opened. The reply
+    /// leaves with the last slice.
+    ReplySlice {
+        client: ClientId,
+        request_seq: u64,
+        work_units: u64,
+        reply_bytes: u64,
+        /// Elements the slice visited or emitted (at most
+        /// [`crate::Config::snapshot_slice_elements`]).
+        elements: u64,
+        /// The read's last slice: the reply is now in the output.
+        last: bool,
+    },
     /// Stop the server (SHUTDOWN, only when `Config::shutdown_command`):
     /// the host stops accepting, closes every connection and exits. The
     /// client that asked gets no reply, as in Redis.

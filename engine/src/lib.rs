@@ -41,6 +41,7 @@ pub mod resp;
 pub mod scripting;
 pub(crate) mod server;
 pub mod sizes;
+pub mod snapshot_read;
 pub(crate) mod stats;
 pub(crate) mod stats_table;
 pub mod stopwatch;

@@ -47,6 +47,9 @@ pub struct Server {
     /// The request of the script suspended between slices (see
     /// [`crate::pipeline::SuspendedEval`]).
     pub suspended_eval: Option<Box<crate::pipeline::SuspendedEval>>,
+    /// The snapshot read being produced in slices, if any (see
+    /// [`crate::snapshot_read`]).
+    pub snapshot_read: Option<Box<crate::snapshot_read::SnapshotRead>>,
     /// `maxmemory` eviction (see [`crate::evict`]).
     pub evict: crate::evict::EvictState,
     /// CLIENT PAUSE and DEBUG SLEEP (see [`crate::pause`]).

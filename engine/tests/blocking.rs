@@ -106,7 +106,8 @@ impl World {
                 | Event::Stall { .. }
                 | Event::Log { .. }
                 | Event::KeyRemoved(_)
-                | Event::ScriptSlice { .. } => {}
+                | Event::ScriptSlice { .. }
+                | Event::ReplySlice { .. } => {}
                 Event::ConnectPrimary { .. } | Event::SyncLoaded { .. } => {
                     unreachable!("no REPLICAOF here")
                 }

@@ -191,6 +191,7 @@ impl Run {
                 | Event::Log { .. }
                 | Event::KeyRemoved(_)
                 | Event::ScriptSlice { .. }
+                | Event::ReplySlice { .. }
                 // No network: a link to a primary never comes up.
                 | Event::ConnectPrimary { .. }
                 | Event::SyncLoaded { .. } => {}

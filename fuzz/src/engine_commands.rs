@@ -725,6 +725,7 @@ fn drain(
             | Event::Log { .. }
             | Event::KeyRemoved(_)
             | Event::ScriptSlice { .. }
+            | Event::ReplySlice { .. }
                 // No network: a link to a primary never comes up.
                 | Event::ConnectPrimary { .. }
                 | Event::SyncLoaded { .. } => {}

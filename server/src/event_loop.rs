@@ -246,7 +246,10 @@ impl Host {
                 }
                 // The host resumes a suspended script through the
                 // deadline (`poll_timeout` is then due at once).
-                Event::Executed(_) | Event::KeyRemoved(_) | Event::ScriptSlice { .. } => {}
+                Event::Executed(_)
+                | Event::KeyRemoved(_)
+                | Event::ScriptSlice { .. }
+                | Event::ReplySlice { .. } => {}
                 Event::Stall { duration_ns } => {
                     // DEBUG SLEEP: like Redis, the one command thread serves
                     // nobody for that long; this input's replies go out after.
@@ -736,12 +739,13 @@ async fn run_timer(host: Rc<Host>) {
             engine.handle_timeout(host.clock.now());
             host.timer_deadline_ns.set(engine.poll_timeout());
             host.drain(&mut engine, None);
-            engine.script_running()
+            engine.script_running() || engine.snapshot_read_running()
         };
         armed_ns = host.timer_deadline_ns.get();
         sleep.as_mut().reset(host.clock.instant_at(armed_ns));
         if script_running {
-            // The script's next slice is due at once; the connection tasks
+            // The script's (or the snapshot read's) next slice is due at
+            // once; the connection tasks
             // run first, so that other clients are read (and answered
             // -BUSY past the threshold) between slices, as Redis's
             // processEventsWhileBlocked reads them.

@@ -118,6 +118,36 @@ pub struct History {
     /// Scripts that ran in several slices (see [`ScriptRun`]), in start
     /// order.
     pub script_runs: Vec<ScriptRun>,
+    /// Slices of snapshot reads (see [`ReplySlice`]), in time order.
+    pub reply_slices: Vec<ReplySlice>,
+    /// Connections read after a snapshot read's slice ran while their
+    /// input waited (see [`SliceWait`]).
+    pub slice_waits: Vec<SliceWait>,
+}
+
+/// A connection's input that waited while a snapshot read's slice ran:
+/// ready (readable at the server) at `ready_ns`, read at `read_ns`.
+#[derive(Clone, Debug)]
+pub struct SliceWait {
+    pub conn: ConnId,
+    pub ready_ns: TimeNs,
+    pub read_ns: TimeNs,
+}
+
+/// A slice of a snapshot read (the engine's `Event::ReplySlice`): its
+/// command executed, and was recorded, when the read opened; slices
+/// produce its reply while other clients' commands run between them.
+#[derive(Clone, Debug)]
+pub struct ReplySlice {
+    pub conn: ConnId,
+    pub seq_in_conn: u64,
+    pub start_ns: TimeNs,
+    pub end_ns: TimeNs,
+    pub work_units: u64,
+    /// Elements it visited or emitted.
+    pub elements: u64,
+    /// The read's last slice.
+    pub last: bool,
 }
 
 /// A key that left the keyspace without a command asking for it (the

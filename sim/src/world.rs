@@ -162,6 +162,8 @@ struct ConnState {
     /// offset in the stream, index on the connection). Their hand-over is
     /// recorded in `History::received` for the blocking checker.
     up_watched: VecDeque<(u64, u64)>,
+    /// When it last joined `ready` (for the snapshot-slices checker).
+    ready_since_ns: u64,
 }
 
 /// Counters for the summary.
@@ -213,6 +215,13 @@ pub struct World {
     /// reaches the engine between slices (buffered before the busy
     /// threshold, answered in busy mode after it).
     slice_turn_last: bool,
+    /// Connections still to read before a snapshot read's next slice: as
+    /// Redis's event loop serves every ready connection between two timer
+    /// events, the connections ready when a slice ends are all read before
+    /// the next slice runs.
+    snapshot_reads_left: usize,
+    /// The last CPU turn ran a snapshot read's slice.
+    snapshot_slice_last: bool,
     /// Work of the suspended script's slices charged so far, by its
     /// (client, request): its EVAL's record carries it again.
     script_slices_charged: Option<(u64, u64, u64)>,
@@ -243,6 +252,13 @@ pub struct World {
     pub stats: WorldStats,
 }
 
+/// Elements a snapshot read's slice produces in the run of `seed`: 4 to
+/// 64, drawn per seed, so that the workloads' collections (tens to
+/// hundreds of elements) are read in slices too.
+pub fn snapshot_slice_elements(seed: u64) -> usize {
+    4 << (stream_seed(seed, stream::ENGINE, 1) % 5)
+}
+
 impl World {
     pub fn new(
         seed: u64,
@@ -251,16 +267,30 @@ impl World {
         record_event_hashes: bool,
         print_trace: bool,
     ) -> World {
+        World::new_configured(seed, knobs, bug, (record_event_hashes, print_trace), |_| {})
+    }
+
+    /// [`World::new`], with `configure` given the engine's configuration
+    /// last (the latency report sets `snapshot-reads`).
+    pub fn new_configured(
+        seed: u64,
+        knobs: Knobs,
+        bug: Option<PlantedBug>,
+        (record_event_hashes, print_trace): (bool, bool),
+        configure: impl FnOnce(&mut Config),
+    ) -> World {
         let mut config = Config {
             seed: stream_seed(seed, stream::ENGINE, 0),
             record_executions: true,
             record_sizes: true,
             planted_bug: bug,
+            snapshot_slice_elements: snapshot_slice_elements(seed),
             ..Config::default()
         };
         // The hashes workload grows its keys past this threshold and back
         // (its fields are bounded well below Redis's default of 512).
         config.limits.hash_max_listpack_entries = SIM_HASH_MAX_LISTPACK_ENTRIES;
+        configure(&mut config);
         let persist = knobs.persist.clone().map(|persist_knobs| {
             persist_knobs.configure(&mut config);
             if persist_knobs.wants_aclfile(&knobs.workloads) {
@@ -316,6 +346,8 @@ impl World {
             cron_scheduled_ns: None,
             cron_due: false,
             slice_turn_last: false,
+            snapshot_reads_left: 0,
+            snapshot_slice_last: false,
             script_slices_charged: None,
             loop_turns_left: 0,
             bg_busy_until_ns: 0,

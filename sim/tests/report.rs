@@ -14,6 +14,7 @@ const SMALL: LatencyConfig = LatencyConfig {
     seed: 7,
     keys_count: 100_000,
     hash_fields_count: 150_000,
+    snapshot_reads: false,
 };
 
 fn row<'a>(report: &'a LatencyReport, prefix: &str) -> &'a Row {
@@ -72,6 +73,7 @@ fn same_seed_same_bytes_and_the_chart_is_written() {
         seed: 3,
         keys_count: 3_000,
         hash_fields_count: 2_000,
+        snapshot_reads: false,
     };
     let a = run_latency(&config).expect("the data checks out");
     let b = run_latency(&config).expect("the data checks out");
@@ -102,6 +104,7 @@ fn bad_sizes_are_refused() {
             seed: 0,
             keys_count,
             hash_fields_count,
+            snapshot_reads: false,
         };
         assert!(run_latency(&config).is_err());
     }

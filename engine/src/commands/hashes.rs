@@ -8,6 +8,7 @@
 
 use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup, WrongType};
 use crate::notify::{class, notify};
+use crate::snapshot_read::Shape;
 use crate::types::{Hash, Limits};
 use crate::util::parse_i64_strict;
 use crate::value::{Value, WRONGTYPE};
@@ -417,6 +418,14 @@ enum Part {
 /// HKEYS, HVALS and HGETALL: the whole hash in one reply, one unit of work
 /// per pair (the O(N) read that blocks every other client on a big hash).
 fn reply_whole_hash(ctx: &mut Ctx, key: &[u8], part: Part) {
+    let shape = match part {
+        Part::Fields => Shape::Fields,
+        Part::Values => Shape::Values,
+        Part::Both => Shape::Pairs,
+    };
+    if crate::snapshot_read::open_value(ctx, key, shape) {
+        return; // answered in slices, as of now
+    }
     let mut visited = 0u64;
     let (value, mut w) = ctx.lookup_read_and_writer(key);
     let hash = match value {

@@ -9,6 +9,7 @@
 
 use crate::cmd::{flags::*, CommandSpec, Ctx, Lookup, WrongType};
 use crate::notify::{class, notify};
+use crate::snapshot_read::Shape;
 use crate::types::{Limits, Set};
 use crate::value::{Value, WRONGTYPE};
 
@@ -141,7 +142,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         acl_categories: READ_SLOW,
         summary: "Get all the members in a set",
         complexity: "O(N) where N is the set cardinality.",
-        handler: Some(algebra::sinter),
+        handler: Some(smembers),
         tips: &["nondeterministic_output_order"],
         key_spec_flags: &["RO", "access"],
         ..SET
@@ -310,6 +311,15 @@ fn srem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 }
 
 /// SISMEMBER key member
+/// SMEMBERS: SINTER of one set, or, for a big set with `snapshot-reads`,
+/// a point-in-time read answered in slices (see [`crate::snapshot_read`]).
+fn smembers(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
+    if crate::snapshot_read::open_value(ctx, &args[1], Shape::Members) {
+        return; // answered in slices, as of now
+    }
+    algebra::sinter(ctx, args);
+}
+
 fn sismember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     match set_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),

@@ -13,6 +13,9 @@ impl<V> Dict<V> {
     /// total and the slab's chunk layout. O(len + buckets); read-only.
     pub fn check_invariants(&self) {
         let len = self.len();
+        if let Some(snap) = &self.snapshot.0 {
+            snap.check(len);
+        }
         let rehashing = self.is_rehashing();
         assert_eq!(
             len,

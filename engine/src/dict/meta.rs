@@ -10,6 +10,7 @@ impl<V> Dict<V> {
         if self.is_empty() {
             return None;
         }
+        self.snapshot_before_change(key);
         self.rehash_step_if_rehashing();
         let index = self.find_key(key)?;
         let entry = self.entries.get_mut(index);

@@ -99,6 +99,21 @@ impl<V> Slab<V> {
         }
     }
 
+    /// Exchanges the entries at `a` and `b` (links are the caller's).
+    pub(super) fn swap(&mut self, a: u32, b: u32) {
+        let (ca, ia) = ((a >> CHUNK_SHIFT) as usize, (a & CHUNK_MASK) as usize);
+        let (cb, ib) = ((b >> CHUNK_SHIFT) as usize, (b & CHUNK_MASK) as usize);
+        if ca == cb {
+            self.chunks[ca].swap(ia, ib);
+        } else {
+            let (low, high) = (ca.min(cb), ca.max(cb));
+            let (left, right) = self.chunks.split_at_mut(high);
+            let (x, y) = (&mut left[low], &mut right[0]);
+            let (xi, yi) = if ca < cb { (ia, ib) } else { (ib, ia) };
+            mem::swap(&mut x[xi], &mut y[yi]);
+        }
+    }
+
     pub(super) fn capacity(&self) -> usize {
         self.chunks.iter().map(Vec::capacity).sum()
     }

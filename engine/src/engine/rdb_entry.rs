@@ -106,6 +106,8 @@ impl Engine {
             .functions
             .load_from_rdb(report.functions.clone())
             .map_err(|e| LoadError::function_library(report.consumed_bytes, e))?;
+        // An open snapshot read's data is about to go: it ends first.
+        self.finish_snapshot_read_now(now);
         self.server.keyspace = keyspace;
         Ok(report)
     }

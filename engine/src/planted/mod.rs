@@ -36,6 +36,7 @@
 //! | a script's `redis.call` is checked | `redis.call` | acl-script-bypass (`acl.rs`) |
 //! | a partial resync serves the backlog | PSYNC | psync-skips-boundary-command (`repl.rs`) |
 //! | WAIT counts acks | WAIT, a replica's ack | wait-counts-unacked (`repl.rs`) |
+//! | a snapshot read produces a slice | `Engine::snapshot_turn` | snapshot-skips-saved |
 //! | a replica meets an expired key | the cron, `Ctx::replica_keeps_expired` | replica-self-expiry (`repl.rs`) |
 //!
 //! The expiry clock is the one seam on the lookup path: it subtracts a lag
@@ -151,6 +152,10 @@ pub enum PlantedBug {
     /// A replica deletes expired keys by itself (in its cron and on
     /// access) instead of leaving expiry to its primary's DEL.
     ReplicaSelfExpiry,
+    /// A snapshot read (KEYS, SMEMBERS, HGETALL... produced in slices)
+    /// drops its side list: the entries writers removed or changed before
+    /// the read got to them are missing from the reply.
+    SnapshotSkipsSaved,
 }
 
 impl PlantedBug {
@@ -179,6 +184,7 @@ impl PlantedBug {
         PlantedBug::PsyncSkipsBoundaryCommand,
         PlantedBug::WaitCountsUnacked,
         PlantedBug::ReplicaSelfExpiry,
+        PlantedBug::SnapshotSkipsSaved,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -208,6 +214,7 @@ impl PlantedBug {
             PlantedBug::PsyncSkipsBoundaryCommand => "psync-skips-boundary-command",
             PlantedBug::WaitCountsUnacked => "wait-counts-unacked",
             PlantedBug::ReplicaSelfExpiry => "replica-self-expiry",
+            PlantedBug::SnapshotSkipsSaved => "snapshot-skips-saved",
         }
     }
 
@@ -312,6 +319,13 @@ impl Hook {
         // Planted bug (PlantedBug::ExpiryOffByOneMs): a clock 1 ms behind
         // keeps a key alive through the millisecond it expires at.
         now.unix_ms().saturating_sub(self.expiry_lag_ms)
+    }
+
+    /// Seam "a snapshot read produces a slice": whether it drops the side
+    /// list of entries writers saved.
+    pub(crate) fn snapshot_skips_saved(&self) -> bool {
+        // Planted bug (PlantedBug::SnapshotSkipsSaved).
+        self.is(PlantedBug::SnapshotSkipsSaved)
     }
 
     /// Seam "EXEC checks its watched keys": the clock (unix ms) EXEC judges

@@ -40,6 +40,10 @@ pub struct TestHost {
     pub exits: Vec<i32>,
     /// Slices of long scripts run so far (see `Event::ScriptSlice`).
     pub script_slices: usize,
+    /// Slices of snapshot reads run so far (see `Event::ReplySlice`), and
+    /// the most work one of them did.
+    pub reply_slices: usize,
+    pub reply_slice_work_units_max: u64,
 }
 
 impl TestHost {
@@ -64,6 +68,8 @@ impl TestHost {
             disk,
             exits: Vec::new(),
             script_slices: 0,
+            reply_slices: 0,
+            reply_slice_work_units_max: 0,
         };
         host.drain();
         host
@@ -101,6 +107,11 @@ impl TestHost {
                 Event::Fork(fork) => self.disk.fork(&mut self.engine, self.now, &fork),
                 Event::Exit { status } => self.exits.push(status),
                 Event::ScriptSlice { .. } => self.script_slices += 1,
+                Event::ReplySlice { work_units, .. } => {
+                    self.reply_slices += 1;
+                    self.reply_slice_work_units_max =
+                        self.reply_slice_work_units_max.max(work_units);
+                }
                 // This host has no network: a link to a primary never
                 // comes up (the engine's own tests drive one by hand).
                 Event::ConnectPrimary { .. } | Event::SyncLoaded { .. } => {}

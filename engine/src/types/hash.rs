@@ -212,6 +212,15 @@ impl Hash {
         }
     }
 
+    /// The hash table, mutable, for a snapshot read's open and close (see
+    /// [`crate::snapshot_read`]); fields go through the hash's own methods.
+    pub(crate) fn dict_mut(&mut self) -> Option<&mut Dict<Box<[u8]>>> {
+        match &mut self.encoding {
+            Encoding::Listpack(_) => None,
+            Encoding::Table(t) => Some(&mut t.dict),
+        }
+    }
+
     /// The hash table, when the hash is one (for HSCAN's cursor).
     pub fn dict(&self) -> Option<&Dict<Box<[u8]>>> {
         match &self.encoding {

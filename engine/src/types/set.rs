@@ -190,6 +190,15 @@ impl Set {
         }
     }
 
+    /// The hash table, mutable, for a snapshot read's open and close (see
+    /// [`crate::snapshot_read`]); members go through the set's own methods.
+    pub(crate) fn dict_mut(&mut self) -> Option<&mut Dict<()>> {
+        match &mut self.encoding {
+            Encoding::Intset(_) => None,
+            Encoding::Table(d) => Some(d),
+        }
+    }
+
     /// One uniformly drawn member, None when empty. O(1).
     pub fn random_member(&self, rng: &mut dyn RngCore) -> Option<Member<'_>> {
         if self.is_empty() {

@@ -899,6 +899,7 @@ pub fn inputs() -> Vec<Input> {
                 "a polynomial matcher's steps grow linearly in the pattern for each parameter name",
             ),
         db("config|set", "CONFIG SET maxmemory 0"),
+        db("config|set", "CONFIG SET snapshot-reads no"),
         db("config|resetstat", "CONFIG RESETSTAT"),
         db("config|rewrite", "CONFIG REWRITE")
             .error_ok("no config file in process (Redis's answer)"),

@@ -26,6 +26,7 @@ pub mod no_freeze;
 pub mod persistence;
 pub mod pop_model;
 pub mod scan;
+pub mod snapshot_slices;
 pub mod streams;
 pub mod tracking;
 pub mod transfer;
@@ -118,5 +119,6 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(tracking::TrackingCheck),
         Box::new(notify::NotifyEvents),
         Box::new(access::AccessCheck),
+        Box::new(snapshot_slices::SnapshotSlices),
     ]
 }

@@ -379,6 +379,8 @@ mod tests {
             thread_busy_spans: Vec::new(),
             key_removals: Vec::new(),
             script_runs: Vec::new(),
+            reply_slices: Vec::new(),
+            slice_waits: Vec::new(),
         }
     }
 

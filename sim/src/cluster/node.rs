@@ -195,6 +195,11 @@ impl Node {
                 Event::ScriptSlice { work_units, .. } => {
                     d.cost_ns += cost.command_ns(work_units, 0)
                 }
+                Event::ReplySlice {
+                    work_units,
+                    reply_bytes,
+                    ..
+                } => d.cost_ns += cost.command_ns(work_units, reply_bytes),
                 other => super::contract::host_event(other, &mut d, cost),
             }
         }

@@ -44,6 +44,7 @@ impl ReportCommand {
                     seed: *seed,
                     keys_count: *keys,
                     hash_fields_count: *hash_fields,
+                    snapshot_reads: false,
                 };
                 let report = run_latency(&config)?;
                 print!("{}", report.text());

@@ -48,6 +48,9 @@ pub struct LatencyConfig {
     pub seed: u64,
     pub keys_count: u64,
     pub hash_fields_count: u64,
+    /// The engine's `snapshot-reads`: off reproduces Redis (KEYS stalls
+    /// everyone); on, KEYS answers in slices.
+    pub snapshot_reads: bool,
 }
 
 impl Default for LatencyConfig {
@@ -56,6 +59,7 @@ impl Default for LatencyConfig {
             seed: 0,
             keys_count: KEYS_COUNT_DEFAULT,
             hash_fields_count: HASH_FIELDS_COUNT_DEFAULT,
+            snapshot_reads: false,
         }
     }
 }
@@ -116,7 +120,11 @@ pub fn run_latency(config: &LatencyConfig) -> Result<LatencyReport, String> {
     };
     let mut knobs = Knobs::draw(config.seed, &overrides);
     knobs.net = loopback_net();
-    let mut world = World::new(config.seed, knobs, None, false, false);
+    let snapshot_reads = config.snapshot_reads;
+    let mut world = World::new_configured(config.seed, knobs, None, (false, false), |c| {
+        c.snapshot_reads = snapshot_reads;
+        c.snapshot_slice_elements = seedkv_engine::snapshot_read::SLICE_ELEMENTS;
+    });
     let (operator, done) = Operator::new(config.keys_count, config.hash_fields_count);
     world.set_workload(OPERATOR, Box::new(operator));
     world.set_workload(PROBER, Box::new(Prober::new(done)));

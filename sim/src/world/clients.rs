@@ -160,6 +160,7 @@ impl World {
             up_sent_bytes: 0,
             up_read_bytes: 0,
             up_watched: VecDeque::new(),
+            ready_since_ns: 0,
         });
         self.history.conns.push(Conn {
             conn: id.0,

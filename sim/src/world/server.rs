@@ -19,6 +19,7 @@ impl World {
         if !cs.up.readable().is_empty() {
             if !cs.in_ready {
                 cs.in_ready = true;
+                cs.ready_since_ns = now;
                 self.ready.push_back(slot);
             }
             self.cpu_start();
@@ -51,11 +52,17 @@ impl World {
             return;
         }
         let now = self.now();
-        let read_first = self.slice_turn_last && !self.ready.is_empty();
+        if std::mem::take(&mut self.snapshot_slice_last) {
+            self.snapshot_reads_left = self.ready.len();
+        }
+        let read_first =
+            (self.slice_turn_last || self.snapshot_reads_left > 0) && !self.ready.is_empty();
         self.slice_turn_last = false;
         if self.cron_due && !read_first {
             self.cron_due = false;
+            self.snapshot_reads_left = 0;
             self.slice_turn_last = self.engine.script_running();
+            self.snapshot_slice_last = self.engine.snapshot_read_running();
             self.engine.handle_timeout(now);
             // Blocked commands that time out execute in this turn.
             let cost_ns = self.drain_engine(Some(self.now_ns));
@@ -91,6 +98,21 @@ impl World {
             let executions_before = self.history.executions.len();
             let received_before = self.history.received.len();
             self.loop_turns_left = self.loop_turns_left.saturating_sub(1);
+            self.snapshot_reads_left = self.snapshot_reads_left.saturating_sub(1);
+            if self
+                .history
+                .reply_slices
+                .last()
+                .is_some_and(|s| s.end_ns >= cs.ready_since_ns)
+            {
+                // A slice ran while this input waited: how many, the
+                // snapshot-slices checker counts.
+                self.history.slice_waits.push(crate::history::SliceWait {
+                    conn: cs.id.0,
+                    ready_ns: cs.ready_since_ns,
+                    read_ns: self.now_ns,
+                });
+            }
             self.engine.handle_input(now, cs.id, &readable[..n]);
             cs.up.consume(n);
             cs.up_read_bytes += n as u64;
@@ -110,6 +132,7 @@ impl World {
             let received_in_turn = received_before..self.history.received.len();
             if !cs.up.readable().is_empty() {
                 cs.in_ready = true;
+                cs.ready_since_ns = self.now_ns;
                 self.ready.push_back(slot);
             }
             let mut cost_ns = self.cost.read_ns(n as u64);
@@ -224,6 +247,38 @@ impl World {
                         }
                     };
                     self.script_slices_charged = Some((key.0, key.1, before + work_units));
+                }
+                Event::ReplySlice {
+                    client,
+                    request_seq,
+                    work_units,
+                    reply_bytes,
+                    elements,
+                    last,
+                } => {
+                    // A slice of a snapshot read: the command executed
+                    // (and was recorded) when the read opened; the CPU
+                    // now produces part of its reply. Its span is the
+                    // command thread's, as a script slice's.
+                    let ns = self.cost.command_ns(work_units, reply_bytes);
+                    let start_ns = turn_start_ns.unwrap_or(self.now_ns) + cost_ns;
+                    if turn_start_ns.is_some() {
+                        self.history
+                            .thread_busy_spans
+                            .push((start_ns, start_ns + ns));
+                    }
+                    cost_ns += ns;
+                    self.trace
+                        .word(0x511ce ^ client.0 ^ request_seq << 20 ^ work_units << 40);
+                    self.history.reply_slices.push(crate::history::ReplySlice {
+                        conn: client.0,
+                        seq_in_conn: request_seq,
+                        start_ns,
+                        end_ns: start_ns + ns,
+                        work_units,
+                        elements,
+                        last,
+                    });
                 }
                 Event::Executed(e) => {
                     let charged_units = match self.script_slices_charged {

@@ -178,6 +178,17 @@ pub(super) static PARAMS: &[Param] = &[
             set: |c, v| c.lazyfree_lazy_user_del = v.as_bool(),
         },
     },
+    // seedkv's own: sliced point-in-time O(N) reads (crate::snapshot_read).
+    Param {
+        name: "snapshot-reads",
+        alias: None,
+        ty: YES_NO,
+        flags: 0,
+        store: Store::Field {
+            get: |c| yes_no(c.snapshot_reads).into(),
+            set: |c, v| c.snapshot_reads = v.as_bool(),
+        },
+    },
     Param {
         name: "lazyfree-lazy-user-flush",
         alias: None,

@@ -1,0 +1,299 @@
+//! Snapshot reads (`snapshot-reads yes`): KEYS, SMEMBERS, HGETALL, HKEYS
+//! and HVALS over a big collection execute at once, answer in bounded
+//! slices, and the answer is the collection at the execution point
+//! whatever other clients write between the slices.
+//!
+//! The truth to compare with: a second client runs the same command right
+//! after the read opened. One read is open at a time, so the second one
+//! runs whole, at once, at the same point of the history (nothing ran in
+//! between).
+
+use std::collections::BTreeMap;
+
+use seedkv_engine::resp::Frame;
+use seedkv_engine::testing::{bulk, int, simple, TestHost};
+use seedkv_engine::{ClientId, Config, PlantedBug};
+
+const SLICE_ELEMENTS: usize = 16;
+
+fn host(bug: Option<PlantedBug>) -> TestHost {
+    let mut h = TestHost::new(Config {
+        record_executions: true,
+        snapshot_slice_elements: SLICE_ELEMENTS,
+        planted_bug: bug,
+        ..Config::default()
+    });
+    h.forbid_flush_first_closes = true;
+    h
+}
+
+/// SplitMix64: the test's own seeded draws.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+/// A reply as an order-free multiset of its elements (pairs for a map).
+fn canonical(frame: &Frame) -> BTreeMap<String, usize> {
+    let items: Vec<String> = match frame {
+        Frame::Array(items) | Frame::Set(items) => items.iter().map(|f| format!("{f:?}")).collect(),
+        Frame::Map(pairs) => pairs.iter().map(|p| format!("{p:?}")).collect(),
+        other => vec![format!("{other:?}")],
+    };
+    let mut counts = BTreeMap::new();
+    for item in items {
+        *counts.entry(item).or_insert(0) += 1;
+    }
+    counts
+}
+
+fn fill(h: &mut TestHost, c: ClientId, n: usize) {
+    // Small enough for a hashtable at the sizes here.
+    h.cmd(c, &["CONFIG", "SET", "hash-max-listpack-entries", "32"]);
+    for i in 0..n {
+        let (k, f, m) = (format!("k:{i}"), format!("f:{i}"), format!("m:{i}"));
+        h.cmd(c, &["SET", &k, "v"]);
+        h.cmd(c, &["HSET", "big:h", &f, &format!("val{i}")]);
+        h.cmd(c, &["SADD", "big:s", &m]);
+        if i % 7 == 0 {
+            h.cmd(c, &["PEXPIRE", &k, "100000"]);
+        }
+    }
+}
+
+/// One random write by `w` between slices.
+fn write(h: &mut TestHost, w: ClientId, rng: &mut Rng, n: u64) {
+    let i = rng.below(n + n / 4);
+    let (k, f, m) = (format!("k:{i}"), format!("f:{i}"), format!("m:{i}"));
+    let args: Vec<String> = match rng.below(16) {
+        0 => vec!["DEL".into(), k],
+        1 => vec!["SET".into(), k, "new".into()],
+        2 => vec!["PEXPIRE".into(), k, "1".into()],
+        3 => vec!["PERSIST".into(), k],
+        4 => vec!["HSET".into(), "big:h".into(), f, "changed".into()],
+        5 => vec!["HDEL".into(), "big:h".into(), f],
+        6 => vec!["HINCRBY".into(), "big:h".into(), f, "1".into()],
+        7 => vec!["SREM".into(), "big:s".into(), m],
+        8 => vec!["SADD".into(), "big:s".into(), m],
+        9 => vec!["SPOP".into(), "big:s".into()],
+        10 => vec!["UNLINK".into(), k],
+        11 => vec![
+            "HSET".into(),
+            "big:h".into(),
+            format!("new:{i}"),
+            "x".into(),
+        ],
+        12 if rng.below(8) == 0 => vec!["DEL".into(), "big:h".into()],
+        13 if rng.below(8) == 0 => vec!["RENAME".into(), "big:s".into(), "other".into()],
+        14 if rng.below(20) == 0 => vec!["FLUSHALL".into()],
+        15 if rng.below(10) == 0 => vec!["SWAPDB".into(), "0".into(), "1".into()],
+        _ => vec!["SET".into(), format!("fresh:{i}"), "x".into()],
+    };
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    h.call(w, &args);
+}
+
+/// Opens `command` on a reader, takes the truth on a second client, runs
+/// `writes` random writes between slices, and returns (sliced, truth).
+fn race(h: &mut TestHost, command: &[&str], seed: u64, writes: usize) -> (Frame, Frame) {
+    let n = 300;
+    let (r, q, w) = (h.connect(), h.connect(), h.connect());
+    fill(h, w, n);
+    h.advance_ms(2); // PEXPIRE 1 must expire within the run
+    h.send(r, command);
+    assert!(
+        h.engine.snapshot_read_running(),
+        "{command:?} opened a read"
+    );
+    assert_eq!(h.frames(r), vec![], "no reply before the last slice");
+    let truth = h.cmd(q, command);
+    let mut rng = Rng(seed);
+    for _ in 0..writes {
+        write(h, w, &mut rng, n as u64);
+        if rng.below(3) == 0 {
+            h.advance_ms(1);
+        }
+        h.run_slices(1);
+    }
+    for _ in 0..10 * n {
+        if !h.engine.snapshot_read_running() {
+            break;
+        }
+        h.run_slices(1);
+    }
+    assert!(!h.engine.snapshot_read_running(), "the read ended");
+    let mut frames = h.frames(r);
+    assert_eq!(frames.len(), 1, "one reply: {frames:?}");
+    assert!(h.engine.check_invariants() > 0);
+    (frames.remove(0), truth)
+}
+
+const COMMANDS: &[&[&str]] = &[
+    &["KEYS", "*"],
+    &["KEYS", "k:1*"],
+    &["SMEMBERS", "big:s"],
+    &["HGETALL", "big:h"],
+    &["HKEYS", "big:h"],
+    &["HVALS", "big:h"],
+];
+
+#[test]
+fn a_sliced_read_is_the_collection_at_its_execution_point() {
+    for seed in 0..12 {
+        for command in COMMANDS {
+            let mut h = host(None);
+            let (sliced, truth) = race(&mut h, command, seed, 120);
+            assert_eq!(
+                canonical(&sliced),
+                canonical(&truth),
+                "seed {seed} {command:?}"
+            );
+            assert!(h.reply_slices > 1, "{command:?} ran in slices");
+            // A slice visits at most its budget (KEYS's glob steps besides).
+            if command[1] == "*" || command[0] != "KEYS" {
+                assert!(h.reply_slice_work_units_max <= SLICE_ELEMENTS as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_planted_side_list_skip_is_caught() {
+    let mut caught = 0;
+    for seed in 0..12 {
+        let mut h = host(Some(PlantedBug::SnapshotSkipsSaved));
+        let (sliced, truth) = race(&mut h, &["HGETALL", "big:h"], seed, 120);
+        caught += usize::from(canonical(&sliced) != canonical(&truth));
+    }
+    assert!(caught > 0, "the comparison finds the dropped side list");
+}
+
+#[test]
+fn other_clients_are_served_between_slices_and_the_readers_pipeline_waits() {
+    let mut h = host(None);
+    let (r, o) = (h.connect(), h.connect());
+    fill(&mut h, o, 100);
+    h.pipeline(r, &[&["KEYS", "*"], &["PING"]]);
+    assert!(h.engine.snapshot_read_running());
+    assert_eq!(h.engine.poll_timeout(), 0, "the next slice is due at once");
+    assert_eq!(h.frames(r), vec![], "PING waits behind KEYS");
+    assert_eq!(
+        h.cmd(o, &["PING"]),
+        simple("PONG"),
+        "others are served at once"
+    );
+    assert_eq!(h.cmd(o, &["DEL", "k:3"]), int(1));
+    while h.engine.snapshot_read_running() {
+        h.run_slices(1);
+    }
+    let frames = h.frames(r);
+    assert_eq!(frames.len(), 2);
+    let Frame::Array(keys) = &frames[0] else {
+        panic!("{frames:?}")
+    };
+    assert_eq!(keys.len(), 102, "k:0..99, big:h, big:s as of KEYS");
+    assert!(
+        keys.contains(&bulk("k:3")),
+        "deleted after the execution point"
+    );
+    assert_eq!(frames[1], simple("PONG"));
+}
+
+#[test]
+fn a_reader_that_disconnects_drops_its_read() {
+    let mut h = host(None);
+    let (r, o) = (h.connect(), h.connect());
+    fill(&mut h, o, 100);
+    h.send(r, &["HGETALL", "big:h"]);
+    h.run_slices(2);
+    assert!(h.engine.snapshot_read_running());
+    h.engine.disconnect(h.now, r);
+    assert!(!h.engine.snapshot_read_running());
+    h.engine.check_invariants();
+    // The hash is readable and writable as ever, and a new read opens.
+    assert_eq!(h.cmd(o, &["HDEL", "big:h", "f:1"]), int(1));
+    h.send(o, &["HKEYS", "big:h"]);
+    assert!(h.engine.snapshot_read_running());
+}
+
+#[test]
+fn inside_multi_a_script_or_with_the_switch_off_it_runs_whole() {
+    let mut h = host(None);
+    let c = h.connect();
+    fill(&mut h, c, 100);
+    h.cmd(c, &["MULTI"]);
+    h.cmd(c, &["KEYS", "*"]);
+    let exec = h.cmd(c, &["EXEC"]);
+    assert!(!h.engine.snapshot_read_running());
+    assert!(matches!(&exec, Frame::Array(r) if matches!(&r[0], Frame::Array(k) if k.len() == 102)));
+    let eval = h.cmd(
+        c,
+        &[
+            "EVAL",
+            "return #redis.call('SMEMBERS', KEYS[1])",
+            "1",
+            "big:s",
+        ],
+    );
+    assert_eq!(eval, int(100));
+    assert_eq!(
+        h.cmd(c, &["CONFIG", "SET", "snapshot-reads", "no"]),
+        simple("OK")
+    );
+    assert!(matches!(h.cmd(c, &["HGETALL", "big:h"]), Frame::Array(p) if p.len() == 200));
+    assert_eq!(
+        h.cmd(c, &["CONFIG", "GET", "snapshot-reads"]),
+        Frame::Array(vec![bulk("snapshot-reads"), bulk("no")])
+    );
+}
+
+#[test]
+fn resp3_gets_a_map_and_a_set() {
+    let mut h = host(None);
+    let c = h.connect();
+    fill(&mut h, c, 50);
+    h.call(c, &["HELLO", "3"]);
+    h.send(c, &["HGETALL", "big:h"]);
+    assert!(h.engine.snapshot_read_running());
+    while h.engine.snapshot_read_running() {
+        h.run_slices(1);
+    }
+    assert!(matches!(&h.frames(c)[..], [Frame::Map(p)] if p.len() == 50));
+    h.send(c, &["SMEMBERS", "big:s"]);
+    while h.engine.snapshot_read_running() {
+        h.run_slices(1);
+    }
+    assert!(matches!(&h.frames(c)[..], [Frame::Set(m)] if m.len() == 50));
+}
+
+#[test]
+fn a_staged_reply_over_the_hard_output_limit_closes_the_reader() {
+    let mut h = host(None);
+    let (r, o) = (h.connect(), h.connect());
+    fill(&mut h, o, 200);
+    h.cmd(
+        o,
+        &[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "normal 500 0 0",
+        ],
+    );
+    h.send(r, &["HVALS", "big:h"]);
+    for _ in 0..100 {
+        h.run_slices(1);
+    }
+    assert!(!h.engine.snapshot_read_running());
+    assert_eq!(
+        h.is_closed(r),
+        Some(seedkv_engine::CloseReason::OutputBufferLimit)
+    );
+}
