@@ -266,7 +266,11 @@ fn geodist(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Ok(None) => return ctx.null(),
         Ok(Some(z)) => z,
     };
-    let (Some(s1), Some(s2)) = (z.score(&args[2]), z.score(&args[3])) else {
+    // Two lookups, each a walk of a listpack.
+    let walk_units = 2 * z.walk_units();
+    let (s1, s2) = (z.score(&args[2]), z.score(&args[3]));
+    ctx.work(walk_units);
+    let (Some(s1), Some(s2)) = (s1, s2) else {
         return ctx.null();
     };
     let (a, b) = (geohash::decode_score(s1), geohash::decode_score(s2));
@@ -299,6 +303,8 @@ fn geohash_cmd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             Some(score) => w.bulk(&geohash::geohash_string(score)),
         }
     }
+    let walk_units = z.map_or(0, |z| z.walk_units());
+    ctx.work(members.len() as u64 * walk_units);
 }
 
 /// GEOPOS key [member ...]
@@ -309,6 +315,7 @@ fn geopos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let Ok(z) = as_zset(value) else {
         return w.error(WRONGTYPE);
     };
+    let walk_units = z.map_or(0, |z| z.walk_units());
     w.array_len(members.len());
     for member in members {
         match z.and_then(|z| z.score(member)) {
@@ -321,4 +328,5 @@ fn geopos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             }
         }
     }
+    ctx.work(members.len() as u64 * walk_units);
 }

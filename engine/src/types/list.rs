@@ -168,6 +168,11 @@ impl List {
 
     fn insert_node(&mut self, i: usize, node: Node) {
         debug_assert!(node.count() > 0);
+        // Most lists are one node: room for exactly one, not the four a
+        // VecDeque's first growth allocates (96 bytes of a small list).
+        if self.nodes.capacity() == 0 {
+            self.nodes.reserve_exact(1);
+        }
         self.node_bytes += node.capacity_bytes();
         self.nodes.insert(i, node);
     }

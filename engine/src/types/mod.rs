@@ -15,6 +15,7 @@ pub mod hll;
 pub mod list;
 pub mod set;
 pub mod stream;
+pub mod varint;
 pub mod zset;
 
 pub use hash::Hash;

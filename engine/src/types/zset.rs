@@ -2,10 +2,12 @@
 //!
 //! Two encodings, as in Redis 7.0 (`OBJECT ENCODING` names them):
 //!
-//! - `listpack`: a score-ordered vector of (score, member) while the set has
-//!   at most `zset-max-listpack-entries` members of at most
-//!   `zset-max-listpack-value` bytes. Lookups scan it, which is cheap at
-//!   that size and keeps small sets compact.
+//! - `listpack`: the elements packed in order into one byte buffer
+//!   ([`listpack`]) while the set has at most `zset-max-listpack-entries`
+//!   members of at most `zset-max-listpack-value` bytes. Lookups, ranks
+//!   and ranges walk it, which is cheap at that size and keeps small sets
+//!   as compact as Redis's; callers charge each walk as work
+//!   ([`ZSet::walk_units`]).
 //! - `skiplist`: a [`Dict`] from member to score (O(1) ZSCORE, ZSCAN's
 //!   cursor) plus a [`SkipList`] (O(log N) ranks and ranges). A set converts
 //!   once, when an add crosses a limit, and never back (except the results
@@ -21,22 +23,14 @@ use rand::{Rng, RngCore};
 use crate::dict::Dict;
 use crate::types::Limits;
 
+/// The packed buffer of the `listpack` encoding.
+pub mod listpack;
 /// The skiplist of the `skiplist` encoding.
 pub mod skiplist;
 
+use listpack::Listpack;
 pub use skiplist::{cmp_elements, RangeSpec};
 use skiplist::{NodeId, SkipList, NIL};
-
-/// Bytes of bookkeeping per listpack entry beyond the member itself (the
-/// score and the member's box).
-const LISTPACK_ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
-
-/// One element of the listpack encoding.
-#[derive(Clone, Debug, PartialEq)]
-struct Entry {
-    score: f64,
-    member: Box<[u8]>,
-}
 
 #[derive(Clone, Debug)]
 struct Big {
@@ -46,7 +40,7 @@ struct Big {
 
 #[derive(Clone, Debug)]
 enum Encoding {
-    Listpack(Vec<Entry>),
+    Listpack(Listpack),
     Skiplist(Box<Big>),
 }
 
@@ -56,8 +50,6 @@ pub struct ZSet {
     encoding: Encoding,
     /// Keys the dict's hash and the skiplist's levels when converting.
     seed: u64,
-    /// Member bytes held (listpack encoding; the skiplist counts its own).
-    member_bytes: usize,
 }
 
 impl Default for ZSet {
@@ -208,9 +200,8 @@ impl ZSet {
     /// keys the dict and the skiplist levels.
     pub fn new(seed: u64, skiplist: bool) -> ZSet {
         let mut z = ZSet {
-            encoding: Encoding::Listpack(Vec::new()),
+            encoding: Encoding::Listpack(Listpack::default()),
             seed,
-            member_bytes: 0,
         };
         if skiplist {
             z.convert_to_skiplist();
@@ -230,12 +221,10 @@ impl ZSet {
             && member_len_max <= limits.zset_max_listpack_value_bytes;
         let mut z = ZSet::new(seed, !small);
         match &mut z.encoding {
-            Encoding::Listpack(entries) => {
-                z.member_bytes = sorted.iter().map(|(m, _)| m.len()).sum();
-                entries.extend(sorted.into_iter().map(|(member, score)| Entry {
-                    score: listpack_score(score),
-                    member,
-                }));
+            Encoding::Listpack(lp) => {
+                for (member, score) in &sorted {
+                    lp.push(member, listpack_score(*score));
+                }
             }
             Encoding::Skiplist(big) => {
                 // Inserting from the highest down makes every insert stop at
@@ -251,7 +240,7 @@ impl ZSet {
 
     pub fn len(&self) -> usize {
         match &self.encoding {
-            Encoding::Listpack(entries) => entries.len(),
+            Encoding::Listpack(lp) => lp.len(),
             Encoding::Skiplist(big) => big.list.len(),
         }
     }
@@ -271,14 +260,23 @@ impl ZSet {
         self.len() as u64
     }
 
-    /// O(1) estimate of the heap bytes held: the vector and member bytes of
-    /// a listpack; the dict (which holds a copy of every member) plus the
-    /// skiplist arena otherwise.
+    /// The work units of one walk over a listpack (a lookup, a rank, a
+    /// range's bounds, an insert's position, a seek to a rank): what a
+    /// command charges per walk it asks for. Zero for the skiplist, whose
+    /// O(log N) searches the commands' own charges cover.
+    pub fn walk_units(&self) -> u64 {
+        match &self.encoding {
+            Encoding::Listpack(lp) => lp.walk_units(),
+            Encoding::Skiplist(_) => 0,
+        }
+    }
+
+    /// O(1) estimate of the heap bytes held: the listpack's buffer; the
+    /// dict (which holds a copy of every member) plus the skiplist arena
+    /// otherwise.
     pub fn size_bytes(&self) -> usize {
         match &self.encoding {
-            Encoding::Listpack(entries) => {
-                entries.capacity() * LISTPACK_ENTRY_BYTES + self.member_bytes
-            }
+            Encoding::Listpack(lp) => lp.capacity_bytes(),
             Encoding::Skiplist(big) => big.dict.memory_estimate_bytes() + big.list.size_bytes(),
         }
     }
@@ -286,10 +284,7 @@ impl ZSet {
     /// The member's score.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         match &self.encoding {
-            Encoding::Listpack(entries) => entries
-                .iter()
-                .find(|e| *e.member == *member)
-                .map(|e| e.score),
+            Encoding::Listpack(lp) => lp.find(member).map(|(_, e)| e.score),
             Encoding::Skiplist(big) => big.dict.get(member).copied(),
         }
     }
@@ -297,7 +292,7 @@ impl ZSet {
     /// The member's 0-based rank from the lowest.
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
         match &self.encoding {
-            Encoding::Listpack(entries) => entries.iter().position(|e| *e.member == *member),
+            Encoding::Listpack(lp) => lp.find(member).map(|(rank, _)| rank),
             Encoding::Skiplist(big) => {
                 let score = *big.dict.get(member)?;
                 let rank = big.list.rank(score, member);
@@ -307,28 +302,21 @@ impl ZSet {
         }
     }
 
-    /// The element at 0-based `rank` (which must be < len).
-    pub fn at_rank(&self, rank: usize) -> (&[u8], f64) {
-        debug_assert!(rank < self.len());
-        match &self.encoding {
-            Encoding::Listpack(entries) => (&entries[rank].member, entries[rank].score),
-            Encoding::Skiplist(big) => big.list.get(big.list.by_rank(rank + 1)),
-        }
+    /// A uniformly random element (the set must not be empty): one walk
+    /// over a listpack. See [`ZSet::sampler`] for many.
+    pub fn random_element(&self, rng: &mut dyn RngCore) -> (&[u8], f64) {
+        self.sampler().random_element(rng)
     }
 
-    /// A uniformly random element (the set must not be empty).
-    pub fn random_element(&self, rng: &mut dyn RngCore) -> (&[u8], f64) {
-        debug_assert!(!self.is_empty());
+    /// Random and by-rank access for many draws (ZRANDMEMBER with a
+    /// count): a listpack is walked once into an index (O(N), one walk's
+    /// units), then every draw is O(1) instead of a walk each.
+    pub fn sampler(&self) -> Sampler<'_> {
         match &self.encoding {
-            Encoding::Listpack(entries) => {
-                let e = &entries[rng.gen_range(0..entries.len() as u64) as usize];
-                (&e.member, e.score)
-            }
-            Encoding::Skiplist(big) => {
-                let member = big.dict.random_key(rng).unwrap_or_default();
-                let score = big.dict.get(member).copied().unwrap_or(0.0);
-                (member, score)
-            }
+            Encoding::Listpack(lp) => Sampler(Sample::Listpack(
+                lp.iter().map(|e| (e.member, e.score)).collect(),
+            )),
+            Encoding::Skiplist(big) => Sampler(Sample::Skiplist(big)),
         }
     }
 
@@ -366,71 +354,77 @@ impl ZSet {
                     return Ok(skipped);
                 }
                 let updated = new_score != current;
-                if updated {
-                    self.move_member(member, current, new_score);
-                }
+                let stored = match updated {
+                    true => self.move_member(member, current, new_score),
+                    false => current,
+                };
                 Ok(AddResult {
                     added: false,
                     updated,
                     skipped: false,
-                    score: self.score(member).unwrap_or(new_score),
+                    score: stored,
                 })
             }
             None if flags.xx => Ok(skipped),
             None => {
-                if let Encoding::Listpack(entries) = &self.encoding {
-                    if entries.len() + 1 > limits.zset_max_listpack_entries
+                if let Encoding::Listpack(lp) = &self.encoding {
+                    if lp.len() + 1 > limits.zset_max_listpack_entries
                         || member.len() > limits.zset_max_listpack_value_bytes
                     {
                         self.convert_to_skiplist();
                     }
                 }
-                self.insert_new(member.into(), score);
+                let stored = self.insert_new(member, score);
                 Ok(AddResult {
                     added: true,
                     updated: false,
                     skipped: false,
-                    score: self.score(member).unwrap_or(score),
+                    score: stored,
                 })
             }
         }
     }
 
-    /// Inserts a member that is not in the set.
-    fn insert_new(&mut self, member: Box<[u8]>, score: f64) {
+    /// Inserts a member that is not in the set; returns the score as
+    /// stored (a listpack stores -0 as 0).
+    fn insert_new(&mut self, member: &[u8], score: f64) -> f64 {
         match &mut self.encoding {
-            Encoding::Listpack(entries) => {
+            Encoding::Listpack(lp) => {
                 let score = listpack_score(score);
-                let at = entries.partition_point(|e| {
-                    cmp_elements(e.score, &e.member, score, &member) == Ordering::Less
-                });
-                self.member_bytes += member.len();
-                entries.insert(at, Entry { score, member });
+                lp.insert(member, score);
+                score
             }
             Encoding::Skiplist(big) => {
+                let member: Box<[u8]> = member.into();
                 let previous = big.dict.insert(member.clone(), score);
                 debug_assert!(previous.is_none());
                 big.list.insert(score, member);
+                score
             }
         }
     }
 
-    /// Changes a present member's score from `current` to `new_score`.
-    fn move_member(&mut self, member: &[u8], current: f64, new_score: f64) {
+    /// Changes a present member's score from `current` to `new_score`;
+    /// returns the score as stored.
+    fn move_member(&mut self, member: &[u8], current: f64, new_score: f64) -> f64 {
         match &mut self.encoding {
-            Encoding::Listpack(entries) => {
-                let Some(at) = entries.iter().position(|e| *e.member == *member) else {
-                    return;
+            Encoding::Listpack(lp) => {
+                let Some((_, e)) = lp.find(member) else {
+                    debug_assert!(false, "move_member of a member not held");
+                    return current;
                 };
-                let entry = entries.remove(at);
-                self.member_bytes -= entry.member.len();
-                self.insert_new(entry.member, new_score);
+                let (start, end) = (e.start, e.end);
+                lp.remove_bytes(start, end, 1);
+                let score = listpack_score(new_score);
+                lp.insert(member, score);
+                score
             }
             Encoding::Skiplist(big) => {
                 big.list.update_score(current, member, new_score);
                 if let Some(s) = big.dict.get_mut(member) {
                     *s = new_score;
                 }
+                new_score
             }
         }
     }
@@ -438,12 +432,12 @@ impl ZSet {
     /// Removes a member; returns whether it was there.
     pub fn remove(&mut self, member: &[u8]) -> bool {
         match &mut self.encoding {
-            Encoding::Listpack(entries) => {
-                let Some(at) = entries.iter().position(|e| *e.member == *member) else {
+            Encoding::Listpack(lp) => {
+                let Some((_, e)) = lp.find(member) else {
                     return false;
                 };
-                let entry = entries.remove(at);
-                self.member_bytes -= entry.member.len();
+                let (start, end) = (e.start, e.end);
+                lp.remove_bytes(start, end, 1);
                 true
             }
             Encoding::Skiplist(big) => match big.dict.remove(member) {
@@ -460,19 +454,22 @@ impl ZSet {
     /// Moves every element into a dict and a skiplist (also used by SORT,
     /// which converts a sorted set it sorts, as Redis's `zsetConvert` does).
     pub fn convert_to_skiplist(&mut self) {
-        let Encoding::Listpack(entries) = &mut self.encoding else {
+        let Encoding::Listpack(lp) = &self.encoding else {
             return;
         };
-        let entries = std::mem::take(entries);
         let mut big = Box::new(Big {
             dict: Dict::new(self.seed),
             list: SkipList::new(self.seed.rotate_left(32) ^ 0x5A5A_5A5A),
         });
-        for e in entries.into_iter().rev() {
-            big.dict.insert(e.member.clone(), e.score);
-            big.list.insert(e.score, e.member);
+        // From the highest down, so that every skiplist insert stops at the
+        // header (the order the levels are drawn in is part of the seed's
+        // outcome, so it stays what it was).
+        for offset in lp.offsets(0, lp.len()).into_iter().rev() {
+            let e = lp.element_at(offset as usize);
+            let member: Box<[u8]> = e.member.into();
+            big.dict.insert(member.clone(), e.score);
+            big.list.insert(e.score, member);
         }
-        self.member_bytes = 0;
         self.encoding = Encoding::Skiplist(big);
     }
 
@@ -485,26 +482,7 @@ impl ZSet {
     /// Redis's answer; the skiplist uses two O(log N) descents.
     pub fn range_ranks<R: RangeSpec>(&self, range: &R, reverse: bool) -> Option<(usize, usize)> {
         match &self.encoding {
-            Encoding::Listpack(entries) => {
-                let (first, last) = (entries.first()?, entries.last()?);
-                if range.is_empty()
-                    || !range.gte_min(last.score, &last.member)
-                    || !range.lte_max(first.score, &first.member)
-                {
-                    return None;
-                }
-                let gte = |e: &Entry| range.gte_min(e.score, &e.member);
-                let lte = |e: &Entry| range.lte_max(e.score, &e.member);
-                if !reverse {
-                    let lo = entries.iter().position(gte)?;
-                    let run = entries[lo..].iter().take_while(|e| lte(e)).count();
-                    (run > 0).then_some((lo, lo + run))
-                } else {
-                    let hi = entries.iter().rposition(lte)? + 1;
-                    let run = entries[..hi].iter().rev().take_while(|e| gte(e)).count();
-                    (run > 0).then_some((hi - run, hi))
-                }
-            }
+            Encoding::Listpack(lp) => listpack_range_ranks(lp, range, reverse),
             Encoding::Skiplist(big) => {
                 let (_, first) = big.list.first_in_range(range)?;
                 let (_, last) = big.list.last_in_range(range)?;
@@ -520,7 +498,8 @@ impl ZSet {
         let lo = lo.min(hi);
         let remaining = hi - lo;
         let cursor = match &self.encoding {
-            Encoding::Listpack(entries) => Cursor::Listpack(entries, if reverse { hi } else { lo }),
+            Encoding::Listpack(lp) if reverse => Cursor::ListpackBack(lp, lp.offsets(lo, hi)),
+            Encoding::Listpack(lp) => Cursor::Listpack(lp.iter_at(lo)),
             Encoding::Skiplist(big) => {
                 let start = if remaining == 0 {
                     NIL
@@ -553,11 +532,14 @@ impl ZSet {
             return;
         }
         match &mut self.encoding {
-            Encoding::Listpack(entries) => {
-                for e in entries.drain(lo..hi) {
-                    self.member_bytes -= e.member.len();
-                    removed(e.member, e.score);
+            Encoding::Listpack(lp) => {
+                let (mut start, mut end) = (None, 0);
+                for e in lp.iter_at(lo).take(hi - lo) {
+                    start.get_or_insert(e.start);
+                    end = e.end;
+                    removed(e.member.into(), e.score);
                 }
+                lp.remove_bytes(start.unwrap_or(end), end, hi - lo);
             }
             Encoding::Skiplist(big) => {
                 let dict = &mut big.dict;
@@ -582,16 +564,7 @@ impl ZSet {
     #[cfg(test)]
     pub fn check(&self) {
         match &self.encoding {
-            Encoding::Listpack(entries) => {
-                assert!(entries.windows(2).all(|w| cmp_elements(
-                    w[0].score,
-                    &w[0].member,
-                    w[1].score,
-                    &w[1].member
-                ) == Ordering::Less));
-                let bytes: usize = entries.iter().map(|e| e.member.len()).sum();
-                assert_eq!(bytes, self.member_bytes);
-            }
+            Encoding::Listpack(lp) => lp.check(),
             Encoding::Skiplist(big) => {
                 big.list.check();
                 assert_eq!(big.dict.len(), big.list.len());
@@ -603,9 +576,102 @@ impl ZSet {
     }
 }
 
+/// The ranks [`ZSet::range_ranks`] answers for a listpack, in one forward
+/// walk: Redis checks that the last element is at or past the start and
+/// the first at or before the end, then forwards scans from the first
+/// element at or past the start while at or before the end, or (reverse)
+/// backwards from the last element at or before the end while at or past
+/// the start. Without back links the reverse run is tracked going forwards:
+/// it starts after the last element before it that fails the start.
+fn listpack_range_ranks<R: RangeSpec>(
+    lp: &Listpack,
+    range: &R,
+    reverse: bool,
+) -> Option<(usize, usize)> {
+    if range.is_empty() {
+        return None;
+    }
+    let (mut first_lte, mut last_gte) = (false, false);
+    // Forward: the block found and whether it may still grow.
+    let (mut forward, mut forward_open) = (None, false);
+    // Reverse: where the current run of elements at or past the start
+    // began, and the block ending at the last element at or before the end.
+    let (mut gte_run_start, mut backward) = (0, None);
+    for (rank, e) in lp.iter().enumerate() {
+        let gte = range.gte_min(e.score, e.member);
+        let lte = range.lte_max(e.score, e.member);
+        if rank == 0 {
+            first_lte = lte;
+        }
+        last_gte = gte;
+        if reverse {
+            if !gte {
+                gte_run_start = rank + 1;
+            }
+            if lte {
+                backward = Some((gte_run_start, rank + 1));
+            }
+        } else if forward.is_none() {
+            if gte {
+                forward = Some((rank, rank + usize::from(lte)));
+                forward_open = lte;
+            }
+        } else if forward_open {
+            match (&mut forward, lte) {
+                (Some((_, hi)), true) => *hi = rank + 1,
+                _ => forward_open = false,
+            }
+        }
+    }
+    if !first_lte || !last_gte {
+        return None;
+    }
+    let (lo, hi) = if reverse { backward? } else { forward? };
+    (hi > lo).then_some((lo, hi))
+}
+
+/// Random and by-rank access over a set for many draws; see
+/// [`ZSet::sampler`].
+pub struct Sampler<'a>(Sample<'a>);
+
+enum Sample<'a> {
+    /// Every element of a listpack, in order.
+    Listpack(Vec<(&'a [u8], f64)>),
+    Skiplist(&'a Big),
+}
+
+impl<'a> Sampler<'a> {
+    /// A uniformly random element (the set must not be empty). A listpack
+    /// draws a rank, a skiplist a dict entry, as Redis does.
+    pub fn random_element(&self, rng: &mut dyn RngCore) -> (&'a [u8], f64) {
+        match &self.0 {
+            Sample::Listpack(elements) => {
+                debug_assert!(!elements.is_empty());
+                elements[rng.gen_range(0..elements.len() as u64) as usize]
+            }
+            Sample::Skiplist(big) => {
+                let member = big.dict.random_key(rng).unwrap_or_default();
+                let score = big.dict.get(member).copied().unwrap_or(0.0);
+                (member, score)
+            }
+        }
+    }
+
+    /// The element at 0-based `rank` (which must be < len).
+    pub fn at_rank(&self, rank: usize) -> (&'a [u8], f64) {
+        match &self.0 {
+            Sample::Listpack(elements) => elements[rank],
+            Sample::Skiplist(big) => big.list.get(big.list.by_rank(rank + 1)),
+        }
+    }
+}
+
 enum Cursor<'a> {
-    /// The entries and the next index (forward) or one past it (reverse).
-    Listpack(&'a [Entry], usize),
+    /// A forward walk over a listpack.
+    Listpack(listpack::Iter<'a>),
+    /// A backward walk: the offsets of the elements still to visit, the
+    /// next one last.
+    ListpackBack(&'a Listpack, Vec<u32>),
     Skiplist(&'a SkipList, NodeId),
 }
 
@@ -625,16 +691,11 @@ impl<'a> Iterator for ZIter<'a> {
         }
         self.remaining -= 1;
         match &mut self.cursor {
-            Cursor::Listpack(entries, at) => {
-                let entries: &'a [Entry] = entries;
-                let e = if self.reverse {
-                    *at -= 1;
-                    &entries[*at]
-                } else {
-                    *at += 1;
-                    &entries[*at - 1]
-                };
-                Some((&e.member, e.score))
+            Cursor::Listpack(iter) => iter.next().map(|e| (e.member, e.score)),
+            Cursor::ListpackBack(lp, offsets) => {
+                let lp: &'a Listpack = lp;
+                let e = lp.element_at(offsets.pop()? as usize);
+                Some((e.member, e.score))
             }
             Cursor::Skiplist(list, at) => {
                 let list: &'a SkipList = list;

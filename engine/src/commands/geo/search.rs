@@ -263,7 +263,8 @@ fn find(z: &ZSet, search: &Search, limit: u64) -> (Vec<Point>, u64) {
         if full(&points) {
             break;
         }
-        work += 1;
+        // A listpack is walked for the cell's interval, then to its start.
+        work += 1 + 2 * z.walk_units();
         let (min, max) = geohash::score_range(cell);
         let range = ScoreRange {
             min,
@@ -309,7 +310,8 @@ fn run(ctx: &mut Ctx, args: &[Vec<u8>], src: usize, mode: Mode) -> Result<(Outco
     };
     let limit = if req.any { req.count } else { 0 };
     let (points, work) = find(z, &search, limit);
-    Ok((Outcome::Found(req, points), work))
+    // BYMEMBER's lookup walked a listpack once (charged to every search).
+    Ok((Outcome::Found(req, points), work + z.walk_units()))
 }
 
 fn generic(ctx: &mut Ctx, args: &mut [Vec<u8>], mode: Mode) {

@@ -108,6 +108,7 @@ fn zadd_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], incr_command: bool) {
             return;
         };
         let outcome = add_pairs(zset, pairs(), flags, &limits);
+        ctx.work(outcome.0.walk_units);
         if outcome.0.added + outcome.0.updated > 0 {
             ctx.signal_key_ready(key);
         }
@@ -121,6 +122,7 @@ fn zadd_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], incr_command: bool) {
             || args[first + 1].len() > limits.zset_max_listpack_value_bytes;
         let mut zset = ZSet::new(new_zset_seed(ctx), skiplist);
         let outcome = add_pairs(&mut zset, pairs(), flags, &limits);
+        ctx.work(outcome.0.walk_units);
         // A new key always gets its first member (NaN needs an existing
         // score to add to), so it is never stored empty.
         if !zset.is_empty() {
@@ -149,6 +151,9 @@ fn add_pairs<'p>(
 ) -> (Tally, bool) {
     let mut tally = Tally::default();
     for (member, score) in pairs {
+        // A listpack is walked to find the member, then to place it (and
+        // to find it again when its score moves).
+        tally.walk_units += 3 * zset.walk_units();
         match zset.add(member, score, flags, limits) {
             Ok(result) => tally.count(&result),
             Err(NotANumber) => return (tally, true),
@@ -164,6 +169,8 @@ struct Tally {
     updated: u64,
     processed: u64,
     score: f64,
+    /// Listpack walks ([`ZSet::walk_units`]).
+    walk_units: u64,
 }
 
 impl Tally {
@@ -205,7 +212,7 @@ pub(super) fn zrem(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut deleted = 0u64;
     let mut visited = 0u64;
     for member in &args[2..] {
-        visited += 1;
+        visited += 1 + zset.walk_units();
         if zset.remove(member) {
             deleted += 1;
         }
@@ -234,13 +241,18 @@ pub(super) fn zcard(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 /// ZSCORE key member
 pub(super) fn zscore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (zset, mut w) = zset_and_writer(ctx, &args[1]);
+    let mut walk_units = 0;
     match zset {
         Err(_) => w.error(WRONGTYPE),
-        Ok(z) => match z.and_then(|z| z.score(&args[2])) {
+        Ok(z) => match z.and_then(|z| {
+            walk_units = z.walk_units();
+            z.score(&args[2])
+        }) {
             Some(score) => w.double(score),
             None => w.null(),
         },
     }
+    ctx.work(walk_units);
 }
 
 /// ZMSCORE key member [member ...]: a missing key is an empty set.
@@ -250,6 +262,7 @@ pub(super) fn zmscore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Err(_) => return w.error(WRONGTYPE),
         Ok(z) => z,
     };
+    let walk_units = zset.as_ref().map_or(0, |z| z.walk_units());
     w.array_len(args.len() - 2);
     for member in &args[2..] {
         match zset.as_ref().and_then(|z| z.score(member)) {
@@ -257,7 +270,7 @@ pub(super) fn zmscore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             None => w.null(),
         }
     }
-    ctx.work((args.len() - 2) as u64);
+    ctx.work((args.len() - 2) as u64 * (1 + walk_units));
 }
 
 /// ZRANK key member
@@ -272,15 +285,20 @@ pub(super) fn zrevrank(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 fn rank_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], reverse: bool) {
     let (zset, mut w) = zset_and_writer(ctx, &args[1]);
+    let mut walk_units = 0;
     match zset {
         Err(_) => w.error(WRONGTYPE),
         Ok(None) => w.null(),
-        Ok(Some(z)) => match z.rank(&args[2]) {
-            None => w.null(),
-            Some(rank) if reverse => w.int((z.len() - 1 - rank) as i64),
-            Some(rank) => w.int(rank as i64),
-        },
+        Ok(Some(z)) => {
+            walk_units = z.walk_units();
+            match z.rank(&args[2]) {
+                None => w.null(),
+                Some(rank) if reverse => w.int((z.len() - 1 - rank) as i64),
+                Some(rank) => w.int(rank as i64),
+            }
+        }
     }
+    ctx.work(walk_units);
 }
 
 /// ZRANDMEMBER key [count [WITHSCORES]]
@@ -308,11 +326,16 @@ pub(super) fn zrandmember(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let _ = ctx.lookup_read(&args[1]);
     let server = &mut *ctx.server;
     let mut w = ReplyWriter::new(&mut ctx.reply, ctx.protocol);
+    let mut walk_units = 0;
     match server.keyspace.dbs[i].get(&args[1]) {
         None => w.null(),
-        Some(Value::ZSet(z)) => w.bulk(z.random_element(&mut server.rng).0),
+        Some(Value::ZSet(z)) => {
+            walk_units = z.walk_units();
+            w.bulk(z.random_element(&mut server.rng).0)
+        }
         Some(_) => w.error(WRONGTYPE),
     }
+    ctx.work(walk_units);
 }
 
 fn randmember_with_count(ctx: &mut Ctx, key: &[u8], count: i64, withscores: bool) {
@@ -327,6 +350,8 @@ fn randmember_with_count(ctx: &mut Ctx, key: &[u8], count: i64, withscores: bool
     };
     let rng = &mut server.rng;
     let size = zset.len() as u64;
+    // Draws by rank or at random index a listpack once (one walk).
+    let walk_units = zset.walk_units();
     let unique = count >= 0;
     let count = count.unsigned_abs();
     let produced;
@@ -339,10 +364,11 @@ fn randmember_with_count(ctx: &mut Ctx, key: &[u8], count: i64, withscores: bool
             return w.error("ERR value is out of range");
         }
         let n = count as usize;
+        let sampler = zset.sampler();
         write_elements(
             &mut w,
             n,
-            (0..n).map(|_| zset.random_element(rng)),
+            (0..n).map(|_| sampler.random_element(rng)),
             withscores,
         );
         produced = count;
@@ -358,10 +384,11 @@ fn randmember_with_count(ctx: &mut Ctx, key: &[u8], count: i64, withscores: bool
         produced = size;
     } else {
         let ranks = distinct_random_ranks(rng, size as usize, count as usize);
+        let sampler = zset.sampler();
         write_elements(
             &mut w,
             ranks.len(),
-            ranks.iter().map(|&r| zset.at_rank(r)),
+            ranks.iter().map(|&r| sampler.at_rank(r)),
             withscores,
         );
         // Case 3 copies the whole set; case 4 draws only what it returns.
@@ -371,7 +398,7 @@ fn randmember_with_count(ctx: &mut Ctx, key: &[u8], count: i64, withscores: bool
             count
         };
     }
-    ctx.work(produced);
+    ctx.work(produced + walk_units);
 }
 
 /// `count` distinct ranks below `size`, ascending (`count < size`).

@@ -75,6 +75,7 @@ fn pop_generic(
         return false;
     };
     let len = zset.len();
+    let walk_units = zset.walk_units();
     let n = usize::try_from(count.unwrap_or(1)).map_or(len, |c| c.min(len));
     let mut popped = Vec::with_capacity(n);
     match end {
@@ -84,7 +85,7 @@ fn pop_generic(
             popped.reverse();
         }
     }
-    ctx.work(n as u64);
+    ctx.work(n as u64 + walk_units);
     ctx.server.dirty += n as u64;
     let event = match end {
         End::Min => "zpopmin",

@@ -185,13 +185,15 @@ fn range_reply(ctx: &mut Ctx, args: &mut [Vec<u8>], kind: Kind, direction: Direc
     };
     let (lo, hi) = selected_ranks(zset, &req).unwrap_or((0, 0));
     let n = hi - lo;
+    // A listpack is walked for the interval, then again to its first rank.
+    let walk_units = 2 * zset.walk_units();
     write_elements(
         &mut w,
         n,
         zset.iter_ranks(lo, hi, req.reverse),
         req.withscores,
     );
-    ctx.work(1 + n as u64);
+    ctx.work(1 + n as u64 + walk_units);
 }
 
 /// ZRANGE key min max [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
@@ -233,10 +235,12 @@ pub(super) fn zrangestore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Err(e) => return ctx.error(e),
     };
     let source = ctx.lookup_as_for(&args[2], Value::as_zset_mut, Lookup::Read);
+    let mut walk_units = 0;
     let elements: Vec<(Box<[u8]>, f64)> = match source {
         Err(_) => return ctx.error(WRONGTYPE),
         Ok(None) => Vec::new(),
         Ok(Some(z)) => {
+            walk_units = 2 * z.walk_units();
             let (lo, hi) = selected_ranks(z, &req).unwrap_or((0, 0));
             // Ascending order whatever REV says: the stored set is sorted.
             z.iter_ranks(lo, hi, false)
@@ -245,7 +249,7 @@ pub(super) fn zrangestore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
     };
     let n = elements.len();
-    ctx.work(1 + 2 * n as u64);
+    ctx.work(1 + 2 * n as u64 + walk_units);
     let limits = ctx.limits();
     let zset = (n > 0).then(|| ZSet::from_sorted(elements, &limits, new_zset_seed(ctx)));
     store_or_delete(ctx, &args[1], zset);
@@ -253,11 +257,15 @@ pub(super) fn zrangestore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
 
 /// The number of elements of `key` in `range` (ZCOUNT, ZLEXCOUNT).
 fn count_in<R: RangeSpec>(ctx: &mut Ctx, key: &[u8], range: &R) {
-    let n = match ctx.lookup_as_for(key, Value::as_zset_mut, Lookup::Read) {
+    let (n, walk_units) = match ctx.lookup_as_for(key, Value::as_zset_mut, Lookup::Read) {
         Err(_) => return ctx.error(WRONGTYPE),
-        Ok(None) => 0,
-        Ok(Some(z)) => z.range_ranks(range, false).map_or(0, |(lo, hi)| hi - lo),
+        Ok(None) => (0, 0),
+        Ok(Some(z)) => (
+            z.range_ranks(range, false).map_or(0, |(lo, hi)| hi - lo),
+            z.walk_units(),
+        ),
     };
+    ctx.work(walk_units);
     ctx.int(n as i64);
 }
 
@@ -293,9 +301,10 @@ fn remove_interval(ctx: &mut Ctx, key: &[u8], interval: &Interval) {
         Interval::Lex(r) => zset.range_ranks(r, false),
     };
     let (lo, hi) = block.unwrap_or((0, 0));
+    let walk_units = 2 * zset.walk_units();
     zset.remove_ranks(lo, hi, |_, _| {});
     let deleted = (hi - lo) as u64;
-    ctx.work(1 + deleted);
+    ctx.work(1 + deleted + walk_units);
     ctx.server.dirty += deleted;
     let event = ctx.spec.name;
     notify_and_delete_if_empty(ctx, key, event, deleted);

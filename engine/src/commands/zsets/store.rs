@@ -80,6 +80,14 @@ impl<'a> Source<'a> {
         }
     }
 
+    /// A listpack's walk per lookup (see [`ZSet::walk_units`]).
+    fn walk_units(&self) -> u64 {
+        match self {
+            Source::ZSet(z) => z.walk_units(),
+            Source::Missing | Source::Set(_) => 0,
+        }
+    }
+
     fn score(&self, member: &[u8]) -> Option<f64> {
         match self {
             Source::Missing => None,
@@ -218,6 +226,7 @@ fn inter(
             let value = if source.same_as(first) {
                 zscore * weight
             } else {
+                *work += source.walk_units();
                 match source.score(&member) {
                     Some(s) => s * weight,
                     None => continue 'elements,
@@ -243,8 +252,9 @@ fn diff(sources: &[(Source, f64)], work: &mut u64) -> Vec<(Box<[u8]>, f64)> {
         return Vec::new();
     }
     let mut out = first.elements();
+    let walk_units: u64 = rest.iter().map(|(s, _)| s.walk_units()).sum();
     out.retain(|(member, _)| {
-        *work += 1 + rest.len() as u64;
+        *work += 1 + rest.len() as u64 + walk_units;
         rest.iter().all(|(s, _)| s.score(member).is_none())
     });
     out

@@ -12,8 +12,7 @@
 //! and no integer encoding (values are kept as the bytes the client sent,
 //! which is what every reply needs anyway).
 
-/// Bytes of a varint length prefix, at most (u64 in 7-bit groups).
-const VARINT_BYTES_MAX: usize = 10;
+use crate::types::varint;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Listpack {
@@ -71,7 +70,7 @@ impl Listpack {
     /// Replaces the entry at `span` (from [`Listpack::iter`]) with `entry`.
     pub fn replace(&mut self, span: EntrySpan, entry: &[u8]) {
         debug_assert!(span.start < span.end && span.end <= self.buf.len());
-        let mut encoded = Vec::with_capacity(entry.len() + VARINT_BYTES_MAX);
+        let mut encoded = Vec::with_capacity(entry.len() + varint::BYTES_MAX);
         encode_entry(&mut encoded, entry);
         let grows_by = encoded.len().saturating_sub(span.end - span.start);
         self.buf.reserve_exact(grows_by);
@@ -93,22 +92,12 @@ impl Listpack {
 
 /// Bytes `entry` takes encoded: its varint length, then itself.
 fn encoded_len(entry: &[u8]) -> usize {
-    let bits = u64::BITS - (entry.len() as u64).leading_zeros();
-    (bits.max(1) as usize).div_ceil(7) + entry.len()
+    varint::len(entry.len() as u64) + entry.len()
 }
 
 /// Appends one encoded entry to `buf`.
 fn encode_entry(buf: &mut Vec<u8>, entry: &[u8]) {
-    let mut n = entry.len() as u64;
-    loop {
-        let byte = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            buf.push(byte);
-            break;
-        }
-        buf.push(byte | 0x80);
-    }
+    varint::put(buf, entry.len() as u64);
     buf.extend_from_slice(entry);
 }
 
@@ -127,19 +116,7 @@ impl<'a> Iterator for Iter<'a> {
             return None;
         }
         let start = self.at;
-        let mut n: u64 = 0;
-        let mut shift = 0;
-        loop {
-            // The buffer only ever holds what encode_entry wrote.
-            let byte = self.buf[self.at];
-            self.at += 1;
-            n |= u64::from(byte & 0x7f) << shift;
-            shift += 7;
-            if byte & 0x80 == 0 {
-                break;
-            }
-            debug_assert!(shift < 7 * VARINT_BYTES_MAX as u32);
-        }
+        let n = varint::get(self.buf, &mut self.at);
         let bytes = &self.buf[self.at..self.at + n as usize];
         self.at += n as usize;
         self.remaining -= 1;

@@ -58,6 +58,25 @@ fn encode_entry(out: &mut Vec<u8>, data: &[u8]) {
     debug_assert_eq!(out.len() - start, entry_size_bytes(data.len()));
 }
 
+/// Bytes a buffer grows by, at least, when it must grow.
+const GROW_STEP_BYTES_MIN: usize = 16;
+
+/// Makes room for `extra` more bytes in `buf`, growing it to the next
+/// multiple of an eighth of its power-of-two size (at most 1/8 unused,
+/// about what jemalloc's size classes leave in Redis's exactly-reallocated
+/// listpacks) instead of doubling it, which would leave up to half of a
+/// small list's only node unused. Growth stays amortized O(1) per byte: a
+/// buffer is copied once per eighth of its size it grows by.
+fn reserve(buf: &mut Vec<u8>, extra: usize) {
+    let needed = buf.len() + extra;
+    if needed <= buf.capacity() {
+        return;
+    }
+    let step = (needed.next_power_of_two() / 8).max(GROW_STEP_BYTES_MIN);
+    let target = needed.div_ceil(step) * step;
+    buf.reserve_exact(target - buf.len());
+}
+
 /// The encoded form of one entry.
 fn encoded(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(entry_size_bytes(data.len()));
@@ -164,6 +183,7 @@ impl Node {
     /// boundary).
     pub(super) fn insert_at(&mut self, offset: usize, data: &[u8]) {
         debug_assert!(offset <= self.buf.len());
+        reserve(&mut self.buf, entry_size_bytes(data.len()));
         if offset == self.buf.len() {
             encode_entry(&mut self.buf, data);
         } else {
@@ -191,6 +211,8 @@ impl Node {
     /// Replaces the payload of the entry at `offset`.
     pub(super) fn replace_at(&mut self, offset: usize, data: &[u8]) {
         let (_, _, next) = self.entry_at(offset);
+        let size = entry_size_bytes(data.len());
+        reserve(&mut self.buf, size.saturating_sub(next - offset));
         self.buf.splice(offset..next, encoded(data));
     }
 

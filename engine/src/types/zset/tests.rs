@@ -130,7 +130,7 @@ fn check_against(z: &ZSet, model: &Model) {
     for (rank, (m, s)) in sorted.iter().enumerate() {
         assert_eq!(z.rank(m), Some(rank));
         assert_eq!(z.score(m), Some(*s));
-        assert_eq!(z.at_rank(rank), (m.as_slice(), *s));
+        assert_eq!(z.sampler().at_rank(rank), (m.as_slice(), *s));
     }
     // Every sub-interval, both directions.
     let n = sorted.len();
