@@ -5,6 +5,8 @@
 //! reading while its replies wait for the peer to read (Redis does the same:
 //! a slow reader backs output up in the server, where the engine's output
 //! buffer limits apply). The engine is borrowed only inside those polls.
+//! A turn's replies are written at its end ([`run_end_of_turn`]), after
+//! every ready connection was read, as Redis's `beforeSleep` writes them.
 //!
 //! After every engine input the caller drains the engine as its contract
 //! says ([`Host::drain`]): close requests and write wakeups go to the other
