@@ -115,6 +115,11 @@ pub struct Config {
     /// file or the command line: the server starts as a replica of it
     /// (see [`crate::repl::replica`]).
     pub replicaof: Option<(String, u16)>,
+    /// `min-replicas-to-write` and `min-replicas-max-lag` (seconds): a
+    /// primary refuses writes without that many replicas acknowledged
+    /// within the lag (0 replicas, the default: never refuses).
+    pub min_replicas_to_write: u32,
+    pub min_replicas_max_lag_s: u32,
 }
 
 impl Default for Config {
@@ -162,6 +167,8 @@ impl Default for Config {
             extra: Default::default(),
             notify_keyspace_events: 0,
             replicaof: None,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag_s: 10,
         }
     }
 }

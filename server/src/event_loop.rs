@@ -5,6 +5,8 @@
 //! reading while its replies wait for the peer to read (Redis does the same:
 //! a slow reader backs output up in the server, where the engine's output
 //! buffer limits apply). The engine is borrowed only inside those polls.
+//! A turn's replies are written at its end ([`run_end_of_turn`]), after
+//! every ready connection was read, as Redis's `beforeSleep` writes them.
 //!
 //! After every engine input the caller drains the engine as its contract
 //! says ([`Host::drain`]): close requests and write wakeups go to the other
@@ -15,7 +17,6 @@
 //! ([`crate::fork`]), reaped by the reaper task.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -23,6 +24,7 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
 
+use rustc_hash::FxHashMap;
 use seedkv_engine::persist::{ForkRequest, IoMode, StorageRequest};
 use seedkv_engine::{ClientId, CloseReason, Config, ConnectInfo, Engine, Event, Garbage, LogLevel};
 use tokio::io::{AsyncWrite, ReadBuf};
@@ -79,7 +81,7 @@ impl Slot {
 pub struct Host {
     engine: RefCell<Engine>,
     clock: Box<dyn Clock>,
-    slots: RefCell<HashMap<ClientId, Rc<Slot>>>,
+    slots: RefCell<FxHashMap<ClientId, Rc<Slot>>>,
     read_buffer: RefCell<Box<[u8]>>,
     garbage: mpsc::Sender<Garbage>,
     /// The engine's next deadline as last reported by `poll_timeout`.
@@ -98,9 +100,14 @@ pub struct Host {
     background: Background,
     completions: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<Completion>>>,
     children: RefCell<Children>,
-    /// The end-of-turn task ([`run_before_sleep`]): woken when the engine
-    /// holds replies for a group commit.
+    /// The end-of-turn task ([`run_end_of_turn`]): woken when the engine
+    /// holds replies for a group commit, or when a connection has replies
+    /// to write.
     before_sleep: Slot,
+    /// Connections whose replies wait for the end of the turn
+    /// ([`run_end_of_turn`] wakes them to write).
+    /// Their slots, not ids: waking them needs no table lookup.
+    write_queue: RefCell<Vec<Rc<Slot>>>,
     /// Links to a primary the engine asked for ([`Event::ConnectPrimary`]),
     /// waiting for [`run_connector`] to open them; it is woken through
     /// `connector`.
@@ -148,7 +155,7 @@ impl Host {
         let host = Rc::new(Host {
             engine: RefCell::new(engine),
             clock: Box::new(clock),
-            slots: RefCell::new(HashMap::new()),
+            slots: RefCell::new(FxHashMap::default()),
             read_buffer: RefCell::new(vec![0u8; READ_BUFFER_BYTES].into_boxed_slice()),
             garbage,
             timer_deadline_ns: Cell::new(deadline),
@@ -161,6 +168,7 @@ impl Host {
             completions: RefCell::new(Some(done_rx)),
             children: RefCell::new(Children::default()),
             before_sleep: Slot::default(),
+            write_queue: RefCell::new(Vec::new()),
             connects: RefCell::new(Vec::new()),
             connector: Slot::default(),
         });
@@ -400,7 +408,7 @@ async fn run_reaper(host: Rc<Host>) {
 /// enabled.
 pub async fn serve<L: Listener>(host: Rc<Host>, listeners: Vec<L>) -> ShutdownCause {
     let timer = tokio::task::spawn_local(run_timer(host.clone()));
-    let before_sleep = tokio::task::spawn_local(run_before_sleep(host.clone()));
+    let before_sleep = tokio::task::spawn_local(run_end_of_turn(host.clone()));
     let completions = tokio::task::spawn_local(run_completions(host.clone()));
     let reaper = tokio::task::spawn_local(run_reaper(host.clone()));
     let connector = tokio::task::spawn_local(run_connector(host.clone()));
@@ -610,38 +618,61 @@ async fn run_connection<S: Stream>(host: Rc<Host>, id: ClientId, slot: Rc<Slot>,
     host.drain(&mut engine, None);
 }
 
-/// One turn of a connection: write what the engine has for it, read what the
-/// peer sent and feed it to the engine, until both directions would block.
+/// One turn of a connection: write what the engine has for it (replies of
+/// the last turn, output other clients made for it), then read what the
+/// peer sent and feed it to the engine until the socket would block. The
+/// replies to this turn's input are written at the end of the turn
+/// ([`run_end_of_turn`]), as Redis writes them in `beforeSleep`: after
+/// every ready connection was read, so that replies leave in one burst
+/// and the peers (redis-benchmark's 50 clients share one thread) are woken
+/// once per burst rather than once per connection.
 fn poll_connection<S: Stream>(
     host: &Host,
     id: ClientId,
-    slot: &Slot,
+    slot: &Rc<Slot>,
     stream: &mut S,
     cx: &mut Context<'_>,
 ) -> Poll<Exit> {
     slot.register(cx.waker());
-    let mut reads = 0;
+    let mut write_blocked = false;
     loop {
         if let Some(reason) = slot.close.get() {
             return Poll::Ready(Exit::Close(reason));
         }
         match poll_write_pending(host, id, stream, cx) {
             Poll::Ready(Ok(true)) => continue,
-            Poll::Ready(Ok(false)) | Poll::Pending => {}
+            Poll::Ready(Ok(false)) => break,
+            Poll::Pending => {
+                // The peer does not read: keep reading (its output buffer
+                // limits apply in the engine); the socket wakes us.
+                write_blocked = true;
+                break;
+            }
             Poll::Ready(Err(())) => return Poll::Ready(Exit::Gone),
         }
+    }
+    let mut reads = 0;
+    loop {
+        if let Some(reason) = slot.close.get() {
+            return Poll::Ready(Exit::Close(reason));
+        }
         if reads == READS_PER_TURN_MAX {
+            host.write_at_end_of_turn(id, slot, write_blocked);
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
         let mut buffer = host.read_buffer.borrow_mut();
         let mut read = ReadBuf::new(&mut buffer[..]);
         match Pin::new(&mut *stream).poll_read(cx, &mut read) {
-            Poll::Pending => return Poll::Pending,
+            Poll::Pending => break,
             Poll::Ready(Err(_)) => return Poll::Ready(Exit::Gone),
             Poll::Ready(Ok(())) => {
                 let bytes = read.filled();
                 if bytes.is_empty() {
+                    // The peer closed its side: what it asked before goes
+                    // out if the socket takes it now, then the client goes.
+                    drop(buffer);
+                    let _ = poll_flush_all(host, id, stream, cx);
                     return Poll::Ready(Exit::Gone);
                 }
                 reads += 1;
@@ -651,6 +682,22 @@ fn poll_connection<S: Stream>(
                 host.drain(&mut engine, Some(id));
             }
         }
+    }
+    if reads > 0 {
+        host.write_at_end_of_turn(id, slot, write_blocked);
+    }
+    Poll::Pending
+}
+
+impl Host {
+    /// Queues `id`'s replies for the end of the turn, if it has any and
+    /// its socket can take them (a blocked socket wakes its task itself).
+    fn write_at_end_of_turn(&self, id: ClientId, slot: &Rc<Slot>, write_blocked: bool) {
+        if write_blocked || self.engine.borrow().pending_output(id).is_empty() {
+            return;
+        }
+        self.write_queue.borrow_mut().push(slot.clone());
+        self.before_sleep.wake();
     }
 }
 
@@ -696,24 +743,37 @@ fn poll_flush_all<S: AsyncWrite + Unpin>(
     }
 }
 
-/// Redis's `beforeSleep` for group commit: woken by the first input of a
-/// turn that leaves replies waiting, this task runs after the other tasks
-/// that turn made ready (the scheduler queues it behind them), so one AOF
+/// Redis's `beforeSleep`: woken by the first input of a turn that leaves
+/// replies waiting, this task runs after the other tasks that turn made
+/// ready (the scheduler queues it behind them). Group commit: one AOF
 /// append and, under `appendfsync always`, one fsync serve every
-/// connection of the turn; the drain then wakes them to write.
-async fn run_before_sleep(host: Rc<Host>) {
+/// connection of the turn (the drain then wakes them to write). Then the
+/// connections with replies are woken to write them, one burst per turn
+/// (see [`poll_connection`]).
+async fn run_end_of_turn(host: Rc<Host>) {
+    let mut writers: Vec<Rc<Slot>> = Vec::new();
     loop {
         poll_fn(|cx| {
             host.before_sleep.register(cx.waker());
-            match host.engine.borrow().wants_before_sleep() {
+            let engine_waits = host.engine.borrow().wants_before_sleep();
+            match engine_waits || !host.write_queue.borrow().is_empty() {
                 true => Poll::Ready(()),
                 false => Poll::Pending,
             }
         })
         .await;
-        let mut engine = host.engine.borrow_mut();
-        engine.before_sleep(host.clock.now());
-        host.drain(&mut engine, None);
+        {
+            let mut engine = host.engine.borrow_mut();
+            if engine.wants_before_sleep() {
+                engine.before_sleep(host.clock.now());
+                host.drain(&mut engine, None);
+            }
+        }
+        // Moved out first: a woken task may queue itself again.
+        writers.extend(host.write_queue.borrow_mut().drain(..));
+        for slot in writers.drain(..) {
+            slot.wake();
+        }
     }
 }
 

@@ -108,7 +108,7 @@ pub fn run(options: Options) -> io::Result<()> {
         logging::notice("Server initialized");
         let dir = storage_dir(&mut config)?;
         config.storage = true;
-        // The event loop calls `before_sleep` (see `event_loop::run_before_sleep`).
+        // The event loop calls `before_sleep` (see `event_loop::run_end_of_turn`).
         config.group_commit = true;
         let host = Host::with_dir(config, OsClock::new(), dir);
         watch_signals(&host)?;

@@ -120,7 +120,7 @@ pub fn handshake(repl: &mut Replication, client: ClientId) -> &mut Handshake {
 /// Replicas whose last ack is at most `min-replicas-max-lag` seconds old
 /// (Redis's `repl_good_slaves_count`).
 pub fn good_replicas(server: &Server, now: Now) -> usize {
-    let max_lag_ns = config_u64(&server.config, "min-replicas-max-lag") * 1_000_000_000;
+    let max_lag_ns = u64::from(server.config.min_replicas_max_lag_s) * 1_000_000_000;
     server
         .repl
         .replicas
@@ -154,11 +154,11 @@ pub(crate) fn admit(
     } else {
         // Every write on a primary comes here: without a minimum (the
         // default) the lag is not even looked up.
-        let min = config_u64(&server.config, "min-replicas-to-write") as usize;
+        let min = server.config.min_replicas_to_write as usize;
         if min == 0 {
             return;
         }
-        let lag = config_u64(&server.config, "min-replicas-max-lag");
+        let lag = server.config.min_replicas_max_lag_s;
         if lag == 0 || good_replicas(server, now) >= min {
             return;
         }
