@@ -263,6 +263,10 @@ pub fn expected_error(args: &[Vec<u8>]) -> Option<&'static str> {
         ("acl", "load" | "save") => {
             Some("ERR This Redis instance is not configured to use an ACL file")
         }
+        // No replica ever connects in a single-node run (Redis checks
+        // for replicas before the TO target).
+        ("failover", "abort") => Some("ERR No failover in progress."),
+        ("failover", _) => Some("ERR FAILOVER requires connected replicas."),
         ("object", "freq") => Some("ERR An LFU maxmemory policy is not selected"),
         ("latency", "graph") => Some("ERR No samples available for event"),
         ("client", "kill") if args.len() == 3 => Some("ERR No such client"),
