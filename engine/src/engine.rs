@@ -518,6 +518,13 @@ impl Engine {
             return self.script_turn(now);
         }
         self.snapshot_turn(now);
+        if self.script_running() {
+            // The read's last slice let its client's pipelined requests
+            // run, and one of them started a long script: from here on
+            // nothing else runs (seed 569: a blocked client's timeout was
+            // served inside the script).
+            return;
+        }
         self.release_paused_at(now);
         let held = self.server.planted.timer_fires();
         self.run_held(now, held);

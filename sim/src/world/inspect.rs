@@ -53,6 +53,16 @@ impl<'a> Inspector<'a> {
         let mut events_count = 0u64;
         loop {
             let Some(event) = self.engine.poll_event() else {
+                // A snapshot read produces its reply in slices, one per
+                // timer turn (due at once while it runs).
+                if self.engine.snapshot_read_running() {
+                    self.engine.handle_timeout(self.now);
+                    events_count += 1;
+                    if events_count > CALL_EVENTS_MAX {
+                        return Err("an inspection command never ends".into());
+                    }
+                    continue;
+                }
                 // A group commit (the host's end of turn) holds the reply.
                 if !self.engine.wants_before_sleep() {
                     break;
