@@ -176,6 +176,12 @@ impl Propagation {
         self.selected_db = None;
     }
 
+    /// The database of the last command written, if any since the last
+    /// reset (Redis's `slaveseldb`, -1 as `None`).
+    pub fn selected_db(&self) -> Option<usize> {
+        self.selected_db
+    }
+
     /// Takes the stream written since the last take: complete units only,
     /// so the bytes end on a command boundary. The host
     /// drains after every input, which bounds the buffer by what one input

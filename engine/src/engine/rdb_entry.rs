@@ -16,7 +16,9 @@ use crate::Config;
 impl Server {
     /// The options a save at `now` writes with under this configuration
     /// (`rdbcompression`, `rdbchecksum`, `maxmemory-policy`,
-    /// `lfu-decay-time`); `aof_base` for the RDB preamble of an AOF base.
+    /// `lfu-decay-time`) and replication state; `aof_base` for the RDB
+    /// preamble of an AOF base, which carries no replication fields (Redis
+    /// passes no `rsi` to an AOF rewrite).
     pub(crate) fn rdb_save_options(
         &self,
         now: Now,
@@ -32,6 +34,11 @@ impl Server {
             used_mem_bytes,
             maxmemory_policy: config.maxmemory_policy,
             lfu_decay_time_min: config.lfu_decay_time_min,
+            repl: if aof_base {
+                None
+            } else {
+                self.repl.save_info(self.propagation.selected_db())
+            },
         }
     }
 

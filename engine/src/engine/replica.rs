@@ -486,6 +486,8 @@ impl Engine {
         };
         c.output.truncate(c.output_sent);
         let in_multi = c.tx.in_multi();
+        // The stream's database, which a save records for a restart.
+        let db = c.db;
         let buffered = c.parser.buffered_bytes();
         let Some(link) = self.server.repl.master.as_deref_mut() else {
             return;
@@ -503,6 +505,7 @@ impl Engine {
             let bytes: Vec<u8> = link.unapplied.drain(..applied).collect();
             if let Some(m) = link.master.as_mut() {
                 m.reploff += applied as u64;
+                m.db = db;
             }
             let repl = &mut self.server.repl;
             crate::repl::primary::feed(repl, &mut self.clients, &bytes);

@@ -490,7 +490,8 @@ pub(crate) fn load_step_done(
     load_bytes(server, events, now, &load.bytes)
 }
 
-/// Loads a whole RDB file into the (empty) keyspace.
+/// Loads a whole RDB file into the (empty) keyspace at start, with the
+/// replication state it recorded ([`crate::repl::restart`]).
 pub(crate) fn load_bytes(
     server: &mut Server,
     events: &mut VecDeque<Event>,
@@ -526,6 +527,9 @@ pub(crate) fn load_bytes(
                 level: LogLevel::Notice,
                 text: "DB loaded from disk: 0.000 seconds".to_string(),
             });
+            for (level, text) in crate::repl::restart::restore(server, &report.aux) {
+                events.push_back(Event::Log { level, text });
+            }
             Ok(())
         }
         Err(e) => {

@@ -26,7 +26,7 @@ pub mod save;
 mod tests;
 
 pub use load::{load_file, AuxFields, LoadError, LoadErrorKind, LoadOptions, LoadReport};
-pub use save::{write_file, SaveOptions, SaveReport};
+pub use save::{write_file, ReplSaveInfo, SaveOptions, SaveReport};
 
 /// The file's first bytes: "REDIS" and the version in four digits.
 pub const MAGIC: &[u8; 9] = b"REDIS0010";

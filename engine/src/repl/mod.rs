@@ -29,6 +29,7 @@ pub mod failover;
 pub mod info;
 pub mod primary;
 pub mod replica;
+pub mod restart;
 #[cfg(test)]
 mod tests;
 

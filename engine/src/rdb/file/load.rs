@@ -52,6 +52,13 @@ pub struct AuxFields {
     pub aof_base: bool,
     /// `aof-preamble` (Redis before 7.0): an AOF tail follows.
     pub aof_preamble: bool,
+    /// `repl-id`, when it is 40 characters long (Redis ignores others).
+    pub repl_id: Option<String>,
+    /// `repl-offset`: the saver's `master_repl_offset` (-1 when absent).
+    pub repl_offset: Option<i64>,
+    /// `repl-stream-db`: the database the replication stream had selected
+    /// (-1 when absent).
+    pub repl_stream_db: Option<i64>,
     /// Fields whose name starts with '%', which Redis logs at startup.
     pub info: Vec<(String, String)>,
 }
@@ -368,6 +375,14 @@ fn read_aux(aux: &mut AuxFields, key: &[u8], value: &[u8]) {
         aux.aof_base = int() != 0;
     } else if key.eq_ignore_ascii_case(b"aof-preamble") {
         aux.aof_preamble = int() != 0;
+    } else if key.eq_ignore_ascii_case(b"repl-stream-db") {
+        aux.repl_stream_db = Some(int());
+    } else if key.eq_ignore_ascii_case(b"repl-id") {
+        if value.len() == crate::repl::NULL_REPLID.len() {
+            aux.repl_id = Some(text());
+        }
+    } else if key.eq_ignore_ascii_case(b"repl-offset") {
+        aux.repl_offset = Some(int());
     }
     // Anything else is skipped, as the AUX contract says.
 }

@@ -35,6 +35,23 @@ pub struct SaveOptions {
     pub maxmemory_policy: MaxmemoryPolicy,
     /// `lfu-decay-time`: the counter written is the decayed one.
     pub lfu_decay_time_min: u32,
+    /// The replication aux fields (`repl-stream-db`, `repl-id`,
+    /// `repl-offset`), written when the saver is in a replication chain
+    /// (Redis's `rdbPopulateSaveInfo`), never for an AOF preamble.
+    pub repl: Option<ReplSaveInfo>,
+}
+
+/// Where the saver's replication stream stands: what a restarted replica
+/// offers its primary in PSYNC, and what a restarted primary keeps as its
+/// previous history (`replid2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplSaveInfo {
+    /// The database the stream had selected last.
+    pub stream_db: u64,
+    /// The replication id (40 hex characters).
+    pub replid: [u8; 40],
+    /// `master_repl_offset`.
+    pub offset: u64,
 }
 
 /// What a save wrote.
@@ -133,22 +150,31 @@ impl ChunkedOut<'_> {
     }
 }
 
-/// `rdbSaveInfoAuxFields` for a plain SAVE (no replication info: a master
-/// without a backlog writes none).
+/// `rdbSaveInfoAuxFields`: the replication fields go between `used-mem`
+/// and `aof-base`, as Redis writes them.
 fn write_aux_fields(out: &mut Vec<u8>, opts: &SaveOptions) {
     let ctime_s = (opts.now_ms / 1000).to_string();
     let used_mem = opts.used_mem_bytes.to_string();
     let aof_base = if opts.aof_base { "1" } else { "0" };
-    for (key, value) in [
-        ("redis-ver", REDIS_VERSION),
-        ("redis-bits", "64"),
-        ("ctime", ctime_s.as_str()),
-        ("used-mem", used_mem.as_str()),
-        ("aof-base", aof_base),
-    ] {
+    let mut fields: Vec<(&str, &[u8])> = vec![
+        ("redis-ver", REDIS_VERSION.as_bytes()),
+        ("redis-bits", b"64"),
+        ("ctime", ctime_s.as_bytes()),
+        ("used-mem", used_mem.as_bytes()),
+    ];
+    let repl = opts
+        .repl
+        .map(|r| (r.stream_db.to_string(), r.replid, r.offset.to_string()));
+    if let Some((db, replid, offset)) = &repl {
+        fields.push(("repl-stream-db", db.as_bytes()));
+        fields.push(("repl-id", replid));
+        fields.push(("repl-offset", offset.as_bytes()));
+    }
+    fields.push(("aof-base", aof_base.as_bytes()));
+    for (key, value) in fields {
         out.push(opcode::AUX);
         put_string(out, key.as_bytes(), opts.compress);
-        put_string(out, value.as_bytes(), opts.compress);
+        put_string(out, value, opts.compress);
     }
 }
 

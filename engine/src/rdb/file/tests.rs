@@ -43,6 +43,7 @@ fn save_opts() -> SaveOptions {
         used_mem_bytes: 1_000_000,
         maxmemory_policy: MaxmemoryPolicy::NoEviction,
         lfu_decay_time_min: 1,
+        repl: None,
     }
 }
 
@@ -474,4 +475,37 @@ fn work_is_charged_for_every_opcode_and_element() {
     body.push(opcode::EOF);
     let (report, _) = load(&file_of(&body)).unwrap();
     assert!(report.work_units >= 1000, "{}", report.work_units);
+}
+
+#[test]
+fn replication_fields_round_trip_between_used_mem_and_aof_base() {
+    let replid = *b"0123456789abcdef0123456789abcdef01234567";
+    let opts = SaveOptions {
+        repl: Some(ReplSaveInfo {
+            stream_db: 5,
+            replid,
+            offset: 12_345,
+        }),
+        ..save_opts()
+    };
+    let file = write(&Keyspace::new(1), &opts);
+    let (report, _) = load(&file).unwrap();
+    assert_eq!(
+        report.aux.repl_id.as_deref(),
+        Some("0123456789abcdef0123456789abcdef01234567")
+    );
+    assert_eq!(report.aux.repl_offset, Some(12_345));
+    assert_eq!(report.aux.repl_stream_db, Some(5));
+    // Redis's order: ... used-mem, repl-stream-db, repl-id, repl-offset,
+    // aof-base.
+    let at = |name: &[u8]| file.windows(name.len()).position(|w| w == name).unwrap();
+    assert!(at(b"used-mem") < at(b"repl-stream-db"));
+    assert!(at(b"repl-stream-db") < at(b"repl-id"));
+    assert!(at(b"repl-id") < at(b"repl-offset"));
+    assert!(at(b"repl-offset") < at(b"aof-base"));
+    // Without them (a server in no chain, an AOF preamble) none is written.
+    let plain = write(&Keyspace::new(1), &save_opts());
+    assert!(!plain.windows(7).any(|w| w == b"repl-id"));
+    let (report, _) = load(&plain).unwrap();
+    assert_eq!(report.aux.repl_id, None);
 }
