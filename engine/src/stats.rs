@@ -259,6 +259,15 @@ impl Stats {
         }
     }
 
+    /// Takes back the failure [`Stats::record_call`] counted for `name`:
+    /// a blocked command ended because the server became a replica counts
+    /// its error reply but is not a failed call in Redis (the error is
+    /// added outside `call()`).
+    pub fn forgive_failure(&mut self, name: CommandName) {
+        let s = self.commands.entry(name);
+        s.failed_calls = s.failed_calls.saturating_sub(1);
+    }
+
     /// Counts a request rejected before execution; `name` is the command it
     /// named, if it exists (its INFO commandstats `rejected_calls`).
     pub fn record_rejected(&mut self, name: Option<CommandName>) {

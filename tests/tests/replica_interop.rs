@@ -7,6 +7,8 @@
 //! keys, promotion with REPLICAOF NO ONE) is compared with a redis-server
 //! replica in the same situation.
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use seedkv_engine::resp::Frame;
@@ -320,4 +322,71 @@ fn replicaof_no_one_promotes_as_redis() {
         other => panic!("ROLE: {other:?}"),
     };
     assert_eq!(role(&mut actual), role(&mut expected));
+}
+
+/// Everything `s` sends until it closes the connection (or a timeout).
+fn read_to_close(mut s: TcpStream) -> String {
+    s.set_read_timeout(Some(SYNC_TIMEOUT)).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A server that becomes a replica ends every blocked command (BLPOP,
+/// XREAD BLOCK, WAIT) with `-UNBLOCKED ... (master -> replica?)` and
+/// closes those connections; a client held by CLIENT PAUSE is not among
+/// them. Replies, closes and the stats they leave compared with
+/// redis-server's.
+#[test]
+fn replicaof_unblocks_blocked_clients_as_redis() {
+    let transcript = |port: u16| -> String {
+        let mut blocked = Vec::new();
+        for cmd in [
+            &["BLPOP", "q", "0"][..],
+            &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"],
+            &["WAIT", "1", "0"],
+        ] {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            let args: Vec<&[u8]> = cmd.iter().map(|a| a.as_bytes()).collect();
+            s.write_all(&seedkv_engine::resp::reply::encode_request(&args))
+                .unwrap();
+            blocked.push(s);
+        }
+        let mut admin = RespClient::connect(port);
+        // Every blocked command is in before the role changes.
+        let start = Instant::now();
+        while field(&mut admin, "clients", "blocked_clients") != "3" {
+            assert!(start.elapsed() < SYNC_TIMEOUT, "the clients never blocked");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Port 1: nothing listens, the link stays down.
+        ok(&mut admin, &["REPLICAOF", "127.0.0.1", "1"]);
+        let mut out: Vec<String> = blocked.into_iter().map(read_to_close).collect();
+        for section in ["errorstats", "commandstats"] {
+            // Redis lists commands in its dict's order: sorted here.
+            let mut lines = info(&mut admin, section);
+            lines.sort();
+            for (k, v) in lines {
+                if k.contains("blpop")
+                    || k.contains("xread")
+                    || k.contains("wait")
+                    || k.contains("UNBLOCKED")
+                {
+                    // Durations differ between servers; counts must not.
+                    let counts: Vec<&str> = v.split(',').filter(|f| !f.contains("usec")).collect();
+                    out.push(format!("{k}:{}", counts.join(",")));
+                }
+            }
+        }
+        out.push(field(&mut admin, "clients", "blocked_clients"));
+        out.push(field(&mut admin, "stats", "total_error_replies"));
+        out.join("\n")
+    };
+    let Some(redis) = redis_server_with(&[]) else {
+        return;
+    };
+    let want = transcript(redis.port);
+    let seedkv = ServerProcess::seedkv(&[]);
+    let got = transcript(seedkv.port);
+    assert_eq!(got, want, "seedkv (left) differs from redis-server (right)");
 }

@@ -319,7 +319,7 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Vec
     if c.tx.queued_count().is_some() {
         flags.push('x');
     }
-    if c.blocked.is_some() || held.is_some() {
+    if c.blocked.is_some() || c.waiting_acks || held.is_some() {
         flags.push('b');
     }
     if c.tracking.on {

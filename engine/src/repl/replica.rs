@@ -51,6 +51,7 @@ use crate::time::Now;
 
 use super::{ClientRole, Replication};
 
+pub mod blocked;
 pub mod handshake;
 #[cfg(test)]
 mod tests;
@@ -195,6 +196,7 @@ impl Parts<'_> {
 /// Redis's `replicationSetMaster`: forget the current link (caching its
 /// master), remember the new primary and connect to it at once.
 pub fn set_master(p: &mut Parts, now: Now, host: String, port: u16) {
+    blocked::disconnect_blocked_clients(p, now);
     set_master_from(p, now, (host, port), true);
 }
 

@@ -174,10 +174,20 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  clients_in_timeout_table:{}\r\n",
                 cfg.maxclients,
                 // Redis 7.0 blocks a client that CLIENT PAUSE postpones
-                // (BLOCKED_PAUSE), so it counts among the blocked.
-                ctx.server.blocking.blocked_count() + ctx.server.pause.held_count(),
+                // (BLOCKED_PAUSE), and one in WAIT (BLOCKED_WAIT, in the
+                // timeout table when it has a timeout), so they count.
+                ctx.server.blocking.blocked_count()
+                    + ctx.server.pause.held_count()
+                    + ctx.server.repl.waiters.len(),
                 ctx.server.tracking.clients_count(),
-                ctx.server.blocking.timeouts_count(),
+                ctx.server.blocking.timeouts_count()
+                    + ctx
+                        .server
+                        .repl
+                        .waiters
+                        .iter()
+                        .filter(|w| w.deadline_ns.is_some())
+                        .count(),
             )
         }
         "memory" => {
