@@ -412,9 +412,22 @@ impl<'a> Ctx<'a> {
         }
         if let Some(from_master) = self.replica_keeps_expired() {
             // The master's commands see every key; the others do not see
-            // an expired one.
+            // an expired one, and only a write deletes it (Redis 7.0's
+            // `lookupKeyWrite` forces the deletion on a writable replica,
+            // so that a write never lands on an expired key's remains).
             let expired = self.server.keyspace.dbs[i].is_expired(key, now_ms);
-            return (i, !from_master && expired);
+            let write = self.spec.flags & crate::cmd::flags::WRITE != 0;
+            if from_master || !expired || !write {
+                return (i, !from_master && expired);
+            }
+        }
+        // While clients are paused the dataset stays as it is (Redis's
+        // `checkClientPauseTimeoutAndReturnIfPaused` in `expireIfNeeded`):
+        // an expired key reads as absent and is deleted after the pause.
+        if self.server.pause.mode(self.now).is_some()
+            && self.server.keyspace.dbs[i].is_expired(key, now_ms)
+        {
+            return (i, true);
         }
         {
             if let Some(v) = self.server.keyspace.dbs[i].expire_if_needed(key, now_ms) {
@@ -441,6 +454,18 @@ impl<'a> Ctx<'a> {
         }
         let role = self.clients.get(&self.client_id).map(|c| c.repl_role);
         Some(role == Some(crate::repl::ClientRole::Master))
+    }
+
+    /// Sets `key`'s TTL in database `db`. On a writable replica a client
+    /// other than the primary's link makes the replica remember the key,
+    /// whose expiry is then its own (see [`crate::repl::writable`]).
+    pub fn set_expire_in(&mut self, db: usize, key: &[u8], when_ms: u64) {
+        self.server.keyspace.dbs[db].set_expire(key, when_ms);
+        if self.replica_keeps_expired() == Some(false)
+            && crate::repl::writable::is_writable(&self.server.config)
+        {
+            self.server.repl.writable_expires.remember(db, key);
+        }
     }
 
     /// Like [`Ctx::lookup`], but also hands out the reply writer, so a

@@ -154,10 +154,9 @@ fn copy(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     // Duplicating a value touches every element, like freeing it.
     ctx.work(value.free_cost_units());
-    let db = &mut ctx.server.keyspace.dbs[dst_db];
-    db.set(dst, value, false);
+    ctx.server.keyspace.dbs[dst_db].set(dst, value, false);
     if let Some(when) = expire {
-        db.set_expire(dst, when);
+        ctx.set_expire_in(dst_db, dst, when);
     }
     ctx.server.blocking.signal(dst_db, dst);
     ctx.server.dirty += 1;
@@ -190,10 +189,9 @@ fn move_(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let value = db.remove(key).expect("looked up");
     let src_db = ctx.db_index();
     ctx.server.blocking.signal(src_db, key);
-    let db = &mut ctx.server.keyspace.dbs[dst_db];
-    db.set(key, value, false);
+    ctx.server.keyspace.dbs[dst_db].set(key, value, false);
     if let Some(when) = expire {
-        db.set_expire(key, when);
+        ctx.set_expire_in(dst_db, key, when);
     }
     ctx.server.blocking.signal(dst_db, key);
     ctx.server.dirty += 1;

@@ -159,10 +159,10 @@ fn restore(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         ctx.propagate(&argv);
     }
     let i = ctx.db_index();
-    let db = &mut ctx.server.keyspace.dbs[i];
     if let Some(w) = when_ms {
-        db.set_expire(key, w as u64);
+        ctx.set_expire_in(i, key, w as u64);
     }
+    let db = &mut ctx.server.keyspace.dbs[i];
     if let Some(meta) = access_meta(db.access(), &options) {
         db.set_access_meta(key, meta);
     }

@@ -222,7 +222,8 @@ fn expire_generic(ctx: &mut Ctx, args: &[Vec<u8>], base_ms: i64, unit: Unit) {
         notify(ctx, class::GENERIC, "del", key);
         ctx.int(1);
     } else {
-        ctx.db().set_expire(key, when as u64);
+        let db = ctx.db_index();
+        ctx.set_expire_in(db, key, when as u64);
         ctx.server.dirty += 1;
         propagate_absolute(ctx, args, when, base_ms != 0 || unit == Unit::Seconds);
         // Redis replies before it raises `expire` (but after `del`), which

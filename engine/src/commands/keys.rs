@@ -205,7 +205,8 @@ fn rename_generic(ctx: &mut Ctx, args: &[Vec<u8>], nx: bool) {
         notify(ctx, class::NEW, "new", dst);
     }
     if let Some(when) = expire {
-        ctx.db().set_expire(dst, when);
+        let db = ctx.db_index();
+        ctx.set_expire_in(db, dst, when);
     }
     notify(ctx, class::GENERIC, "rename_from", src);
     notify(ctx, class::GENERIC, "rename_to", dst);

@@ -328,7 +328,8 @@ fn set_generic(
     if let Some(ms) = when_ms {
         // A time already past is stored as is, as Redis 7.0 does: the key
         // stays until lazy or active expiry removes it (and counts it).
-        ctx.db().set_expire(key, ms);
+        let db = ctx.db_index();
+        ctx.set_expire_in(db, key, ms);
     }
     notify(ctx, class::STRING, "set", key);
     if when_ms.is_some() {

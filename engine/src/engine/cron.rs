@@ -20,11 +20,27 @@ impl Engine {
         let mut held = crate::planted::cron_tick(&mut self.server);
         // A replica's keys expire by its primary's DELs only (Redis's
         // `serverCron` runs `activeExpireCycle` on a master).
-        // Nor while a FAILOVER holds the stream still for its target (Redis
-        // expires nothing while writes are paused).
+        // Nor while a FAILOVER holds the stream still for its target, nor
+        // under CLIENT PAUSE (Redis's `activeExpireCycle` returns while
+        // clients are paused: the dataset stays static).
         let expires = (!self.server.repl.is_replica()
             || self.server.planted.replica_self_expires())
-            && self.server.repl.failover.is_none();
+            && self.server.repl.failover.is_none()
+            && self.server.pause.mode(now).is_none();
+        // A writable replica expires the keys its own clients gave a TTL
+        // (Redis's `expireSlaveKeys`), under the same pauses.
+        let mut own_expired = Vec::new();
+        let repl = &mut self.server.repl;
+        if repl.is_replica()
+            && !repl.writable_expires.is_empty()
+            && repl.failover.is_none()
+            && self.server.pause.mode(now).is_none()
+        {
+            let (expired, _visited) = repl
+                .writable_expires
+                .expire(&mut self.server.keyspace, now_ms);
+            own_expired = expired;
+        }
         for i in 0..self.server.keyspace.dbs.len() {
             let db = &mut self.server.keyspace.dbs[i];
             let before = db.len();
@@ -38,6 +54,10 @@ impl Engine {
                 );
             }
             self.server.keyspace.expired_keys += (before - db.len()) as u64;
+            for (_, key, v) in own_expired.extract_if(.., |(d, _, _)| *d == i) {
+                self.server.keyspace.expired_keys += 1;
+                freed.push((key, v));
+            }
             let lazy = self.server.config.lazyfree_lazy_expire;
             for (key, _) in &freed[freed_before..] {
                 self.server.propagation.deletion(i, key, lazy);

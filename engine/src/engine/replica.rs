@@ -431,6 +431,7 @@ impl Engine {
     /// work of freeing the old values.
     fn flush_for_sync(&mut self) -> u64 {
         let mut work_units = 0;
+        self.server.repl.writable_expires.clear();
         for i in 0..self.server.keyspace.dbs.len() {
             crate::multi::touch_db(
                 &self.server.watches,

@@ -32,6 +32,7 @@ pub mod replica;
 pub mod restart;
 #[cfg(test)]
 mod tests;
+pub mod writable;
 
 use std::collections::BTreeMap;
 
@@ -133,6 +134,8 @@ pub struct Replication {
     pub master: Option<Box<replica::MasterLink>>,
     /// A FAILOVER under way (see [`failover`]).
     pub failover: Option<failover::Failover>,
+    /// Keys a writable replica's clients gave a TTL (see [`writable`]).
+    pub writable_expires: writable::WritableExpires,
 }
 
 impl Replication {
@@ -156,6 +159,7 @@ impl Replication {
             seed,
             master: None,
             failover: None,
+            writable_expires: writable::WritableExpires::default(),
         };
         r.replid = r.draw_replid();
         r

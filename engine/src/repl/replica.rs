@@ -249,6 +249,8 @@ pub fn unset_master(p: &mut Parts) {
         crate::clients::close_client(p.clients, p.events, id, CloseReason::ReplicationLink);
     }
     p.server.repl.shift_replid();
+    // A primary expires every key itself.
+    p.server.repl.writable_expires.clear();
     disconnect_replicas(p);
     // The next replica's stream starts with a SELECT.
     p.server.propagation.reset_selected_db();

@@ -92,7 +92,8 @@ fn getex(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             propagate_deletion(ctx, key, lazy);
             notify(ctx, class::GENERIC, "del", key);
         } else {
-            ctx.db().set_expire(key, ms);
+            let db = ctx.db_index();
+            ctx.set_expire_in(db, key, ms);
             ctx.server.dirty += 1;
             let ms_text = ms.to_string();
             ctx.propagate(&[b"PEXPIREAT", key.as_slice(), ms_text.as_bytes()]);
