@@ -69,6 +69,7 @@ pub fn run(data: &[u8]) {
             used_mem_bytes: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
             lfu_decay_time_min: 1,
+            repl: None,
         };
         let mut file = Vec::new();
         write_file(&keyspace, &[], &opts, &mut |chunk| {
