@@ -84,6 +84,40 @@ pub enum ArgClass {
 }
 
 impl ArgClass {
+    /// Every class, in declaration order: `ALL[c as usize] == c`.
+    pub const ALL: [ArgClass; 30] = [
+        ArgClass::Empty,
+        ArgClass::Nul,
+        ArgClass::Crlf,
+        ArgClass::NonUtf8,
+        ArgClass::Huge,
+        ArgClass::Long,
+        ArgClass::Zero,
+        ArgClass::SmallInt,
+        ArgClass::NegInt,
+        ArgClass::BigInt,
+        ArgClass::I64Max,
+        ArgClass::I64Min,
+        ArgClass::PastI64,
+        ArgClass::NegZero,
+        ArgClass::SpacedNumber,
+        ArgClass::PlusNumber,
+        ArgClass::HexNumber,
+        ArgClass::LeadingZero,
+        ArgClass::Inf,
+        ArgClass::NaN,
+        ArgClass::FloatHuge,
+        ArgClass::FloatTiny,
+        ArgClass::FloatNegZero,
+        ArgClass::Float,
+        ArgClass::GlobManyStars,
+        ArgClass::GlobUnterminated,
+        ArgClass::GlobTrailingBackslash,
+        ArgClass::GlobClass,
+        ArgClass::Glob,
+        ArgClass::Plain,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             ArgClass::Empty => "empty",
@@ -266,6 +300,9 @@ impl<'a> ClassMemo<'a> {
     }
 }
 
+/// Per argument position (index 0 unused), a bit per [`ArgClass`].
+type PositionClasses = [u32; ARG_POSITION_MAX as usize + 1];
+
 /// The distinct `(command, position, class)` triples a set of requests
 /// reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -276,11 +313,32 @@ pub struct ArgClasses {
 
 impl ArgClasses {
     /// Every argument of every request of `history`.
+    ///
+    /// Gathered per request name as sent, one bit per (position, class),
+    /// and entered into the sorted map once per name: a tree lookup by
+    /// name and a set insert per argument were most of the cost.
     pub fn of_history(history: &History) -> ArgClasses {
-        let mut classes = ArgClasses::default();
         let mut memo = ClassMemo::default();
+        let mut by_name: crate::fxhash::FxHashMap<&[u8], PositionClasses> =
+            crate::fxhash::FxHashMap::default();
         for op in &history.ops {
-            classes.add_classified(&op.args, |arg| memo.classify(arg));
+            let (Some(name), true) = (op.args.first(), op.args.len() >= 2) else {
+                continue;
+            };
+            let seen = by_name.entry(name.as_slice()).or_default();
+            for (i, arg) in op.args.iter().enumerate().skip(1) {
+                let position = i.min(usize::from(ARG_POSITION_MAX));
+                seen[position] |= 1 << memo.classify(arg) as u32;
+            }
+        }
+        let mut classes = ArgClasses::default();
+        for (name, seen) in by_name {
+            let entry = classes.entry(name);
+            for (position, bits) in seen.iter().enumerate() {
+                for class in ArgClass::ALL.iter().filter(|&&c| bits & (1 << c as u32) != 0) {
+                    entry.insert((position as u8, *class));
+                }
+            }
         }
         classes
     }
@@ -290,8 +348,7 @@ impl ArgClasses {
         self.add_classified(args, classify);
     }
 
-    /// [`Self::add_request`] with the classifier given (a memo over a
-    /// history's arguments, or [`classify`] itself).
+    /// [`Self::add_request`] with the classifier given.
     fn add_classified<'a>(
         &mut self,
         args: &'a [Vec<u8>],
@@ -301,6 +358,16 @@ impl ArgClasses {
         if args.len() < 2 {
             return;
         }
+        let seen = self.entry(name);
+        for (i, arg) in args.iter().enumerate().skip(1) {
+            let position = i.min(usize::from(ARG_POSITION_MAX)) as u8;
+            seen.insert((position, class_of(arg)));
+        }
+    }
+
+    /// The set of the command a request names (lowercase; "?" for a name
+    /// too long to be a command).
+    fn entry(&mut self, name: &[u8]) -> &mut BTreeSet<(u8, ArgClass)> {
         // The lowercase name in a stack buffer, so that a command already
         // seen costs no allocation (every request of a run comes here).
         let mut lower = [0u8; COMMAND_NAME_MAX_BYTES];
@@ -313,7 +380,7 @@ impl ArgClasses {
             }
             false => Some("?"),
         };
-        let seen = match borrowed.filter(|command| self.seen.contains_key(*command)) {
+        match borrowed.filter(|command| self.seen.contains_key(*command)) {
             Some(command) => self.seen.get_mut(command).expect("just found"),
             None => {
                 let command = match name.len() <= COMMAND_NAME_MAX_BYTES {
@@ -322,10 +389,6 @@ impl ArgClasses {
                 };
                 self.seen.entry(command).or_default()
             }
-        };
-        for (i, arg) in args.iter().enumerate().skip(1) {
-            let position = i.min(usize::from(ARG_POSITION_MAX)) as u8;
-            seen.insert((position, class_of(arg)));
         }
     }
 
@@ -428,6 +491,44 @@ mod tests {
         }
         assert_eq!(classify(&[b'x'; ARG_LONG_BYTES_MIN]), ArgClass::Long);
         assert_eq!(classify(&vec![b'x'; ARG_HUGE_BYTES_MIN]), ArgClass::Huge);
+    }
+
+    #[test]
+    fn a_history_counts_what_its_requests_count_one_by_one() {
+        let requests: &[&[&[u8]]] = &[
+            &[b"SET", b"k", b"12"],
+            &[b"set", b"k:*", b"-0", b"EX", b"10"],
+            &[b"GET", b"k"],
+            &[b"PING"],
+            &[b"MSET", b"a", b"1", b"b", b"2", b"c", b"3", b"d", b"inf", b"e", b""],
+            &[b"\xff\xfe", b"x"],
+            &[&[b'x'; COMMAND_NAME_MAX_BYTES + 1], b"y"],
+        ];
+        let mut history = History::default();
+        let mut one_by_one = ArgClasses::default();
+        for (i, parts) in requests.iter().enumerate() {
+            let args: Vec<Vec<u8>> = parts.iter().map(|p| p.to_vec()).collect();
+            one_by_one.add_request(&args);
+            history.ops.push(crate::history::Op {
+                client: 0,
+                conn: 1,
+                seq_in_conn: i as u64,
+                args,
+                workload: "test",
+                invoke_ns: 0,
+                complete: None,
+            });
+        }
+        assert_eq!(ArgClasses::of_history(&history), one_by_one);
+        assert!(one_by_one.triples_count() > 10);
+    }
+
+    #[test]
+    fn all_lists_every_class_at_its_index() {
+        for (i, class) in ArgClass::ALL.iter().enumerate() {
+            assert_eq!(*class as usize, i);
+        }
+        assert!(ArgClass::ALL.len() <= u32::BITS as usize);
     }
 
     #[test]
