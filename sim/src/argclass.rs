@@ -335,7 +335,10 @@ impl ArgClasses {
         for (name, seen) in by_name {
             let entry = classes.entry(name);
             for (position, bits) in seen.iter().enumerate() {
-                for class in ArgClass::ALL.iter().filter(|&&c| bits & (1 << c as u32) != 0) {
+                for class in ArgClass::ALL
+                    .iter()
+                    .filter(|&&c| bits & (1 << c as u32) != 0)
+                {
                     entry.insert((position as u8, *class));
                 }
             }
@@ -500,7 +503,9 @@ mod tests {
             &[b"set", b"k:*", b"-0", b"EX", b"10"],
             &[b"GET", b"k"],
             &[b"PING"],
-            &[b"MSET", b"a", b"1", b"b", b"2", b"c", b"3", b"d", b"inf", b"e", b""],
+            &[
+                b"MSET", b"a", b"1", b"b", b"2", b"c", b"3", b"d", b"inf", b"e", b"",
+            ],
             &[b"\xff\xfe", b"x"],
             &[&[b'x'; COMMAND_NAME_MAX_BYTES + 1], b"y"],
         ];
