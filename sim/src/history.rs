@@ -184,6 +184,24 @@ pub struct ScriptRun {
     pub threshold_ms: u64,
 }
 
+/// At most this many requests are reserved for up front (a run may send
+/// more; the vectors then grow as usual).
+const REQUESTS_RESERVED_MAX: u64 = 1 << 20;
+
+impl History {
+    /// An empty history with room for `requests` ops and executions: both
+    /// vectors grow to about that, and doubling them copied every record
+    /// made so far (2% of the light mix's instructions).
+    pub fn with_request_capacity(requests: u64) -> History {
+        let requests = requests.min(REQUESTS_RESERVED_MAX) as usize;
+        History {
+            ops: Vec::with_capacity(requests),
+            executions: Vec::with_capacity(requests),
+            ..History::default()
+        }
+    }
+}
+
 /// Every op by `(connection, index on the connection)`: how a checker
 /// finds the op behind an execution, a reply or a message in O(1).
 pub type OpIndex<'a> = crate::fxhash::FxHashMap<(ConnId, u64), &'a Op>;

@@ -130,12 +130,15 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
     let started = Instant::now();
     let cpu_started_ns = thread_cpu_ns();
     let knobs = Knobs::draw(config.seed, &config.overrides);
-    let mut world = World::new(
+    let mut world = World::new_configured(
         config.seed,
         knobs.clone(),
         config.bug,
-        options.record_event_hashes,
-        options.print_trace,
+        (options.record_event_hashes, options.print_trace),
+        // Only a checker (no-freeze) reads the engine's per-execution
+        // sizes; measuring them is instrumentation, not simulation (6% of
+        // the light mix's instructions), and changes no byte of the run.
+        |engine| engine.record_sizes = !options.skip_checks,
     );
     // A panic (in the engine or the simulator) fails this seed like any
     // checker would, with its repro line; the sweep goes on with the rest.

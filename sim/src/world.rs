@@ -324,6 +324,7 @@ impl World {
             let slow = slow_reader_of(seed, &knobs, i);
             clients.push(SimClient::new(i, workload, rng, ops, slow));
         }
+        let requests_planned: u64 = clients.iter().map(|c| c.ops_left).sum();
         let faults_active = knobs.faults != crate::knobs::FaultKnobs::none();
         let faults_stop_after_ops = if faults_active {
             knobs.ops_count * knobs.faults.stop_per_mille as u64 / 1000
@@ -364,7 +365,7 @@ impl World {
             idle_until_ns: 0,
             scratch: Vec::new(),
             persist,
-            history: History::default(),
+            history: History::with_request_capacity(requests_planned),
             trace: TraceHash::new(record_event_hashes, print_trace),
             stats: WorldStats::default(),
         };

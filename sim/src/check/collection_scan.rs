@@ -554,11 +554,14 @@ fn check_collection_scans(history: &History) -> Result<(), String> {
                 follow(w, &tracker, &changes);
             }
         }
-        let (closing, still): (Vec<Window>, Vec<Window>) =
-            open.into_iter().partition(|w| w.exec_last == j);
-        open = still;
-        for w in closing {
-            judge(&w)?;
+        // Most executions close no window: no partition (two vectors) then.
+        if open.iter().any(|w| w.exec_last == j) {
+            let (closing, still): (Vec<Window>, Vec<Window>) =
+                open.into_iter().partition(|w| w.exec_last == j);
+            open = still;
+            for w in closing {
+                judge(&w)?;
+            }
         }
         if open.is_empty() && pending.is_empty() {
             break;

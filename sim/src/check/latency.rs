@@ -55,6 +55,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::fxhash::FxHashMap;
+
 use hdrhistogram::Histogram;
 use seedkv_engine::cmd::flags::O_N;
 
@@ -154,9 +156,11 @@ fn new_histogram() -> Histogram<u64> {
         .expect("valid histogram bounds")
 }
 
-/// Each executed request's execution, by `(connection, index)`.
-fn executions_by_request(history: &History) -> BTreeMap<(ConnId, u64), &Execution> {
-    let mut map = BTreeMap::new();
+/// Each executed request's execution, by `(connection, index)`: looked up
+/// once per op, never walked in order, so a hash table.
+fn executions_by_request(history: &History) -> FxHashMap<(ConnId, u64), &Execution> {
+    let mut map = FxHashMap::default();
+    map.reserve(history.executions.len());
     for exec in &history.executions {
         map.entry((exec.conn, exec.seq_in_conn)).or_insert(exec);
     }
@@ -371,7 +375,7 @@ fn check_fast_latency(
     let stalls = Stalls::new(history);
     // The latest reply time of each connection's requests so far, to tell
     // a request sent alone from one pipelined behind its predecessors.
-    let mut conn_busy_until_ns: BTreeMap<ConnId, TimeNs> = BTreeMap::new();
+    let mut conn_busy_until_ns: FxHashMap<ConnId, TimeNs> = FxHashMap::default();
     let mut in_conn_order: Vec<&Op> = history.ops.iter().collect();
     in_conn_order.sort_by_key(|op| (op.conn, op.seq_in_conn));
     for op in in_conn_order {

@@ -32,8 +32,12 @@ use seedkv_engine::RemovalCause;
 
 use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
-use crate::history::{ConnId, Delivery, History, KeyRemoval, MessageKind, Op};
+use crate::history::{ConnId, Delivery, History, KeyRemoval, MessageKind, Op, OpIndex};
 use crate::workload::notify::{NOTIFY_DB, PATTERNS};
+
+/// Each request's execution index (requests EXEC ran excluded), looked up
+/// by `(connection, index)`, never walked.
+type ExecIndex = crate::fxhash::FxHashMap<(ConnId, u64), usize>;
 
 pub struct NotifyEvents;
 
@@ -335,7 +339,7 @@ fn remove(model: &mut Model, r: &KeyRemoval, owed: &mut Vec<Message>) {
 }
 
 /// Every message of the run, in execution order, as the model owes them.
-fn owed_messages(history: &History, ops: &BTreeMap<(ConnId, u64), &Op>) -> Vec<Message> {
+fn owed_messages(history: &History, ops: &OpIndex<'_>) -> Vec<Message> {
     let mut model = Model::default();
     let mut removals = history.key_removals.iter().peekable();
     let mut owed = Vec::new();
@@ -375,7 +379,7 @@ struct Subscriber {
     dropped_at: usize,
 }
 
-fn subscribers(history: &History, exec_index: &BTreeMap<(ConnId, u64), usize>) -> Vec<Subscriber> {
+fn subscribers(history: &History, exec_index: &ExecIndex) -> Vec<Subscriber> {
     let dropped: BTreeMap<ConnId, usize> = history
         .pubsub
         .server_disconnects
@@ -416,7 +420,7 @@ fn check_subscriber(
     history: &History,
     s: &Subscriber,
     owed: &[Message],
-    exec_index: &BTreeMap<(ConnId, u64), usize>,
+    exec_index: &ExecIndex,
 ) -> Result<(), Violation> {
     let from = 2 * s.subscribed_at as u64 + 1;
     let to = (s.dropped_at as u64).saturating_mul(2);
@@ -502,12 +506,8 @@ impl Checker for NotifyEvents {
         if history.executions.is_empty() || !history.ops.iter().any(|op| op.workload == WORKLOAD) {
             return Ok(());
         }
-        let ops: BTreeMap<(ConnId, u64), &Op> = history
-            .ops
-            .iter()
-            .map(|op| ((op.conn, op.seq_in_conn), op))
-            .collect();
-        let exec_index: BTreeMap<(ConnId, u64), usize> = history
+        let ops = history.op_index();
+        let exec_index: ExecIndex = history
             .executions
             .iter()
             .enumerate()

@@ -277,7 +277,8 @@ fn check_scans(history: &History) -> Result<(), String> {
     if found.is_empty() {
         return Ok(());
     }
-    let mut exec_index: BTreeMap<(ConnId, u64), usize> = BTreeMap::new();
+    let mut exec_index: crate::fxhash::FxHashMap<(ConnId, u64), usize> =
+        crate::fxhash::FxHashMap::default();
     for (i, e) in history.executions.iter().enumerate() {
         exec_index.entry((e.conn, e.seq_in_conn)).or_insert(i);
     }

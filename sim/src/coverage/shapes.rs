@@ -107,6 +107,7 @@ pub fn detect(
         counts: BTreeMap::new(),
         db_of: FxHashMap::default(),
         lives: (0..DB_COUNT).map(|_| FxHashMap::default()).collect(),
+        life_slots: Vec::new(),
         watched: BTreeMap::new(),
         channels: FxHashMap::default(),
         patterns: FxHashMap::default(),
@@ -231,9 +232,11 @@ fn has_token(args: &[Vec<u8>], tokens: &[&str]) -> bool {
 struct Detector {
     counts: BTreeMap<&'static str, u64>,
     db_of: FxHashMap<ConnId, usize>,
-    /// Per database (a key's life is looked up by a borrowed name: every
-    /// execution touches one).
-    lives: Vec<FxHashMap<Vec<u8>, Life>>,
+    /// Per database, each key's slot in `life_slots` (a key's life is
+    /// looked up by a borrowed name: every execution touches one; a slot
+    /// index, unlike a borrowed `Life`, lets a hit cost one lookup).
+    lives: Vec<FxHashMap<Vec<u8>, usize>>,
+    life_slots: Vec<Life>,
     /// Key (db 0 names; WATCH is rare elsewhere) -> watching connections.
     watched: BTreeMap<Vec<u8>, BTreeSet<ConnId>>,
     channels: FxHashMap<ConnId, BTreeSet<Vec<u8>>>,
@@ -355,11 +358,16 @@ impl Detector {
     }
 
     fn life(&mut self, db: usize, key: &[u8]) -> &mut Life {
-        let lives = &mut self.lives[db];
-        if !lives.contains_key(key) {
-            lives.insert(key.to_vec(), Life::default());
-        }
-        lives.get_mut(key).expect("just inserted")
+        let slot = match self.lives[db].get(key) {
+            Some(&slot) => slot,
+            None => {
+                let slot = self.life_slots.len();
+                self.life_slots.push(Life::default());
+                self.lives[db].insert(key.to_vec(), slot);
+                slot
+            }
+        };
+        &mut self.life_slots[slot]
     }
 
     /// The keys with a TTL in the databases `dbs` selects.
@@ -369,7 +377,7 @@ impl Detector {
             keys.extend(
                 lives
                     .iter()
-                    .filter(|(_, l)| l.ttl)
+                    .filter(|(_, &slot)| self.life_slots[slot].ttl)
                     .map(|(k, _)| (d, k.clone())),
             );
         }

@@ -60,9 +60,34 @@ impl Big {
         }
     }
 
+    /// `big:<client>:<n>`, written digit by digit: a fill cycle names up
+    /// to 20,000 keys and `format!` was ~60% of this workload's cost.
     fn key(&self, n: u64) -> Vec<u8> {
-        format!("big:{}:{}", self.client, n).into_bytes()
+        let mut key = Vec::with_capacity(b"big::".len() + 2 * DECIMAL_U64_BYTES_MAX);
+        key.extend_from_slice(b"big:");
+        push_decimal(&mut key, u64::from(self.client));
+        key.push(b':');
+        push_decimal(&mut key, n);
+        key
     }
+}
+
+/// The most digits a `u64` has.
+const DECIMAL_U64_BYTES_MAX: usize = 20;
+
+/// Appends `n` in decimal (as `format!("{n}")` writes it).
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; DECIMAL_U64_BYTES_MAX];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 impl Workload for Big {
@@ -143,5 +168,19 @@ impl Workload for Big {
 
     fn think_ns(&mut self, rng: &mut ChaCha8Rng) -> u64 {
         rng.gen_range(BIG_THINK_NS_MIN..=BIG_THINK_NS_MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_decimal;
+
+    #[test]
+    fn decimals_are_what_format_writes() {
+        for n in [0, 7, 10, 99, 1_000, 20_000, u64::from(u32::MAX), u64::MAX] {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}").into_bytes());
+        }
     }
 }
