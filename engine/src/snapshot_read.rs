@@ -48,6 +48,7 @@ use crate::client::{ClientId, Clients};
 use crate::cmd::Ctx;
 use crate::dict::Saved;
 use crate::glob::{self, glob_match};
+use crate::reply_chunks::ChunkedBody;
 use crate::resp::{Protocol, ReplyWriter};
 use crate::server::Server;
 use crate::value::Value;
@@ -82,7 +83,8 @@ pub struct SnapshotRead {
     /// KEYS's pattern; `None` for `*` and the value reads.
     pattern: Option<Vec<u8>>,
     protocol: Protocol,
-    body: Vec<u8>,
+    /// The elements so far, in chunks (see [`crate::reply_chunks`]).
+    body: ChunkedBody,
     /// Elements in `body` (pairs for HGETALL).
     count: usize,
 }
@@ -90,7 +92,7 @@ pub struct SnapshotRead {
 impl SnapshotRead {
     /// Bytes of the reply staged so far.
     pub fn staged_bytes(&self) -> usize {
-        self.body.len()
+        self.body.bytes()
     }
 }
 
@@ -134,7 +136,7 @@ fn register(ctx: &mut Ctx, shape: Shape, pattern: Option<Vec<u8>>) {
         shape,
         pattern,
         protocol: ctx.protocol,
-        body: Vec::new(),
+        body: ChunkedBody::default(),
         count: 0,
     }));
     ctx.work(1);
@@ -224,7 +226,7 @@ pub fn slice(server: &mut Server, budget: usize, skip_saved: bool) -> Slice {
     else {
         unreachable!("an open snapshot read is pinned in a database");
     };
-    let body_before = read.body.len();
+    let body_before = read.body.bytes();
     let mut glob_steps = 0;
     let mut elements = 0;
     let done = match db.snapshot.as_deref_mut().expect("found") {
@@ -271,7 +273,7 @@ pub fn slice(server: &mut Server, budget: usize, skip_saved: bool) -> Slice {
     Slice {
         work_units: elements as u64 + glob::work_units(glob_steps),
         elements: elements as u64,
-        reply_bytes: (read.body.len() - body_before) as u64,
+        reply_bytes: (read.body.bytes() - body_before) as u64,
         done,
     }
 }
@@ -284,7 +286,9 @@ impl SnapshotRead {
                 return;
             }
         }
-        let mut w = ReplyWriter::new(&mut self.body, self.protocol);
+        let tail = self.body.tail();
+        let before = tail.len();
+        let mut w = ReplyWriter::new(tail, self.protocol);
         match self.shape {
             Shape::Keys | Shape::Members | Shape::Fields => w.bulk(key),
             Shape::Values => w.bulk(value.unwrap_or_default()),
@@ -293,6 +297,8 @@ impl SnapshotRead {
                 w.bulk(value.unwrap_or_default());
             }
         }
+        let n = tail.len() - before;
+        self.body.wrote(n);
         self.count += 1;
     }
 
@@ -308,19 +314,31 @@ impl SnapshotRead {
     }
 }
 
-/// Ends the open read: the whole reply (header and elements) and its
-/// client. The caller appends the reply to that client's output.
-pub fn finish(server: &mut Server) -> Option<(ClientId, Vec<u8>)> {
+/// The finished reply of a read: its header (known only now: the count)
+/// and its elements, in chunks.
+#[derive(Debug)]
+pub struct Finished {
+    pub client: ClientId,
+    pub header: Vec<u8>,
+    pub chunks: Vec<Vec<u8>>,
+}
+
+/// Ends the open read. The caller appends the header, then the chunks, to
+/// the client's output, copying no chunk (see [`crate::reply_chunks`]).
+pub fn finish(server: &mut Server) -> Option<Finished> {
     let read = close(server)?;
-    let mut reply = Vec::with_capacity(read.body.len() + 16);
-    let mut w = ReplyWriter::new(&mut reply, read.protocol);
+    let mut header = Vec::with_capacity(24);
+    let mut w = ReplyWriter::new(&mut header, read.protocol);
     match read.shape {
         Shape::Pairs => w.map_len(read.count),
         Shape::Members => w.set_len(read.count),
         Shape::Keys | Shape::Fields | Shape::Values => w.array_len(read.count),
     }
-    reply.extend_from_slice(&read.body);
-    Some((read.client, reply))
+    Some(Finished {
+        client: read.client,
+        header,
+        chunks: read.body.into_chunks(),
+    })
 }
 
 /// Drops the open read, if any (its client is gone), closing it on its
@@ -359,5 +377,6 @@ pub fn over_hard_limit(server: &Server, clients: &Clients) -> bool {
         return false;
     };
     let limit = c.output_limit(&server.config.client_output_buffer_limit);
-    limit.hard_bytes > 0 && (c.pending_output().len() + read.body.len()) as u64 >= limit.hard_bytes
+    limit.hard_bytes > 0
+        && (c.pending_output_bytes() + read.body.bytes()) as u64 >= limit.hard_bytes
 }

@@ -297,3 +297,79 @@ fn a_staged_reply_over_the_hard_output_limit_closes_the_reader() {
         Some(seedkv_engine::CloseReason::OutputBufferLimit)
     );
 }
+
+/// A reply bigger than a chunk (`reply_chunks::REPLY_CHUNK_BYTES`) joins
+/// the reader's output as chunks, never copied whole: the host gets it a
+/// piece at a time, byte for byte the unsliced reply, and the reader's
+/// pipelined reply after it; the pending figures count every piece.
+#[test]
+fn a_reply_bigger_than_a_chunk_goes_out_in_chunks_in_order() {
+    use seedkv_engine::reply_chunks::REPLY_CHUNK_BYTES;
+    use seedkv_engine::resp::FrameDecoder;
+    let mut h = host(None);
+    let (r, o) = (h.connect(), h.connect());
+    let long = "x".repeat(60);
+    let keys_count = 3 * REPLY_CHUNK_BYTES / 64;
+    for i in 0..keys_count {
+        h.cmd(o, &["SET", &format!("{long}:{i:06}"), "v"]);
+    }
+    h.slow.insert(r);
+    h.pipeline(r, &[&["KEYS", "*"], &["PING"]]);
+    assert!(h.engine.snapshot_read_running());
+    let truth = h.cmd(o, &["KEYS", "*"]);
+    // A write after the execution point, between slices.
+    h.cmd(o, &["DEL", &format!("{long}:000007")]);
+    while h.engine.snapshot_read_running() {
+        h.run_slices(1);
+    }
+    let first = h.engine.pending_output(r).len();
+    let obl = h.info_field(o, "clients", "client_recent_max_output_buffer") as usize;
+    assert!(
+        first < obl,
+        "a piece ({first}) of the pending output ({obl})"
+    );
+    // The host writes in odd sizes that straddle the chunks' ends.
+    let mut decoder = FrameDecoder::default();
+    let (mut taken, mut pieces) = (0, 0);
+    for _ in 0..obl {
+        let pending = h.engine.pending_output(r);
+        if pending.is_empty() {
+            break;
+        }
+        let n = pending.len().min(7_777);
+        decoder.feed(&pending[..n]);
+        pieces += usize::from(n == pending.len());
+        h.engine.consume_output(r, n);
+        taken += n;
+    }
+    assert_eq!(taken, obl, "every pending byte was counted");
+    assert!(pieces >= 3, "the reply came in chunks ({pieces} pieces)");
+    let keys = decoder.next_frame().expect("valid RESP").expect("KEYS");
+    assert_eq!(canonical(&keys), canonical(&truth));
+    assert!(matches!(&keys, Frame::Array(k) if k.len() == keys_count));
+    assert_eq!(decoder.next_frame(), Ok(Some(simple("PONG"))));
+    assert_eq!(decoder.next_frame(), Ok(None));
+    h.engine.check_invariants();
+}
+
+/// A host that drains only what `poll_transmit` names still gets every
+/// chunk: consuming a chunk with more behind it names the client again.
+#[test]
+fn every_chunk_reaches_a_host_that_follows_poll_transmit() {
+    let mut h = host(None);
+    let (r, o) = (h.connect(), h.connect());
+    h.cmd(o, &["CONFIG", "SET", "hash-max-listpack-entries", "32"]);
+    let long = "y".repeat(100);
+    for i in 0..2_000 {
+        h.cmd(o, &["HSET", "big:h", &format!("f:{i}"), &long]);
+    }
+    h.pipeline(r, &[&["HVALS", "big:h"], &["PING"]]);
+    assert!(h.engine.snapshot_read_running());
+    while h.engine.snapshot_read_running() {
+        h.run_slices(1);
+    }
+    let frames = h.frames(r);
+    assert_eq!(frames.len(), 2, "HVALS and PING");
+    assert!(matches!(&frames[0], Frame::Array(v) if v.len() == 2_000));
+    assert_eq!(frames[1], simple("PONG"));
+}
