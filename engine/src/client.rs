@@ -67,8 +67,13 @@ pub struct Client {
     pub parser: RequestParser,
     /// Encoded replies not yet taken by the host.
     pub output: Vec<u8>,
-    /// Read position into `output`: bytes before it were taken by the host.
+    /// Read position into the output stream's first piece (`queued`'s
+    /// front chunk while there is one, else `output`): bytes before it
+    /// were taken by the host.
     pub output_sent: usize,
+    /// Chunks of big replies ahead of `output` in the stream (see
+    /// [`crate::reply_chunks`]); empty but for a snapshot read's reply.
+    pub queued: crate::reply_chunks::OutputQueue,
     pub protocol: Protocol,
     pub db: usize,
     pub name: Option<Vec<u8>>,
@@ -141,6 +146,7 @@ impl Client {
             parser: RequestParser::new(),
             output: Vec::new(),
             output_sent: 0,
+            queued: Default::default(),
             protocol: Protocol::Resp2,
             db: 0,
             name: None,
@@ -177,8 +183,67 @@ impl Client {
     /// into the command's reply buffer, so it may be shorter than
     /// `output_sent` (CLIENT INFO reading its own `obl` after a partial
     /// write); the pending output then reads as empty instead of panicking.
+    ///
+    /// This is the stream's first piece: with chunks queued (a big reply),
+    /// the rest follows once it is consumed.
     pub fn pending_output(&self) -> &[u8] {
-        self.output.get(self.output_sent..).unwrap_or(&[])
+        let first = self.queued.front().unwrap_or(&self.output);
+        first.get(self.output_sent..).unwrap_or(&[])
+    }
+
+    /// Bytes of output not yet taken by the host, every piece counted.
+    pub fn pending_output_bytes(&self) -> usize {
+        match self.queued.front() {
+            None => self.pending_output().len(),
+            Some(_) => self.queued.bytes() - self.output_sent + self.output.len(),
+        }
+    }
+
+    /// Memory the output holds (CLIENT LIST `omem`-like figures).
+    pub fn output_capacity_bytes(&self) -> usize {
+        self.output.capacity() + self.queued.bytes()
+    }
+
+    /// Drops every byte of pending output.
+    pub fn clear_output(&mut self) {
+        self.output = Vec::new();
+        self.queued.clear();
+        self.output_sent = 0;
+    }
+
+    /// Appends `head` and then `chunks` to the output without copying the
+    /// chunks: the ordinary buffer, with `head` at its end, joins the
+    /// queue, then the chunks, and a fresh buffer takes later replies.
+    /// Returns the bytes the ordinary buffer held before (its offsets now
+    /// belong to the queue). O(chunks).
+    pub fn queue_output(&mut self, head: &[u8], chunks: Vec<Vec<u8>>) -> usize {
+        self.output.extend_from_slice(head);
+        let moved = std::mem::take(&mut self.output);
+        let moved_bytes = moved.len();
+        // `output_sent` indexed the stream's first piece; if that was
+        // `output`, it is now the queue's front: the offset holds.
+        self.queued.push(moved);
+        for chunk in chunks {
+            self.queued.push(chunk);
+        }
+        moved_bytes - head.len()
+    }
+
+    /// The host took `n` bytes of [`Client::pending_output`]. Returns
+    /// whether a queued chunk was finished with output still pending after
+    /// it (the host must be told there is more).
+    pub fn consume_queued(&mut self, n: usize) -> bool {
+        let Some(front) = self.queued.front() else {
+            return false;
+        };
+        self.output_sent += n;
+        debug_assert!(self.output_sent <= front.len());
+        if self.output_sent < front.len() {
+            return false;
+        }
+        self.queued.pop_front();
+        self.output_sent = 0;
+        self.pending_output_bytes() > 0
     }
 
     /// The `client-output-buffer-limit` class this client falls in: a
@@ -207,7 +272,7 @@ impl Client {
         now_ns: u64,
     ) -> bool {
         let limit = *self.output_limit(limits);
-        let pending_bytes = self.pending_output().len() as u64;
+        let pending_bytes = self.pending_output_bytes() as u64;
         let hard = limit.hard_bytes > 0 && pending_bytes >= limit.hard_bytes;
         let over_soft = limit.soft_bytes > 0 && pending_bytes >= limit.soft_bytes;
         if !over_soft {

@@ -114,6 +114,9 @@ impl Db {
     /// The value at `key`, marking it accessed (Redis's `lookupKey`) unless
     /// the running command looks without touching.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
+        if self.snapshot.is_some() {
+            self.snapshot_before_mut(key);
+        }
         if !self.access.touch {
             return self.keys.get_mut(key);
         }

@@ -292,7 +292,7 @@ impl Engine {
             // The script's command still runs on this client: it leaves
             // when the script ends.
             if let Some(c) = self.clients.get_mut(&client) {
-                c.output.clear();
+                c.clear_output();
                 c.closing.get_or_insert(CloseReason::Killed);
             }
             self.script_client_gone = Some(client);
@@ -645,9 +645,16 @@ impl Engine {
         let Some(c) = self.clients.get_mut(&client) else {
             return;
         };
-        let n = n.min(c.output.len() - c.output_sent);
-        c.output_sent += n;
+        let n = n.min(c.pending_output().len());
         self.server.stats.net_output_bytes += n as u64;
+        if !c.queued.is_empty() {
+            // A big reply's chunk (see `reply_chunks`): freed once sent.
+            if c.consume_queued(n) && !self.transmit.contains(&client) {
+                self.transmit.push_back(client);
+            }
+            return;
+        }
+        c.output_sent += n;
         self.server
             .planted
             .output_written(client, &mut c.output, c.output_sent);
@@ -731,8 +738,7 @@ impl Engine {
             return;
         };
         if c.closing.is_none() && c.output_limit_reached(limits, now.mono_ns) {
-            c.output = Vec::new();
-            c.output_sent = 0;
+            c.clear_output();
             self.close(client, CloseReason::OutputBufferLimit);
         }
     }

@@ -36,6 +36,7 @@ pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
 pub mod repl;
+pub mod reply_chunks;
 pub(crate) mod reply_mode;
 pub mod resp;
 pub mod scripting;

@@ -1,5 +1,5 @@
-//! Snapshot reads: KEYS, SMEMBERS, HGETALL, HKEYS and HVALS over a big
-//! collection answer from a point-in-time view of it, produced in bounded
+//! Snapshot reads: KEYS, SMEMBERS, HGETALL, HKEYS, HVALS and LRANGE over a
+//! big collection answer from a point-in-time view of it, produced in bounded
 //! slices between other clients' commands (`snapshot-reads yes`, seedkv's
 //! own parameter; no Redis has this).
 //!
@@ -36,9 +36,18 @@
 //! output buffer. CLIENT PAUSE holds new commands, not a reply being
 //! produced. RESP3 gets its map for HGETALL.
 //!
+//! LRANGE: a list has no per-element guard, so the first command that gets
+//! the list for writing (or touches it through a write lookup) first copies
+//! the elements the read still owes, in order (O(remaining), once), and
+//! the read finishes from that copy; DEL, RENAME, FLUSHALL, expiry and the
+//! like do the same through the database's barrier. ZRANGE still runs
+//! whole.
+//!
 //! Memory: the staged reply (as large as the reply, which Redis also
-//! holds) and the side list of entries writers changed before the read got
-//! to them (at most one copy per unvisited entry, emptied slice by slice).
+//! holds; in chunks, see [`crate::reply_chunks`]) and the side list of
+//! entries writers changed before the read got to them (at most one copy
+//! per unvisited entry, emptied slice by slice; for LRANGE, one copy of
+//! the owed elements).
 
 pub mod barrier;
 
@@ -48,8 +57,10 @@ use crate::client::{ClientId, Clients};
 use crate::cmd::Ctx;
 use crate::dict::Saved;
 use crate::glob::{self, glob_match};
+use crate::reply_chunks::ChunkedBody;
 use crate::resp::{Protocol, ReplyWriter};
 use crate::server::Server;
+use crate::types::list::Direction;
 use crate::value::Value;
 
 /// Elements one slice visits or emits at most by default
@@ -71,6 +82,8 @@ pub enum Shape {
     Values,
     /// HGETALL: field and value (a map in RESP3).
     Pairs,
+    /// LRANGE: the element, in list order.
+    ListRange,
 }
 
 /// The open read: whose, and the reply staged so far.
@@ -82,7 +95,8 @@ pub struct SnapshotRead {
     /// KEYS's pattern; `None` for `*` and the value reads.
     pattern: Option<Vec<u8>>,
     protocol: Protocol,
-    body: Vec<u8>,
+    /// The elements so far, in chunks (see [`crate::reply_chunks`]).
+    body: ChunkedBody,
     /// Elements in `body` (pairs for HGETALL).
     count: usize,
 }
@@ -90,7 +104,7 @@ pub struct SnapshotRead {
 impl SnapshotRead {
     /// Bytes of the reply staged so far.
     pub fn staged_bytes(&self) -> usize {
-        self.body.len()
+        self.body.bytes()
     }
 }
 
@@ -134,7 +148,7 @@ fn register(ctx: &mut Ctx, shape: Shape, pattern: Option<Vec<u8>>) {
         shape,
         pattern,
         protocol: ctx.protocol,
-        body: Vec::new(),
+        body: ChunkedBody::default(),
         count: 0,
     }));
     ctx.work(1);
@@ -205,6 +219,43 @@ pub(crate) fn open_value(ctx: &mut Ctx, key: &[u8], shape: Shape) -> bool {
     true
 }
 
+/// LRANGE `start end` of the list at `key`: opens a read of the range
+/// when it is longer than a slice; returns whether it did. Looks before
+/// it counts, as [`open_value`]. The range's length is fixed here, at the
+/// execution point; the list's own barrier is [`Db::snapshot_before_mut`]
+/// (a list has no per-element guard).
+///
+/// [`Db::snapshot_before_mut`]: crate::db::Db::snapshot_before_mut
+pub(crate) fn open_list(ctx: &mut Ctx, key: &[u8], start: i64, end: i64) -> bool {
+    let i = ctx.db_index();
+    let now_ms = ctx.expiry_now_ms();
+    let db = &ctx.server.keyspace.dbs[i];
+    if db.is_expired(key, now_ms) {
+        return false;
+    }
+    let Some(list) = db.get(key).and_then(Value::as_list) else {
+        return false;
+    };
+    let Some((from, to)) = crate::commands::lists::resolve_range(list.len(), start, end) else {
+        return false;
+    };
+    if !may_open(ctx, to - from + 1) {
+        return false;
+    }
+    // The command's read, with its effects; the list is what we looked at.
+    let _ = ctx.lookup_read_and_writer(key);
+    let db = &mut ctx.server.keyspace.dbs[i];
+    debug_assert!(db.snapshot.is_none());
+    db.snapshot = Some(Box::new(Pinned::List {
+        key: key.into(),
+        next: from,
+        end: to + 1,
+        detached: None,
+    }));
+    register(ctx, Shape::ListRange, None);
+    true
+}
+
 /// Produces up to `budget` elements of the open read. `skip_saved` is the
 /// planted `snapshot-skips-saved` defect (the side list is dropped).
 pub fn slice(server: &mut Server, budget: usize, skip_saved: bool) -> Slice {
@@ -224,8 +275,9 @@ pub fn slice(server: &mut Server, budget: usize, skip_saved: bool) -> Slice {
     else {
         unreachable!("an open snapshot read is pinned in a database");
     };
-    let body_before = read.body.len();
+    let body_before = read.body.bytes();
     let mut glob_steps = 0;
+    let mut walk_steps = 0;
     let mut elements = 0;
     let done = match db.snapshot.as_deref_mut().expect("found") {
         Pinned::Keys { now_ms } => {
@@ -238,6 +290,42 @@ pub fn slice(server: &mut Server, budget: usize, skip_saved: bool) -> Slice {
             let saved = db.keys.snapshot_take_saved(budget - elements);
             elements += read.emit_saved(saved, skip_saved, &mut glob_steps);
             db.keys.snapshot_unvisited() == 0 && db.keys.snapshot_saved_len() == 0
+        }
+        Pinned::List {
+            detached: Some(copy),
+            ..
+        } => {
+            for element in copy.drain(..budget.min(copy.len())) {
+                read.emit(&element, None, &mut glob_steps);
+                elements += 1;
+            }
+            copy.is_empty()
+        }
+        Pinned::List {
+            key,
+            next,
+            end,
+            detached: None,
+        } => {
+            let Some(list) = db.keys.get(key).and_then(Value::as_list) else {
+                // Its barrier detaches the read before the list can go.
+                debug_assert!(false, "a read list left the keyspace unseen");
+                return Slice {
+                    work_units: 0,
+                    elements: 0,
+                    reply_bytes: 0,
+                    done: true,
+                };
+            };
+            let take = budget.min(*end - *next);
+            let (entries, steps) = list.iter_from_with_steps(*next, Direction::Forward);
+            for element in entries.take(take) {
+                read.emit(element, None, &mut glob_steps);
+            }
+            elements += take;
+            walk_steps += steps as u64;
+            *next += take;
+            *next == *end
         }
         Pinned::Value {
             detached: Some(list),
@@ -269,9 +357,9 @@ pub fn slice(server: &mut Server, budget: usize, skip_saved: bool) -> Slice {
     };
     debug_assert!(elements <= budget);
     Slice {
-        work_units: elements as u64 + glob::work_units(glob_steps),
+        work_units: elements as u64 + walk_steps + glob::work_units(glob_steps),
         elements: elements as u64,
-        reply_bytes: (read.body.len() - body_before) as u64,
+        reply_bytes: (read.body.bytes() - body_before) as u64,
         done,
     }
 }
@@ -284,15 +372,19 @@ impl SnapshotRead {
                 return;
             }
         }
-        let mut w = ReplyWriter::new(&mut self.body, self.protocol);
+        let tail = self.body.tail();
+        let before = tail.len();
+        let mut w = ReplyWriter::new(tail, self.protocol);
         match self.shape {
-            Shape::Keys | Shape::Members | Shape::Fields => w.bulk(key),
+            Shape::Keys | Shape::Members | Shape::Fields | Shape::ListRange => w.bulk(key),
             Shape::Values => w.bulk(value.unwrap_or_default()),
             Shape::Pairs => {
                 w.bulk(key);
                 w.bulk(value.unwrap_or_default());
             }
         }
+        let n = tail.len() - before;
+        self.body.wrote(n);
         self.count += 1;
     }
 
@@ -308,19 +400,31 @@ impl SnapshotRead {
     }
 }
 
-/// Ends the open read: the whole reply (header and elements) and its
-/// client. The caller appends the reply to that client's output.
-pub fn finish(server: &mut Server) -> Option<(ClientId, Vec<u8>)> {
+/// The finished reply of a read: its header (known only now: the count)
+/// and its elements, in chunks.
+#[derive(Debug)]
+pub struct Finished {
+    pub client: ClientId,
+    pub header: Vec<u8>,
+    pub chunks: Vec<Vec<u8>>,
+}
+
+/// Ends the open read. The caller appends the header, then the chunks, to
+/// the client's output, copying no chunk (see [`crate::reply_chunks`]).
+pub fn finish(server: &mut Server) -> Option<Finished> {
     let read = close(server)?;
-    let mut reply = Vec::with_capacity(read.body.len() + 16);
-    let mut w = ReplyWriter::new(&mut reply, read.protocol);
+    let mut header = Vec::with_capacity(24);
+    let mut w = ReplyWriter::new(&mut header, read.protocol);
     match read.shape {
         Shape::Pairs => w.map_len(read.count),
         Shape::Members => w.set_len(read.count),
-        Shape::Keys | Shape::Fields | Shape::Values => w.array_len(read.count),
+        Shape::Keys | Shape::Fields | Shape::Values | Shape::ListRange => w.array_len(read.count),
     }
-    reply.extend_from_slice(&read.body);
-    Some((read.client, reply))
+    Some(Finished {
+        client: read.client,
+        header,
+        chunks: read.body.into_chunks(),
+    })
 }
 
 /// Drops the open read, if any (its client is gone), closing it on its
@@ -343,7 +447,7 @@ pub fn close(server: &mut Server) -> Option<Box<SnapshotRead>> {
                     barrier::with_dict(value, |d| d.close());
                 }
             }
-            Pinned::Value { .. } => {}
+            Pinned::Value { .. } | Pinned::List { .. } => {}
         }
     }
     Some(read)
@@ -359,5 +463,6 @@ pub fn over_hard_limit(server: &Server, clients: &Clients) -> bool {
         return false;
     };
     let limit = c.output_limit(&server.config.client_output_buffer_limit);
-    limit.hard_bytes > 0 && (c.pending_output().len() + read.body.len()) as u64 >= limit.hard_bytes
+    limit.hard_bytes > 0
+        && (c.pending_output_bytes() + read.body.bytes()) as u64 >= limit.hard_bytes
 }

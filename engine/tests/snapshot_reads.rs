@@ -297,3 +297,176 @@ fn a_staged_reply_over_the_hard_output_limit_closes_the_reader() {
         Some(seedkv_engine::CloseReason::OutputBufferLimit)
     );
 }
+
+/// A reply bigger than a chunk (`reply_chunks::REPLY_CHUNK_BYTES`) joins
+/// the reader's output as chunks, never copied whole: the host gets it a
+/// piece at a time, byte for byte the unsliced reply, and the reader's
+/// pipelined reply after it; the pending figures count every piece.
+#[test]
+fn a_reply_bigger_than_a_chunk_goes_out_in_chunks_in_order() {
+    use seedkv_engine::reply_chunks::REPLY_CHUNK_BYTES;
+    use seedkv_engine::resp::FrameDecoder;
+    let mut h = host(None);
+    let (r, o) = (h.connect(), h.connect());
+    let long = "x".repeat(60);
+    let keys_count = 3 * REPLY_CHUNK_BYTES / 64;
+    for i in 0..keys_count {
+        h.cmd(o, &["SET", &format!("{long}:{i:06}"), "v"]);
+    }
+    h.slow.insert(r);
+    h.pipeline(r, &[&["KEYS", "*"], &["PING"]]);
+    assert!(h.engine.snapshot_read_running());
+    let truth = h.cmd(o, &["KEYS", "*"]);
+    // A write after the execution point, between slices.
+    h.cmd(o, &["DEL", &format!("{long}:000007")]);
+    while h.engine.snapshot_read_running() {
+        h.run_slices(1);
+    }
+    let first = h.engine.pending_output(r).len();
+    let obl = h.info_field(o, "clients", "client_recent_max_output_buffer") as usize;
+    assert!(
+        first < obl,
+        "a piece ({first}) of the pending output ({obl})"
+    );
+    // The host writes in odd sizes that straddle the chunks' ends.
+    let mut decoder = FrameDecoder::default();
+    let (mut taken, mut pieces) = (0, 0);
+    for _ in 0..obl {
+        let pending = h.engine.pending_output(r);
+        if pending.is_empty() {
+            break;
+        }
+        let n = pending.len().min(7_777);
+        decoder.feed(&pending[..n]);
+        pieces += usize::from(n == pending.len());
+        h.engine.consume_output(r, n);
+        taken += n;
+    }
+    assert_eq!(taken, obl, "every pending byte was counted");
+    assert!(pieces >= 3, "the reply came in chunks ({pieces} pieces)");
+    let keys = decoder.next_frame().expect("valid RESP").expect("KEYS");
+    assert_eq!(canonical(&keys), canonical(&truth));
+    assert!(matches!(&keys, Frame::Array(k) if k.len() == keys_count));
+    assert_eq!(decoder.next_frame(), Ok(Some(simple("PONG"))));
+    assert_eq!(decoder.next_frame(), Ok(None));
+    h.engine.check_invariants();
+}
+
+/// A host that drains only what `poll_transmit` names still gets every
+/// chunk: consuming a chunk with more behind it names the client again.
+#[test]
+fn every_chunk_reaches_a_host_that_follows_poll_transmit() {
+    let mut h = host(None);
+    let (r, o) = (h.connect(), h.connect());
+    h.cmd(o, &["CONFIG", "SET", "hash-max-listpack-entries", "32"]);
+    let long = "y".repeat(100);
+    for i in 0..2_000 {
+        h.cmd(o, &["HSET", "big:h", &format!("f:{i}"), &long]);
+    }
+    h.pipeline(r, &[&["HVALS", "big:h"], &["PING"]]);
+    assert!(h.engine.snapshot_read_running());
+    while h.engine.snapshot_read_running() {
+        h.run_slices(1);
+    }
+    let frames = h.frames(r);
+    assert_eq!(frames.len(), 2, "HVALS and PING");
+    assert!(matches!(&frames[0], Frame::Array(v) if v.len() == 2_000));
+    assert_eq!(frames[1], simple("PONG"));
+}
+
+/// One random write by `w` between LRANGE's slices: mostly other keys (the
+/// read walks the list itself), sometimes the list (the read then goes on
+/// from a copy of what it still owes), now and then the key goes.
+fn write_list(h: &mut TestHost, w: ClientId, rng: &mut Rng) {
+    let i = rng.below(1000).to_string();
+    let args: Vec<&str> = match rng.below(24) {
+        0 => vec!["LPUSH", "big:l", &i],
+        1 => vec!["RPUSH", "big:l", &i],
+        2 => vec!["LPOP", "big:l"],
+        3 => vec!["RPOP", "big:l", "3"],
+        4 => vec!["LSET", "big:l", "5", "set"],
+        5 => vec!["LREM", "big:l", "0", "e:7"],
+        6 => vec!["LINSERT", "big:l", "BEFORE", "e:9", "ins"],
+        7 => vec!["LTRIM", "big:l", "2", "-3"],
+        8 => vec!["LMOVE", "big:l", "other", "LEFT", "RIGHT"],
+        9 => vec!["LLEN", "big:l"],
+        10 if rng.below(6) == 0 => vec!["DEL", "big:l"],
+        11 if rng.below(6) == 0 => vec!["RENAME", "big:l", "moved"],
+        12 if rng.below(10) == 0 => vec!["FLUSHALL"],
+        13 if rng.below(6) == 0 => vec!["PEXPIRE", "big:l", "1"],
+        14 if rng.below(6) == 0 => vec!["SWAPDB", "0", "1"],
+        _ => vec!["SET", "fresh", &i],
+    };
+    h.call(w, &args);
+}
+
+/// LRANGE of a big list answers in slices, and the answer is the range at
+/// the execution point whatever writers do to the list between slices.
+/// The truth is taken inside MULTI (which never slices) just before: no
+/// command runs between the two.
+#[test]
+fn a_sliced_lrange_is_the_range_at_its_execution_point() {
+    let ranges: &[(&str, &str)] = &[("0", "-1"), ("10", "-20"), ("-150", "-1"), ("3", "100")];
+    for seed in 0..16 {
+        for &(start, end) in ranges {
+            let mut h = host(None);
+            let (r, q, w) = (h.connect(), h.connect(), h.connect());
+            for i in 0..300 {
+                h.cmd(w, &["RPUSH", "big:l", &format!("e:{}", i % 40)]);
+            }
+            h.cmd(q, &["MULTI"]);
+            h.cmd(q, &["LRANGE", "big:l", start, end]);
+            let Frame::Array(mut truth) = h.cmd(q, &["EXEC"]) else {
+                panic!("EXEC")
+            };
+            let truth = truth.remove(0);
+            h.send(r, &["LRANGE", "big:l", start, end]);
+            assert!(
+                h.engine.snapshot_read_running(),
+                "LRANGE {start} {end} opened a read"
+            );
+            let mut rng = Rng(seed);
+            for _ in 0..2_000 {
+                if !h.engine.snapshot_read_running() {
+                    break;
+                }
+                if rng.below(2) == 0 {
+                    write_list(&mut h, w, &mut rng);
+                }
+                if rng.below(4) == 0 {
+                    h.advance_ms(1);
+                }
+                h.run_slices(1);
+            }
+            assert!(!h.engine.snapshot_read_running(), "the read ended");
+            let frames = h.frames(r);
+            assert_eq!(
+                frames,
+                vec![truth],
+                "seed {seed} LRANGE {start} {end}: in order, exactly"
+            );
+            assert!(h.reply_slices > 1, "LRANGE ran in slices");
+            h.engine.check_invariants();
+        }
+    }
+}
+
+/// A small range, a range inside MULTI and a read while another is open
+/// run whole, as before.
+#[test]
+fn a_short_lrange_runs_whole() {
+    let mut h = host(None);
+    let (r, o) = (h.connect(), h.connect());
+    for i in 0..100 {
+        h.cmd(o, &["RPUSH", "big:l", &i.to_string()]);
+    }
+    assert!(matches!(h.cmd(r, &["LRANGE", "big:l", "0", "9"]), Frame::Array(e) if e.len() == 10));
+    assert!(!h.engine.snapshot_read_running());
+    h.send(r, &["LRANGE", "big:l", "0", "-1"]);
+    assert!(h.engine.snapshot_read_running());
+    assert!(matches!(h.cmd(o, &["LRANGE", "big:l", "0", "-1"]), Frame::Array(e) if e.len() == 100));
+    while h.engine.snapshot_read_running() {
+        h.run_slices(1);
+    }
+    assert!(matches!(&h.frames(r)[..], [Frame::Array(e)] if e.len() == 100));
+}

@@ -49,6 +49,13 @@ pub const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// that one client streaming a deep pipeline cannot starve the rest.
 pub const READS_PER_TURN_MAX: usize = 16;
 
+/// Bytes a connection writes per turn (Redis's `NET_MAX_WRITES_PER_EVENT`,
+/// 64 KiB): a big reply (a snapshot read's tens of megabytes) goes out a
+/// slice per turn, the other connections served between slices. On
+/// loopback one `write` of megabytes runs the peer's receive path in this
+/// thread too, for milliseconds.
+pub const WRITE_BYTES_PER_TURN_MAX: usize = 64 * 1024;
+
 /// How long a closing connection may take to flush its last reply (QUIT's
 /// `+OK`, a protocol error) to a peer that does not read, before it is cut.
 pub const CLOSE_FLUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -635,13 +642,23 @@ fn poll_connection<S: Stream>(
 ) -> Poll<Exit> {
     slot.register(cx.waker());
     let mut write_blocked = false;
+    let mut written_bytes = 0;
     loop {
         if let Some(reason) = slot.close.get() {
             return Poll::Ready(Exit::Close(reason));
         }
-        match poll_write_pending(host, id, stream, cx) {
-            Poll::Ready(Ok(true)) => continue,
-            Poll::Ready(Ok(false)) => break,
+        if written_bytes >= WRITE_BYTES_PER_TURN_MAX {
+            // The rest in a later turn, after the other tasks.
+            cx.waker().wake_by_ref();
+            break;
+        }
+        let budget = WRITE_BYTES_PER_TURN_MAX - written_bytes;
+        match poll_write_pending(host, id, stream, cx, budget) {
+            Poll::Ready(Ok(n)) if n > 0 => {
+                written_bytes += n;
+                continue;
+            }
+            Poll::Ready(Ok(_)) => break,
             Poll::Pending => {
                 // The peer does not read: keep reading (its output buffer
                 // limits apply in the engine); the socket wakes us.
@@ -701,21 +718,23 @@ impl Host {
     }
 }
 
-/// Writes the engine's pending output for `id` in one `poll_write`.
-/// `Ok(true)`: some bytes went out (there may be more); `Ok(false)`: nothing
-/// was pending; `Err`: the connection is dead.
+/// Writes up to `bytes_max` of the engine's pending output for `id` in one
+/// `poll_write`. `Ok(n)`: `n` bytes went out (there may be more), 0 when
+/// nothing was pending; `Err`: the connection is dead.
 fn poll_write_pending<S: AsyncWrite + Unpin>(
     host: &Host,
     id: ClientId,
     stream: &mut S,
     cx: &mut Context<'_>,
-) -> Poll<Result<bool, ()>> {
+    bytes_max: usize,
+) -> Poll<Result<usize, ()>> {
     let written = {
         let engine = host.engine.borrow();
         let output = engine.pending_output(id);
         if output.is_empty() {
-            return Poll::Ready(Ok(false));
+            return Poll::Ready(Ok(0));
         }
+        let output = &output[..output.len().min(bytes_max.max(1))];
         match Pin::new(&mut *stream).poll_write(cx, output) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Poll::Ready(Err(())),
@@ -723,7 +742,7 @@ fn poll_write_pending<S: AsyncWrite + Unpin>(
         }
     };
     host.engine.borrow_mut().consume_output(id, written);
-    Poll::Ready(Ok(true))
+    Poll::Ready(Ok(written))
 }
 
 /// Writes all pending output for `id`, reading nothing.
@@ -734,9 +753,9 @@ fn poll_flush_all<S: AsyncWrite + Unpin>(
     cx: &mut Context<'_>,
 ) -> Poll<Result<(), ()>> {
     loop {
-        match poll_write_pending(host, id, stream, cx) {
-            Poll::Ready(Ok(true)) => continue,
-            Poll::Ready(Ok(false)) => return Poll::Ready(Ok(())),
+        match poll_write_pending(host, id, stream, cx, usize::MAX) {
+            Poll::Ready(Ok(0)) => return Poll::Ready(Ok(())),
+            Poll::Ready(Ok(_)) => continue,
             Poll::Ready(Err(())) => return Poll::Ready(Err(())),
             Poll::Pending => return Poll::Pending,
         }

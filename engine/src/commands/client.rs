@@ -353,15 +353,18 @@ fn info_line(c: &Client, now: Now, current: &Current, held: Option<Held>) -> Vec
         (None, Some(held)) => (held.cmd, held.argv_bytes),
         (None, None) => (c.last_command, 0),
     };
-    let obl = c.pending_output().len();
+    let obl = c.pending_output_bytes();
     let name = c
         .name
         .as_deref()
         .map(|n| String::from_utf8_lossy(n).into_owned())
         .unwrap_or_default();
     let multi_mem = c.tx.multi.as_ref().map_or(0, |m| m.mem_bytes);
-    let tot_mem =
-        crate::client::CLIENT_STRUCT_BYTES + qbuf + argv_mem + multi_mem + c.output.capacity();
+    let tot_mem = crate::client::CLIENT_STRUCT_BYTES
+        + qbuf
+        + argv_mem
+        + multi_mem
+        + c.output_capacity_bytes();
     let mut line = String::with_capacity(256);
     let _ = write!(
         line,

@@ -50,8 +50,7 @@ impl Engine {
         if crate::snapshot_read::over_hard_limit(&self.server, &self.clients) {
             drop(crate::snapshot_read::close(&mut self.server));
             if let Some(c) = self.clients.get_mut(&client) {
-                c.output = Vec::new();
-                c.output_sent = 0;
+                c.clear_output();
             }
             self.close(client, CloseReason::OutputBufferLimit);
             return;
@@ -59,10 +58,21 @@ impl Engine {
         if !slice.done {
             return;
         }
-        let (client, reply) = crate::snapshot_read::finish(&mut self.server).expect("open");
+        let finished = crate::snapshot_read::finish(&mut self.server).expect("open");
         let c = self.clients.get_mut(&client).expect("checked above");
         let was_idle = c.pending_output().is_empty();
-        c.output.extend_from_slice(&reply);
+        if finished.chunks.len() <= 1 {
+            // One chunk at most: copying it is as cheap as queueing it
+            // (bounded by the chunk size), and the output stays one buffer.
+            c.output.extend_from_slice(&finished.header);
+            for chunk in &finished.chunks {
+                c.output.extend_from_slice(chunk);
+            }
+        } else {
+            let moved = c.queue_output(&finished.header, finished.chunks);
+            // The ordinary buffer's offsets now belong to the queue.
+            self.server.planted.output_compacted(client, moved);
+        }
         if was_idle && !self.transmit.contains(&client) {
             self.transmit.push_back(client);
         }

@@ -12,8 +12,11 @@
 //!   every entry the read has not visited is saved (O(remaining), once),
 //!   and the read goes on from that list alone.
 
+use std::collections::VecDeque;
+
 use crate::db::Db;
 use crate::dict::Saved;
+use crate::types::list::Direction;
 use crate::value::Value;
 
 /// What a database's open read is pinned to.
@@ -26,6 +29,15 @@ pub enum Pinned {
     Value {
         key: Box<[u8]>,
         detached: Option<Vec<Saved>>,
+    },
+    /// LRANGE: the list at `key`, its elements `next..end` still owed;
+    /// `detached` once a writer was about to touch the list, with those
+    /// elements copied in order (see [`Db::snapshot_before_mut`]).
+    List {
+        key: Box<[u8]>,
+        next: usize,
+        end: usize,
+        detached: Option<VecDeque<Box<[u8]>>>,
     },
 }
 
@@ -50,7 +62,39 @@ impl Db {
                     *detached = Some(saved);
                 }
             }
+            Pinned::List { .. } => self.snapshot_before_mut(key),
         }
+    }
+
+    /// The barrier of [`Db::get_mut`]: a list being read has no guard of
+    /// its own (unlike a hash's or a set's dict), so before anyone gets to
+    /// change it the elements the read still owes are copied, in order,
+    /// and the read goes on from that copy. O(remaining), once per read;
+    /// a command that only reads through `get_mut` (it touches the LRU
+    /// clock) pays it too.
+    pub(crate) fn snapshot_before_mut(&mut self, key: &[u8]) {
+        let Some(Pinned::List {
+            key: pinned,
+            next,
+            end,
+            detached: detached @ None,
+        }) = self.snapshot.as_deref_mut()
+        else {
+            return;
+        };
+        if **pinned != *key {
+            return;
+        }
+        let owed = *end - *next;
+        let copy = match self.keys.get(key).and_then(|v| v.as_list()) {
+            Some(list) => {
+                let (entries, _) = list.iter_from_with_steps(*next, Direction::Forward);
+                entries.take(owed).map(Box::from).collect()
+            }
+            None => VecDeque::new(),
+        };
+        debug_assert_eq!(copy.len(), owed, "a read list changed under its read");
+        *detached = Some(copy);
     }
 
     /// Before the database is emptied: every entry the read still owes is
@@ -63,7 +107,7 @@ impl Db {
                 self.keys
                     .snapshot_save_all(|key| expires.get(key).is_none_or(|&when| when > now_ms));
             }
-            Some(Pinned::Value { key, .. }) => {
+            Some(Pinned::Value { key, .. } | Pinned::List { key, .. }) => {
                 let key = key.clone();
                 self.snapshot_barrier(&key);
             }

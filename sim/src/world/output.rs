@@ -29,11 +29,19 @@ impl World {
     }
 
     /// Writes as much of the engine's pending output for `slot` as the
-    /// socket buffer takes.
+    /// socket buffer takes, piece after piece (a big reply comes in chunks:
+    /// `seedkv_engine::reply_chunks`). Bounded: each piece written is
+    /// output consumed, and the engine holds finitely much.
     pub(super) fn flush(&mut self, slot: u32) {
+        while self.flush_piece(slot) {}
+    }
+
+    /// Writes what it can of the engine's next piece of output for `slot`;
+    /// returns whether all of it went and more is pending.
+    fn flush_piece(&mut self, slot: u32) -> bool {
         let cs = &mut self.conns[slot as usize];
         if !cs.server_open {
-            return;
+            return false;
         }
         let pending = self.engine.pending_output(cs.id);
         let room = self
@@ -44,7 +52,7 @@ impl World {
         let n = pending.len().min(room);
         cs.write_blocked = n < pending.len();
         if n == 0 {
-            return;
+            return false;
         }
         let bytes = &pending[..n];
         self.trace.bytes(bytes);
@@ -71,5 +79,6 @@ impl World {
                 .gen_range(self.now_ns..=last.max(self.now_ns));
             self.schedule(at, SimEvent::Reset { slot });
         }
+        !self.conns[slot as usize].write_blocked && !self.engine.pending_output(id).is_empty()
     }
 }

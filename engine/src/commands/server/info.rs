@@ -159,7 +159,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
             for c in live {
                 count += 1;
                 max_in = max_in.max(c.parser.buffered_bytes());
-                max_out = max_out.max(c.pending_output().len());
+                max_out = max_out.max(c.pending_output_bytes());
             }
             write!(
                 out,

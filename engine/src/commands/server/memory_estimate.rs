@@ -58,8 +58,9 @@ pub fn memory_report_of(
     let clients_bytes: u64 = clients
         .values()
         .map(|c| {
-            (crate::client::CLIENT_STRUCT_BYTES + c.output.capacity() + c.parser.buffered_bytes())
-                as u64
+            (crate::client::CLIENT_STRUCT_BYTES
+                + c.output_capacity_bytes()
+                + c.parser.buffered_bytes()) as u64
         })
         .sum();
     let estimate = USED_MEMORY_STARTUP_BYTES + dataset_bytes + clients_bytes;
