@@ -124,7 +124,10 @@ pub fn cmd_sweep(
     let summary = sweep(base, start, seeds, jobs, &|r| {
         if seed_log.is_some() {
             let line = seed_log_line(r);
-            lines.lock().expect("seed lines").push((r.config.seed, line));
+            lines
+                .lock()
+                .expect("seed lines")
+                .push((r.config.seed, line));
         }
     });
     if let Some(path) = seed_log {

@@ -10,7 +10,10 @@
 pub mod cli;
 pub mod clients;
 mod contract;
+mod delivery;
+mod faults;
 pub mod history;
+mod links;
 pub mod node;
 pub mod partition;
 mod settle;
@@ -18,6 +21,7 @@ pub mod sweep;
 pub mod tap;
 #[cfg(test)]
 mod tests;
+mod wiring;
 pub mod world;
 
 use std::time::{Duration, Instant};
