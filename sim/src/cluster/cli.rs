@@ -34,6 +34,30 @@ fn describe(r: &ClusterReport) {
         r.wall.as_secs_f64(),
         r.trace_hash
     );
+    describe_failovers(r);
+}
+
+/// One line per FAILOVER the admin sent, and what became of it.
+fn describe_failovers(r: &ClusterReport) {
+    let Some(h) = &r.history else {
+        return;
+    };
+    for f in &h.failovers {
+        println!(
+            "  `{}` to node{} at {} ns: {}{}{}{}",
+            f.args.join(" "),
+            f.node,
+            f.at_ns,
+            f.reply,
+            f.handed_over_ns
+                .map_or(String::new(), |t| format!(", handed over at {t} ns")),
+            f.completed
+                .map_or(String::new(), |(t, n)| format!(", node{n} promoted at {t} ns")),
+            f.abort
+                .as_ref()
+                .map_or(String::new(), |(t, a)| format!(", ABORT at {t} ns: {a}")),
+        );
+    }
 }
 
 fn report_failure(r: &ClusterReport, no_shrink: bool) {

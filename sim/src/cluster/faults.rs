@@ -4,7 +4,7 @@
 
 use seedkv_engine::ClientId;
 
-use super::world::{ClusterWorld, Ev, PRIMARY};
+use super::world::{ClusterWorld, Ev};
 use crate::net::Pipe;
 
 impl ClusterWorld {
@@ -17,6 +17,9 @@ impl ClusterWorld {
                     replica: reset.replica,
                 },
             );
+        }
+        if let Some(f) = self.knobs.failover {
+            self.queue.push(f.at_ns, Ev::Failover);
         }
         for crash in self.knobs.crashes.clone() {
             self.queue.push(crash.at_ns, Ev::Crash { node: crash.node });
@@ -52,9 +55,11 @@ impl ClusterWorld {
         }
         self.faults_count += 1;
         self.trace.word(0xc4a5 ^ node as u64);
-        if node == PRIMARY {
-            self.history.primary_crashes_ns.push(self.now_ns);
+        if node == self.witness_node {
             self.witness = None;
+        }
+        if node == self.primary {
+            self.history.primary_crashes_ns.push(self.now_ns);
             // The restarted primary numbers its clients afresh.
             self.woff.clear();
         }
@@ -89,6 +94,8 @@ impl ClusterWorld {
         }
         self.trace.word(0x4e57 ^ node as u64);
         let mut d = self.nodes[node as usize].restart(self.now_ns, &self.cost);
+        // A fresh engine is a primary until told otherwise.
+        self.role_primary[node as usize] = true;
         // Loading its own AOF is the node's persistence, not a write.
         d.executed.clear();
         d.removed.clear();

@@ -6,14 +6,13 @@ use seedkv_engine::ClientId;
 
 use super::history::Session;
 use super::tap::{DownTap, UpTap};
-use super::world::{info, node_host, ClusterWorld, Conn, Ev, Peer, NODE_PORT};
+use super::world::{info, node_of_host, ClusterWorld, Conn, Ev, Peer, NODE_PORT};
 use crate::net::Pipe;
 
 impl ClusterWorld {
     /// A replica's engine asks for a link to its primary.
     pub(super) fn connect_primary(&mut self, node: u32, id: ClientId, host: &str, port: u16) {
-        let target =
-            (0..self.nodes.len() as u32).find(|&i| node_host(i) == host && port == NODE_PORT);
+        let target = node_of_host(host, self.nodes.len() as u32).filter(|_| port == NODE_PORT);
         let conn = self.conns.len() as u32;
         assert!(
             self.conns.len() < super::world::CLUSTER_CONNS_MAX,
@@ -87,6 +86,7 @@ impl ClusterWorld {
         let replica_incarnation = self.nodes[node as usize].incarnation;
         self.history.sessions.push(Session {
             replica: node,
+            primary: target,
             replica_incarnation,
             incarnation,
             opened_ns: now_ns,

@@ -9,26 +9,25 @@ use seedkv_engine::resp::encode::encode_request;
 use super::history::WitnessStream;
 use super::node::Drained;
 use super::tap::{Answer, DownTap};
-use super::world::{info, node_host, ClusterWorld, Ev, Peer, NODE_PORT, PRIMARY};
+use super::world::{info, node_host, ClusterWorld, Ev, Peer, NODE_PORT};
 
 impl ClusterWorld {
-    /// A node (re)started: the primary gets the witness, a replica is
-    /// told its primary.
+    /// A node (re)started: the primary of the moment gets the witness, any
+    /// other node is told to follow it.
     pub(super) fn node_started(&mut self, node: u32) {
-        if node == PRIMARY {
-            self.connect_witness();
+        if node == self.primary {
+            self.connect_witness(node, None);
         } else {
             let port = NODE_PORT.to_string();
-            self.admin(
-                node,
-                &[b"REPLICAOF", node_host(PRIMARY).as_bytes(), port.as_bytes()],
-            );
+            let host = node_host(self.primary);
+            self.admin(node, &[b"REPLICAOF", host.as_bytes(), port.as_bytes()]);
         }
         self.arm_timer(node);
     }
 
-    /// Runs the host's own command on `node`, at once (no network).
-    pub(super) fn admin(&mut self, node: u32, args: &[&[u8]]) {
+    /// Runs the host's own command on `node`, at once (no network), and
+    /// returns its reply.
+    pub(super) fn admin(&mut self, node: u32, args: &[&[u8]]) -> Vec<u8> {
         let now_ns = self.now_ns;
         let n = &mut self.nodes[node as usize];
         let now = n.now(now_ns);
@@ -42,28 +41,50 @@ impl ClusterWorld {
         };
         n.engine.handle_input(now, id, &encode_request(args));
         let d = n.drain(now_ns, &self.cost);
-        let out_len = n.engine.pending_output(id).len();
-        n.engine.consume_output(id, out_len);
+        let reply = n.engine.pending_output(id).to_vec();
+        n.engine.consume_output(id, reply.len());
         self.after_drain(node, d, now_ns);
+        reply
     }
 
-    pub(super) fn connect_witness(&mut self) {
+    /// Connects the witness to `node`, the primary: from scratch
+    /// (`PSYNC ? -1`), or continuing witness stream `from` (`PSYNC <its id>
+    /// <its end + 1>`), which a primary that took the history over answers
+    /// with `+CONTINUE` (see [`WitnessStream`]).
+    pub(super) fn connect_witness(&mut self, node: u32, from: Option<usize>) {
         let now_ns = self.now_ns;
-        let n = &mut self.nodes[PRIMARY as usize];
+        let (replid, offset) = match from {
+            Some(i) => {
+                let w = &self.history.witness[i];
+                (w.replid.clone(), (w.end() + 1) as i64)
+            }
+            None => ("?".to_string(), -1),
+        };
+        let n = &mut self.nodes[node as usize];
         let now = n.now(now_ns);
-        let id = n.engine.connect(now, info("10.0.9.2:1", PRIMARY));
+        let id = n.engine.connect(now, info("10.0.9.2:1", node));
         let mut hello = encode_request(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"]);
-        hello.extend_from_slice(&encode_request(&[b"PSYNC", b"?", b"-1"]));
+        let offset_text = offset.to_string();
+        hello.extend_from_slice(&encode_request(&[
+            b"PSYNC",
+            replid.as_bytes(),
+            offset_text.as_bytes(),
+        ]));
         n.engine.handle_input(now, id, &hello);
-        self.witness = Some((id, DownTap::default()));
+        let mut tap = DownTap::default();
+        tap.asked_offset = from.map(|_| offset);
+        self.witness = Some((id, tap));
+        self.witness_node = node;
         self.witness_acked = false;
         let incarnation = n.incarnation;
         self.history.witness.push(WitnessStream {
+            node,
             incarnation,
+            parent: from,
             ..WitnessStream::default()
         });
-        let d = self.nodes[PRIMARY as usize].drain(now_ns, &self.cost);
-        self.after_drain(PRIMARY, d, now_ns);
+        let d = self.nodes[node as usize].drain(now_ns, &self.cost);
+        self.after_drain(node, d, now_ns);
     }
 
     /// The primary's stream end as witnessed (0 before it started).
@@ -75,6 +96,11 @@ impl ClusterWorld {
     /// the cost, then its outputs leave; closes, connects and background
     /// requests are carried out.
     pub(super) fn after_drain(&mut self, node: u32, d: Drained, now_ns: u64) {
+        let was_primary = self.role_primary[node as usize];
+        let is_primary = !self.nodes[node as usize].engine.is_replica();
+        if self.nodes[node as usize].up {
+            self.role_primary[node as usize] = is_primary;
+        }
         let n = &mut self.nodes[node as usize];
         let done_ns = n.busy_until_ns.max(now_ns) + d.cost_ns;
         n.busy_until_ns = done_ns;
@@ -90,18 +116,20 @@ impl ClusterWorld {
                 },
             );
         }
-        if node != PRIMARY {
+        // A node that was a replica before and after this drain (a
+        // hand-over or a promotion happens between two commands).
+        if !was_primary && !is_primary {
             self.note_replica_writes(node, &d);
         }
         for (client, flags_bits, _) in &d.executed {
-            if node == PRIMARY && flags_bits & flags::WRITE != 0 {
+            if node == self.primary && flags_bits & flags::WRITE != 0 {
                 // Provisional: the stream end once this drain's output is
                 // witnessed (set below).
-                self.woff.insert(*client, u64::MAX);
+                self.woff.insert((node, *client), u64::MAX);
             }
         }
         self.flush(node, done_ns);
-        if node == PRIMARY {
+        if node == self.primary {
             let end = self.primary_end();
             for v in self.woff.values_mut() {
                 if *v == u64::MAX {
@@ -117,6 +145,9 @@ impl ClusterWorld {
         }
         if !self.ready[node as usize].is_empty() {
             self.schedule(done_ns, Ev::NodeTurn { node });
+        }
+        if self.nodes[node as usize].up && was_primary != is_primary {
+            self.role_changed(node, is_primary);
         }
         self.arm_timer(node);
     }
@@ -157,7 +188,7 @@ impl ClusterWorld {
             if bytes.is_empty() {
                 continue;
             }
-            if node == PRIMARY && self.witness.as_ref().is_some_and(|(w, _)| *w == id) {
+            if node == self.witness_node && self.witness.as_ref().is_some_and(|(w, _)| *w == id) {
                 self.witness_read(&bytes);
                 continue;
             }
@@ -185,12 +216,29 @@ impl ClusterWorld {
         };
         let id = *id;
         tap.feed(bytes);
-        let w = self.history.witness.last_mut().expect("witness stream");
-        if let Some(Answer::Full { replid, offset }) = &tap.answer {
-            if w.replid.is_empty() {
+        let streams = &mut self.history.witness;
+        let parent_end = streams
+            .last()
+            .and_then(|w| w.parent)
+            .map(|p| streams[p].end());
+        let w = streams.last_mut().expect("witness stream");
+        match &tap.answer {
+            Some(Answer::Full { replid, offset }) if w.replid.is_empty() => {
                 w.replid = replid.clone();
                 w.base = *offset;
+                // Asked to continue a history (a promotion, an aborted
+                // hand-over), the primary holds it up to its offset only
+                // (a FORCE hand-over to a target that was behind): the
+                // child takes the parent over there. Else a new history.
+                if parent_end.is_none_or(|end| *offset > end) {
+                    w.parent = None;
+                }
             }
+            Some(Answer::Continue { replid: Some(replid) }) if w.replid.is_empty() => {
+                w.replid = replid.clone();
+                w.base = tap.stream_base.unwrap_or(0);
+            }
+            _ => {}
         }
         let have = w.bytes.len();
         if tap.stream.len() > have {
@@ -199,9 +247,10 @@ impl ClusterWorld {
         if tap.rdb_done && !self.witness_acked {
             // Online (a diskless RDB waits for an ack), acking nothing.
             self.witness_acked = true;
-            let now = self.nodes[PRIMARY as usize].now(self.now_ns);
+            let node = self.witness_node as usize;
+            let now = self.nodes[node].now(self.now_ns);
             let ack = encode_request(&[b"REPLCONF", b"ACK", b"0"]);
-            self.nodes[PRIMARY as usize]
+            self.nodes[node]
                 .engine
                 .handle_input(now, id, &ack);
         }

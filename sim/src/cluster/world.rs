@@ -38,7 +38,7 @@ use crate::queue::EventQueue;
 use crate::rng::{choice_rng, ChoiceRng};
 use crate::trace::TraceHash;
 
-/// The primary's index.
+/// The first primary's index (a failover hands the role to another).
 pub const PRIMARY: u32 = 0;
 /// The port every node listens on (nodes are told apart by host name).
 pub const NODE_PORT: u16 = 6379;
@@ -53,6 +53,16 @@ pub const CLUSTER_CONNS_MAX: usize = 100_000;
 /// A node's host name, as REPLICAOF names it.
 pub fn node_host(node: u32) -> String {
     format!("node{node}")
+}
+
+/// The node a host names: its name (`node1`, as the admin's REPLICAOF
+/// says) or its address (`10.0.1.1`, as a primary sees its replicas and
+/// FAILOVER hands over to them).
+pub fn node_of_host(host: &str, nodes_count: u32) -> Option<u32> {
+    let n = host
+        .strip_prefix("node")
+        .or_else(|| host.strip_prefix("10.0.1."))?;
+    n.parse().ok().filter(|&n| n < nodes_count)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -97,6 +107,11 @@ pub(super) enum Ev {
         node: u32,
     },
     Settle,
+    /// The admin sends FAILOVER to the primary, FAILOVER ABORT, or points
+    /// the other replicas at the new primary.
+    Failover,
+    FailoverAbort,
+    Repoint,
 }
 
 impl Ev {
@@ -113,6 +128,9 @@ impl Ev {
             Ev::Restart { node } => 9 | (node as u64) << 8,
             Ev::Settle => 10,
             Ev::LinkReset { replica } => 11 | (replica as u64) << 8,
+            Ev::Failover => 12,
+            Ev::FailoverAbort => 13,
+            Ev::Repoint => 14,
         }
     }
 }
@@ -156,13 +174,21 @@ pub struct ClusterWorld {
     pub(super) knobs: ClusterKnobs,
     pub(super) cost: CostModel,
     pub(super) net_rng: ChoiceRng,
+    /// The primary of the moment: where writers are sent, whose stream
+    /// the witness reads, which node a replica (re)starting follows.
+    pub(super) primary: u32,
+    /// Per node: whether its engine was a primary after its last drain
+    /// (how the world notices a failover's hand-over and promotion).
+    pub(super) role_primary: Vec<bool>,
     pub(super) witness: Option<(ClientId, DownTap)>,
+    /// The node the witness is connected to.
+    pub(super) witness_node: u32,
     pub(super) witness_acked: bool,
     /// Per node: the host's own admin connection (REPLICAOF at start).
     pub(super) admin: Vec<Option<ClientId>>,
-    /// Per connection of a client: the primary's stream end after its
-    /// last write (WAIT's offset).
-    pub(super) woff: BTreeMap<ClientId, u64>,
+    /// Per (node, connection) of a client: the primary's stream end after
+    /// its last write (WAIT's offset).
+    pub(super) woff: BTreeMap<(u32, ClientId), u64>,
     pub(super) clients_done: bool,
     pub(super) settle_started_ns: Option<u64>,
     pub history: ClusterHistory,
@@ -195,7 +221,10 @@ impl ClusterWorld {
             clients,
             cost,
             net_rng: choice_rng(seed, "cluster-network", 0),
+            primary: PRIMARY,
+            role_primary: vec![true; nodes_count as usize],
             witness: None,
+            witness_node: PRIMARY,
             witness_acked: false,
             admin: vec![None; nodes_count as usize],
             woff: BTreeMap::new(),
@@ -283,6 +312,9 @@ impl ClusterWorld {
             Ev::Restart { node } => self.restart(node),
             Ev::Settle => self.settle_poll(),
             Ev::LinkReset { replica } => self.reset_link(replica),
+            Ev::Failover => self.failover_begin(),
+            Ev::FailoverAbort => self.failover_abort(),
+            Ev::Repoint => self.repoint(),
         }
     }
 

@@ -42,7 +42,11 @@ impl ClusterChecker for PartialResync {
             let Some(w) = h
                 .witness
                 .iter()
-                .find(|w| w.incarnation == s.incarnation && w.replid == s.primary_replid_at_psync)
+                .find(|w| {
+                    w.node == s.primary
+                        && w.incarnation == s.incarnation
+                        && w.replid == s.primary_replid_at_psync
+                })
             else {
                 continue;
             };
