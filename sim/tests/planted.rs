@@ -450,3 +450,11 @@ fn replica_self_expiry_is_found() {
         &["repl-replica-writes", "repl-convergence"],
     );
 }
+
+/// FAILOVER handing the primary role to a replica that has not caught up:
+/// appends a WAIT had confirmed (acknowledged by the other replica) are
+/// not in the new primary's history.
+#[test]
+fn failover_skips_wait_for_sync_is_found() {
+    hunt_cluster(PlantedBug::FailoverSkipsWaitForSync, 50, &["repl-failover"]);
+}

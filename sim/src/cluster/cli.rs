@@ -51,8 +51,9 @@ fn describe_failovers(r: &ClusterReport) {
             f.reply,
             f.handed_over_ns
                 .map_or(String::new(), |t| format!(", handed over at {t} ns")),
-            f.completed
-                .map_or(String::new(), |(t, n)| format!(", node{n} promoted at {t} ns")),
+            f.completed.map_or(String::new(), |(t, n)| format!(
+                ", node{n} promoted at {t} ns"
+            )),
             f.abort
                 .as_ref()
                 .map_or(String::new(), |(t, a)| format!(", ABORT at {t} ns: {a}")),

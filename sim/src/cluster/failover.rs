@@ -22,6 +22,12 @@ use super::world::{node_host, node_of_host, ClusterWorld, Ev, NODE_PORT};
 use super::FailoverKind;
 use seedkv_engine::resp::{Frame, FrameDecoder};
 
+/// How long the operator lets an accepted FAILOVER run before sending
+/// `FAILOVER ABORT` (one without TIMEOUT waits for ever if its target
+/// cannot catch up: Redis refuses a reconnecting replica's PSYNC while
+/// failing over).
+pub const FAILOVER_PATIENCE_NS: u64 = 3_000_000_000;
+
 /// The address a primary knows replica `node` by (FAILOVER TO names it).
 fn replica_address(node: u32) -> String {
     format!("10.0.1.{node}")
@@ -75,30 +81,37 @@ impl ClusterWorld {
                 args.extend(["FORCE", "TIMEOUT", &timeout]);
             }
         }
-        let arg_bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        let reply = reply_text(&self.admin(node, &arg_bytes));
-        let accepted = reply == "+OK";
+        // Recorded first: a primary whose target already acknowledged its
+        // whole stream hands over within the command itself.
         self.history.failovers.push(FailoverRecord {
             node,
             at_ns: self.now_ns,
             args: args.iter().map(|a| a.to_string()).collect(),
-            accepted,
-            reply,
             force: plan.kind == FailoverKind::ToForce,
             witness_before: self.history.witness.len().checked_sub(1),
             ..FailoverRecord::default()
         });
-        if let (true, Some(after_ns)) = (accepted, plan.abort_after_ns) {
+        let arg_bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let reply = reply_text(&self.admin(node, &arg_bytes));
+        let accepted = reply == "+OK";
+        if let Some(f) = self.history.failovers.last_mut() {
+            f.accepted = accepted;
+            f.reply = reply;
+        }
+        if accepted {
+            let after_ns = plan.abort_after_ns.unwrap_or(FAILOVER_PATIENCE_NS);
             self.schedule(self.now_ns + after_ns, Ev::FailoverAbort);
         }
     }
 
-    /// `FAILOVER ABORT` to the node the FAILOVER went to.
+    /// `FAILOVER ABORT` to the node the FAILOVER went to, unless it
+    /// completed.
     pub(super) fn failover_abort(&mut self) {
-        let Some(node) = self.history.failovers.last().map(|f| f.node) else {
+        let Some(f) = self.history.failovers.last() else {
             return;
         };
-        if !self.nodes[node as usize].up {
+        let node = f.node;
+        if f.completed.is_some() || !self.nodes[node as usize].up {
             return;
         }
         let reply = reply_text(&self.admin(node, &[b"FAILOVER", b"ABORT"]));
@@ -109,7 +122,8 @@ impl ClusterWorld {
 
     /// `node`'s engine turned primary (`true`) or replica after a drain.
     pub(super) fn role_changed(&mut self, node: u32, primary: bool) {
-        self.trace.word(0x401e ^ (node as u64) << 8 ^ primary as u64);
+        self.trace
+            .word(0x401e ^ (node as u64) << 8 ^ primary as u64);
         let now_ns = self.now_ns;
         match (primary, node == self.primary) {
             (false, true) => {

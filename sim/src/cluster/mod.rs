@@ -139,7 +139,8 @@ pub struct FailoverPlan {
     pub target: u32,
     /// TIMEOUT: 10 ..= 2000 ms.
     pub timeout_ms: u64,
-    /// `FAILOVER ABORT` this long after the request, if drawn: 1 ..= 200 ms.
+    /// `FAILOVER ABORT` this long after the request, if drawn: 1 ..= 200 ms
+    /// (else after the operator's patience, if it did not complete).
     pub abort_after_ns: Option<u64>,
     /// How long the operator takes to point the other replicas at the new
     /// primary once the failover completed: 1 ..= 500 ms.

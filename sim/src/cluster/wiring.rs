@@ -234,7 +234,9 @@ impl ClusterWorld {
                     w.parent = None;
                 }
             }
-            Some(Answer::Continue { replid: Some(replid) }) if w.replid.is_empty() => {
+            Some(Answer::Continue {
+                replid: Some(replid),
+            }) if w.replid.is_empty() => {
                 w.replid = replid.clone();
                 w.base = tap.stream_base.unwrap_or(0);
             }
@@ -250,9 +252,7 @@ impl ClusterWorld {
             let node = self.witness_node as usize;
             let now = self.nodes[node].now(self.now_ns);
             let ack = encode_request(&[b"REPLCONF", b"ACK", b"0"]);
-            self.nodes[node]
-                .engine
-                .handle_input(now, id, &ack);
+            self.nodes[node].engine.handle_input(now, id, &ack);
         }
     }
 }

@@ -12,6 +12,10 @@
 //!   list, unless a primary crashed after the failover (that loss is the
 //!   `repl-lost-writes` count's).
 //!
+//! What makes that so is checked too, from the acks the old primary was
+//! handed: it hands over only once the target's last ack equals its whole
+//! stream (the offset where its witness stream stopped).
+//!
 //! With FORCE, or for writes no WAIT confirmed, losses across a failover
 //! are counted ([`failover_counts`], in the sweep summary), not failed.
 
@@ -168,6 +172,26 @@ impl ClusterChecker for FailoverKeepsConfirmed {
                 )
             };
             let request = f.args.join(" ");
+            if let (Some(t), Some(before)) = (f.handed_over_ns, f.witness_before) {
+                let end = h.witness[before].end();
+                let acked = h
+                    .sessions
+                    .iter()
+                    .filter(|s| s.replica == node && s.primary == f.node && s.opened_ns <= t)
+                    .flat_map(|s| s.acks.iter())
+                    .filter(|&&(at, _)| at <= t)
+                    .max_by_key(|&&(at, _)| at)
+                    .map(|&(_, o)| o);
+                if acked != Some(end) {
+                    return fail(
+                        self.name(),
+                        format!(
+                            "`{request}` sent to node{} at {} ns handed over at {t} ns to node{node}, whose last ack was {acked:?}, not the primary's whole stream up to offset {end}",
+                            f.node, f.at_ns
+                        ),
+                    );
+                }
+            }
             for a in appends(h, f) {
                 let Some(w) = a.confirmed_by else { continue };
                 if w.wait_woff > took_over {

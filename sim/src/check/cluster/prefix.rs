@@ -47,7 +47,12 @@ impl ClusterChecker for Prefix {
                 let cached_state = previous.and_then(|p| cached(h, p));
                 let lineage: Vec<&str> = h
                     .witness_of(s)
-                    .map(|w| h.lineage(w).iter().map(|&i| h.witness[i].replid.as_str()).collect())
+                    .map(|w| {
+                        h.lineage(w)
+                            .iter()
+                            .map(|&i| h.witness[i].replid.as_str())
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if let (Some(p), Some((id, _))) = (previous, &cached_state) {
                     if !lineage.is_empty() && !lineage.contains(&id.as_str()) {
