@@ -253,6 +253,14 @@ impl Engine {
         self.server.pause.mode(now).is_some()
     }
 
+    /// Whether this engine follows a primary (REPLICAOF, or a FAILOVER
+    /// that handed the role over) rather than being one: a host that
+    /// routes clients or watches the stream learns a role change here, as
+    /// an operator reads ROLE.
+    pub fn is_replica(&self) -> bool {
+        self.server.repl.is_replica()
+    }
+
     /// Clients whose requests wait for the current pause to end.
     pub fn paused_clients_count(&self) -> usize {
         self.server.pause.held_count()

@@ -70,7 +70,11 @@ impl Engine {
     pub(super) fn repl_deadline_ns(&self) -> u64 {
         let repl = &self.server.repl;
         let wait_ns = repl.waiters.iter().filter_map(|w| w.deadline_ns).min();
-        let ping_ns = (!repl.replicas.is_empty()).then(|| {
+        // Only a ping that would be sent is a deadline: a replica's, or a
+        // failing-over primary's, skipped ping would be due again at once
+        // and spin the host's timer.
+        let pings = !repl.replicas.is_empty() && !repl.is_replica() && repl.failover.is_none();
+        let ping_ns = pings.then(|| {
             let period_s = primary::config_u64(&self.server.config, "repl-ping-replica-period");
             repl.last_ping_mono_ns + period_s.max(1) * 1_000_000_000
         });

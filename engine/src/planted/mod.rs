@@ -38,6 +38,7 @@
 //! | WAIT counts acks | WAIT, a replica's ack | wait-counts-unacked (`repl.rs`) |
 //! | a snapshot read produces a slice | `Engine::snapshot_turn` | snapshot-skips-saved |
 //! | a replica meets an expired key | the cron, `Ctx::replica_keeps_expired` | replica-self-expiry (`repl.rs`) |
+//! | FAILOVER waits for its target | `failover::update` | failover-skips-wait-for-sync (`repl.rs`) |
 //!
 //! The expiry clock is the one seam on the lookup path: it subtracts a lag
 //! (0 on a clean engine) from the command's clock, without a branch. The
@@ -152,6 +153,10 @@ pub enum PlantedBug {
     /// A replica deletes expired keys by itself (in its cron and on
     /// access) instead of leaving expiry to its primary's DEL.
     ReplicaSelfExpiry,
+    /// FAILOVER hands the primary role to a replica that acknowledged
+    /// anything at all, without waiting for its ack to reach the
+    /// primary's offset: the writes the target had not received are lost.
+    FailoverSkipsWaitForSync,
     /// A snapshot read (KEYS, SMEMBERS, HGETALL... produced in slices)
     /// drops its side list: the entries writers removed or changed before
     /// the read got to them are missing from the reply.
@@ -185,6 +190,7 @@ impl PlantedBug {
         PlantedBug::WaitCountsUnacked,
         PlantedBug::ReplicaSelfExpiry,
         PlantedBug::SnapshotSkipsSaved,
+        PlantedBug::FailoverSkipsWaitForSync,
     ];
 
     /// The name used on the command line (`--bug scan-skips-rehash-buckets`).
@@ -215,6 +221,7 @@ impl PlantedBug {
             PlantedBug::WaitCountsUnacked => "wait-counts-unacked",
             PlantedBug::ReplicaSelfExpiry => "replica-self-expiry",
             PlantedBug::SnapshotSkipsSaved => "snapshot-skips-saved",
+            PlantedBug::FailoverSkipsWaitForSync => "failover-skips-wait-for-sync",
         }
     }
 

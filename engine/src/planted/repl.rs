@@ -4,7 +4,9 @@
 //! [`PlantedBug::WaitCountsUnacked`](super::PlantedBug) lets WAIT count a
 //! replica whose last ack is short of the offset,
 //! [`PlantedBug::ReplicaSelfExpiry`](super::PlantedBug) lets a replica
-//! expire keys by its own clock.
+//! expire keys by its own clock,
+//! [`PlantedBug::FailoverSkipsWaitForSync`](super::PlantedBug) hands the
+//! primary role to a replica that has not caught up.
 
 use crate::repl::{ReplicaState, Replication};
 
@@ -38,6 +40,19 @@ impl Hook {
         // keys by its own clock, as a primary does, instead of waiting for
         // its primary's DEL.
         self.is(PlantedBug::ReplicaSelfExpiry)
+    }
+
+    /// Seam "FAILOVER waits for its target": whether a replica that
+    /// acknowledged `ack_offset` has the whole stream, up to `offset`.
+    pub(crate) fn failover_target_synced(&self, ack_offset: u64, offset: u64) -> bool {
+        // Planted bug (PlantedBug::FailoverSkipsWaitForSync): a replica
+        // that ever acknowledged anything is taken as caught up, so the
+        // primary hands over at once and what the target had not received
+        // is gone from the new primary's history.
+        if self.is(PlantedBug::FailoverSkipsWaitForSync) {
+            return ack_offset > 0;
+        }
+        ack_offset == offset
     }
 
     /// Seam "WAIT counts acks": how many replicas acknowledged `offset`.

@@ -100,7 +100,10 @@ pub fn update(server: &mut Server, clients: &Clients, now: Now) -> Step {
             _ => Step::Abort("Replica never caught up before timeout"),
         };
     }
-    let synced = |i: usize| server.repl.replicas[i].ack_offset == offset;
+    let synced = |i: usize| {
+        let ack_offset = server.repl.replicas[i].ack_offset;
+        server.planted.failover_target_synced(ack_offset, offset)
+    };
     let target = match &f.target {
         Some((host, port)) => find_replica(server, host, i64::from(*port)).filter(|&i| synced(i)),
         None => (0..server.repl.replicas.len())

@@ -283,16 +283,20 @@ fn main() -> ExitCode {
             coverage,
             seed_log,
         } if knobs.replicas.is_some() => knobs.cluster(start).and_then(|base| {
-            if shard.is_some() || no_checks || coverage || seed_log.is_some() {
-                return Err(
-                    "--replicas sweeps take no --shard, --no-checks, --coverage or --seed-log"
-                        .into(),
-                );
+            if shard.is_some() || no_checks || coverage {
+                return Err("--replicas sweeps take no --shard, --no-checks or --coverage".into());
             }
             let jobs =
                 jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let base = base.expect("--replicas given");
-            Ok(cluster_cli::cmd_sweep(&base, start, seeds, jobs, no_shrink))
+            Ok(cluster_cli::cmd_sweep(
+                &base,
+                start,
+                seeds,
+                jobs,
+                no_shrink,
+                seed_log.as_deref(),
+            ))
         }),
         Command::Sweep {
             seeds,

@@ -7,6 +7,7 @@ use crate::check::Violation;
 use crate::cluster::history::ClusterHistory;
 
 mod convergence;
+mod failover;
 mod loss;
 mod monotonic;
 mod own_writes;
@@ -15,6 +16,7 @@ mod resync;
 mod stream;
 mod wait;
 
+pub use failover::{failover_counts, FailoverCounts};
 pub use loss::{loss, Loss};
 
 pub trait ClusterChecker {
@@ -32,6 +34,7 @@ pub fn all() -> Vec<Box<dyn ClusterChecker>> {
         Box::new(monotonic::MonotonicReads),
         Box::new(convergence::Convergence),
         Box::new(loss::LostWrites),
+        Box::new(failover::FailoverKeepsConfirmed),
     ]
 }
 

@@ -34,6 +34,31 @@ fn describe(r: &ClusterReport) {
         r.wall.as_secs_f64(),
         r.trace_hash
     );
+    describe_failovers(r);
+}
+
+/// One line per FAILOVER the admin sent, and what became of it.
+fn describe_failovers(r: &ClusterReport) {
+    let Some(h) = &r.history else {
+        return;
+    };
+    for f in &h.failovers {
+        println!(
+            "  `{}` to node{} at {} ns: {}{}{}{}",
+            f.args.join(" "),
+            f.node,
+            f.at_ns,
+            f.reply,
+            f.handed_over_ns
+                .map_or(String::new(), |t| format!(", handed over at {t} ns")),
+            f.completed.map_or(String::new(), |(t, n)| format!(
+                ", node{n} promoted at {t} ns"
+            )),
+            f.abort
+                .as_ref()
+                .map_or(String::new(), |(t, a)| format!(", ABORT at {t} ns: {a}")),
+        );
+    }
 }
 
 fn report_failure(r: &ClusterReport, no_shrink: bool) {
@@ -87,15 +112,58 @@ pub fn cmd_replay(config: &ClusterConfig, trace: bool) -> bool {
     true
 }
 
-/// Many seeds and a summary; the first failure is shrunk.
+/// One seed's line for `--seed-log`: what must not change when only the
+/// simulator's code layout or speed does.
+fn seed_log_line(r: &ClusterReport) -> String {
+    let verdict = match r.violations.first() {
+        None => "ok".to_string(),
+        Some(v) => format!("FAIL [{}] {}", v.checker, v.message),
+    };
+    format!(
+        "seed {} trace {:016x} ops {} events {} faults {} sim_ns {} resyncs {}/{} lost {}/{}/{} {verdict}\n",
+        r.config.seed,
+        r.trace_hash,
+        r.ops_count,
+        r.events_count,
+        r.faults_count,
+        r.sim_ns,
+        r.full_resyncs_count,
+        r.partial_resyncs_count,
+        r.loss.lost_count,
+        r.loss.acked_count,
+        r.loss.wait_confirmed_lost_count,
+    )
+}
+
+/// Many seeds and a summary; the first failure is shrunk. With
+/// `seed_log`, one line per seed (sorted by seed) goes to that file.
 pub fn cmd_sweep(
     base: &ClusterConfig,
     start: u64,
     seeds: u64,
     jobs: usize,
     no_shrink: bool,
+    seed_log: Option<&std::path::Path>,
 ) -> bool {
-    let summary = sweep(base, start, seeds, jobs, &|_| {});
+    let lines = std::sync::Mutex::new(Vec::new());
+    let summary = sweep(base, start, seeds, jobs, &|r| {
+        if seed_log.is_some() {
+            let line = seed_log_line(r);
+            lines
+                .lock()
+                .expect("seed lines")
+                .push((r.config.seed, line));
+        }
+    });
+    if let Some(path) = seed_log {
+        let mut lines = lines.into_inner().expect("seed lines");
+        lines.sort();
+        let text: String = lines.into_iter().map(|(_, line)| line).collect();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("seedkv-sim: cannot write {}: {e}", path.display());
+            return false;
+        }
+    }
     println!("multi-node sweep summary");
     print!("{}", summary.table(base.replicas, jobs));
     if summary.failures_count == 0 {

@@ -3,17 +3,34 @@
 //! readers on the replicas (reads that may be stale, and writes a
 //! read-only replica must refuse). One request at a time per client; a
 //! lost connection leaves its request's outcome unknown and reconnects.
+//! A writer told `-READONLY`, or whose connection was lost, asks its node
+//! ROLE next and follows the primary that names (a failover moved it).
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use seedkv_engine::resp::encode::encode_request;
-use seedkv_engine::resp::FrameDecoder;
+use seedkv_engine::resp::{Frame, FrameDecoder};
 
 use super::history::ClusterOp;
-use super::world::{info, ClusterWorld, Conn, Ev, Peer, PRIMARY, SETTLE_POLL_NS};
+use super::world::{info, node_of_host, ClusterWorld, Conn, Ev, Peer, PRIMARY, SETTLE_POLL_NS};
 use super::ClusterKnobs;
 use crate::net::Pipe;
 use crate::rng::stream_rng;
+
+/// The node a ROLE reply names the primary: the answering node's own
+/// index is not in the reply, so a `master` answer names nothing (stay);
+/// a `slave` answer names its primary's host.
+fn role_primary(frame: &Frame, nodes_count: u32) -> Option<u32> {
+    let Frame::Array(items) = frame else {
+        return None;
+    };
+    match (items.first(), items.get(1)) {
+        (Some(Frame::Bulk(role)), Some(Frame::Bulk(host))) if role == b"slave" => {
+            node_of_host(&String::from_utf8_lossy(host), nodes_count)
+        }
+        _ => None,
+    }
+}
 
 /// Keys per family (few, so that writes and reads meet).
 pub const KEYS_PER_FAMILY: u32 = 4;
@@ -37,6 +54,8 @@ pub struct ClusterClient {
     pub outstanding: Option<usize>,
     wrote_on_conn: bool,
     values_count: u64,
+    /// The next request is ROLE: where is the primary now?
+    rediscover: bool,
 }
 
 impl ClusterClient {
@@ -59,6 +78,7 @@ impl ClusterClient {
             outstanding: None,
             wrote_on_conn: false,
             values_count: 0,
+            rediscover: false,
         }
     }
 
@@ -73,6 +93,9 @@ impl ClusterClient {
 
     /// The next request, drawn from this client's own stream.
     fn next_request(&mut self, replicas_count: u32) -> Vec<Vec<u8>> {
+        if std::mem::take(&mut self.rediscover) {
+            return vec![b"ROLE".to_vec()];
+        }
         let roll = self.rng.gen_range(0..100);
         if !self.writer {
             return match roll {
@@ -142,12 +165,12 @@ impl ClusterWorld {
         let c = &mut self.clients[client as usize];
         let args = c.next_request(replicas_count);
         c.ops_left -= 1;
-        if args[0] != b"WAIT" && args[0] != b"GET" && args[0] != b"LRANGE" {
+        if !matches!(args[0].as_slice(), b"WAIT" | b"GET" | b"LRANGE" | b"ROLE") {
             c.wrote_on_conn = true;
         }
         let acceptor_id = self.conns[conn as usize].id.expect("connected");
         let wait_woff = match args[0].as_slice() {
-            b"WAIT" => self.woff.get(&acceptor_id).copied().unwrap_or(0),
+            b"WAIT" => self.woff.get(&(node, acceptor_id)).copied().unwrap_or(0),
             _ => 0,
         };
         let op = self.history.ops.len();
@@ -216,6 +239,8 @@ impl ClusterWorld {
         let bytes = cs.down.readable().to_vec();
         cs.down.consume(bytes.len());
         let eof = cs.down.at_eof(now_ns);
+        let nodes_count = self.nodes.len() as u32;
+        let mut follow = None;
         let c = &mut self.clients[client as usize];
         c.decoder.feed(&bytes);
         loop {
@@ -225,6 +250,15 @@ impl ClusterWorld {
                         break; // nothing asked: a stray reply
                     };
                     let record = &mut self.history.ops[op];
+                    if c.writer {
+                        match (record.args[0].as_slice(), &frame) {
+                            (b"ROLE", _) => follow = role_primary(&frame, nodes_count),
+                            (_, Frame::Error(e)) if e.starts_with(b"READONLY") => {
+                                c.rediscover = true
+                            }
+                            _ => {}
+                        }
+                    }
                     record.reply = Some(frame);
                     record.complete_ns = now_ns;
                     let think = c.rng.gen_range(THINK_NS_MIN..=THINK_NS_MAX);
@@ -239,6 +273,28 @@ impl ClusterWorld {
         }
         if eof {
             self.client_conn_lost(client, conn);
+        } else if let Some(node) = follow.filter(|&n| n != self.clients[client as usize].node) {
+            self.client_follow(client, conn, node);
+        }
+    }
+
+    /// `client` leaves `conn` for `node`, which ROLE named the primary.
+    fn client_follow(&mut self, client: u32, conn: u32, node: u32) {
+        let now_ns = self.now_ns;
+        let c = &mut self.clients[client as usize];
+        c.node = node;
+        c.conn = None;
+        let cs = &mut self.conns[conn as usize];
+        cs.peer_open = false;
+        if cs.acceptor_open {
+            let fin = cs.up.write_fin(now_ns);
+            self.schedule(
+                fin.max(now_ns),
+                Ev::Arrive {
+                    conn,
+                    at_acceptor: true,
+                },
+            );
         }
     }
 
@@ -251,6 +307,7 @@ impl ClusterWorld {
             return;
         }
         c.conn = None;
+        c.rediscover |= c.writer;
         if let Some(op) = c.outstanding.take() {
             self.history.ops[op].complete_ns = now_ns;
         }

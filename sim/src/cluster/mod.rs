@@ -10,7 +10,11 @@
 pub mod cli;
 pub mod clients;
 mod contract;
+mod delivery;
+mod failover;
+mod faults;
 pub mod history;
+mod links;
 pub mod node;
 pub mod partition;
 mod settle;
@@ -18,6 +22,7 @@ pub mod sweep;
 pub mod tap;
 #[cfg(test)]
 mod tests;
+mod wiring;
 pub mod world;
 
 use std::time::{Duration, Instant};
@@ -25,7 +30,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use seedkv_engine::PlantedBug;
 
-use crate::check::cluster::{self as checks, Loss};
+use crate::check::cluster::{self as checks, FailoverCounts, Loss};
 use crate::check::Violation;
 use crate::net::NetKnobs;
 use crate::rng::stream_rng;
@@ -107,6 +112,69 @@ pub struct LinkReset {
 /// Link resets drawn per run at most.
 pub const LINK_RESETS_MAX: usize = 4;
 
+/// The form of FAILOVER the admin sends the primary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailoverKind {
+    /// `FAILOVER`: to the first replica that acknowledged the whole stream.
+    Plain,
+    /// `FAILOVER TO <replica>`.
+    To,
+    /// `FAILOVER TIMEOUT <ms>`: aborts if no replica catches up in time.
+    Timeout,
+    /// `FAILOVER TO <replica> TIMEOUT <ms>`.
+    ToTimeout,
+    /// `FAILOVER TO <replica> FORCE TIMEOUT <ms>`: hands over at the
+    /// timeout even though the target has not caught up.
+    ToForce,
+}
+
+/// The FAILOVER fault of one run: an admin connection asks the primary of
+/// the moment to hand its role over (see `failover.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FailoverPlan {
+    pub at_ns: u64,
+    pub kind: FailoverKind,
+    /// Which of the other nodes `TO` names: the `target`-th (1-based,
+    /// wrapping) of the nodes that are not the primary.
+    pub target: u32,
+    /// TIMEOUT: 10 ..= 2000 ms.
+    pub timeout_ms: u64,
+    /// `FAILOVER ABORT` this long after the request, if drawn: 1 ..= 200 ms
+    /// (else after the operator's patience, if it did not complete).
+    pub abort_after_ns: Option<u64>,
+    /// How long the operator takes to point the other replicas at the new
+    /// primary once the failover completed: 1 ..= 500 ms.
+    pub repoint_after_ns: u64,
+}
+
+impl FailoverPlan {
+    /// Draws the failover of a run (none on about half of the seeds) from
+    /// its own stream, so that the other knobs of a seed stay as they were.
+    fn draw(seed: u64, fault_window_ns: u64) -> Option<FailoverPlan> {
+        let mut rng = stream_rng(seed, "cluster-failover", 0);
+        if rng.gen_bool(0.5) {
+            return None;
+        }
+        let kind = match rng.gen_range(0..5) {
+            0 => FailoverKind::Plain,
+            1 => FailoverKind::To,
+            2 => FailoverKind::Timeout,
+            3 => FailoverKind::ToTimeout,
+            _ => FailoverKind::ToForce,
+        };
+        Some(FailoverPlan {
+            at_ns: rng.gen_range(fault_window_ns / 10..=fault_window_ns * 8 / 10),
+            kind,
+            target: rng.gen_range(1..=REPLICAS_MAX),
+            timeout_ms: rng.gen_range(10..=2000),
+            abort_after_ns: rng
+                .gen_bool(0.2)
+                .then(|| rng.gen_range(1_000_000..=200_000_000)),
+            repoint_after_ns: rng.gen_range(1_000_000..=500_000_000),
+        })
+    }
+}
+
 /// The knobs of one multi-node run, drawn per seed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterKnobs {
@@ -123,6 +191,8 @@ pub struct ClusterKnobs {
     pub crashes: Vec<NodeCrash>,
     /// Resets of replication links (a replica then resumes with PSYNC).
     pub link_resets: Vec<LinkReset>,
+    /// The FAILOVER fault, if drawn.
+    pub failover: Option<FailoverPlan>,
     /// Faults happen within `[0, fault_window_ns)`.
     pub fault_window_ns: u64,
 }
@@ -189,7 +259,12 @@ impl ClusterKnobs {
                 });
             }
         }
+        let failover = match faults {
+            true => FailoverPlan::draw(config.seed, fault_window_ns),
+            false => None,
+        };
         ClusterKnobs {
+            failover,
             link_resets,
             replicas_count,
             writers_count,
@@ -240,6 +315,8 @@ pub struct ClusterReport {
     pub partial_resyncs_count: u64,
     /// Lost acknowledged writes (Jepsen's count).
     pub loss: Loss,
+    /// What the FAILOVER fault did.
+    pub failover: FailoverCounts,
     pub history: Option<ClusterHistory>,
 }
 
@@ -314,6 +391,7 @@ pub fn run(config: &ClusterConfig, print_trace: bool, skip_checks: bool) -> Clus
     ClusterReport {
         config: config.clone(),
         loss: checks::loss(&history),
+        failover: checks::failover_counts(&history),
         knobs,
         trace_hash,
         event_hashes,

@@ -9,7 +9,7 @@ use seedkv_engine::resp::Frame;
 use seedkv_engine::Now;
 
 use super::clients::KEYS_PER_FAMILY;
-use super::world::{ClusterWorld, Ev, PRIMARY, SETTLE_POLL_NS};
+use super::world::{ClusterWorld, Ev, SETTLE_POLL_NS};
 use crate::world::inspect::{read_dataset, Inspector};
 
 impl ClusterWorld {
@@ -34,8 +34,9 @@ impl ClusterWorld {
         self.schedule(self.now_ns + SETTLE_POLL_NS, Ev::Settle);
     }
 
-    /// Every node is up, and every replica was handed the primary's
-    /// stream up to its end on a link to the primary's current life.
+    /// Every node is up, and every other node was handed the primary's
+    /// stream up to its end on a link to the primary's current life (a
+    /// node still chained to the old primary after a failover is not).
     fn converged(&self) -> bool {
         if self.nodes.iter().any(|n| !n.up) || self.witness.is_none() {
             return false;
@@ -43,14 +44,17 @@ impl ClusterWorld {
         let Some(w) = self.history.witness.last() else {
             return false;
         };
-        (1..self.nodes.len() as u32).all(|replica| {
+        let primary = self.primary;
+        let mut replicas = (0..self.nodes.len() as u32).filter(|&n| n != primary);
+        replicas.all(|replica| {
             self.history
                 .sessions
                 .iter()
                 .rev()
                 .find(|s| s.replica == replica)
                 .is_some_and(|s| {
-                    s.incarnation == w.incarnation
+                    s.primary == primary
+                        && s.incarnation == w.incarnation
                         && s.answer_replid.as_deref().is_none_or(|r| r == w.replid)
                         && s.stream_base.map(|b| b + s.stream.len() as u64) == Some(w.end())
                 })
@@ -60,7 +64,8 @@ impl ClusterWorld {
     /// Reads every node's dataset through commands, at one clock (the
     /// primary's), so that a key's logical expiry is judged alike.
     pub(super) fn read_datasets(&mut self) {
-        let now = self.nodes[PRIMARY as usize].now(self.now_ns);
+        let now = self.nodes[self.primary as usize].now(self.now_ns);
+        self.history.final_primary = self.primary;
         self.history.final_lists = self.read_lists(now);
         for n in &mut self.nodes {
             if !n.up {
@@ -77,7 +82,7 @@ impl ClusterWorld {
     /// The primary's `log:*` lists, element by element (for the count of
     /// lost writes); `None` if it is down or a read failed.
     fn read_lists(&mut self, now: Now) -> Option<BTreeMap<Vec<u8>, Vec<Vec<u8>>>> {
-        let n = &mut self.nodes[PRIMARY as usize];
+        let n = &mut self.nodes[self.primary as usize];
         if !n.up {
             return None;
         }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::{run, ClusterConfig, ClusterReport};
-use crate::check::cluster::Loss;
+use crate::check::cluster::{FailoverCounts, Loss};
 
 /// Worker threads at most, and failures kept in full.
 pub const CLUSTER_JOBS_MAX: usize = 64;
@@ -25,6 +25,7 @@ pub struct ClusterSummary {
     pub full_resyncs_count: u64,
     pub partial_resyncs_count: u64,
     pub loss: Loss,
+    pub failover: FailoverCounts,
     pub wall: Duration,
     pub failures_count: u64,
     /// Per checker: the runs it failed, and the lowest such seed.
@@ -54,6 +55,19 @@ impl ClusterSummary {
             self.loss.acked_count,
             self.loss.wait_confirmed_lost_count,
             self.failures_count
+        );
+        let f = &self.failover;
+        let _ = writeln!(
+            s,
+            "failovers: {} requested, {} accepted, {} completed ({} by FORCE), {} aborted; acked appends before them lost: {} (WAIT-confirmed: {} of {} checked)",
+            f.requested_count,
+            f.accepted_count,
+            f.completed_count,
+            f.forced_count,
+            f.aborted_count,
+            f.lost_count,
+            f.lost_confirmed_count,
+            f.confirmed_count
         );
         for (checker, (count, first)) in &self.by_checker {
             let _ = writeln!(s, "  {checker}: {count} runs fail it (first: seed {first})");
@@ -98,6 +112,7 @@ pub fn sweep(
                 t.full_resyncs_count += report.full_resyncs_count;
                 t.partial_resyncs_count += report.partial_resyncs_count;
                 t.loss.add(report.loss);
+                t.failover.add(report.failover);
                 for v in &report.violations {
                     let e = t.by_checker.entry(v.checker).or_insert((0, u64::MAX));
                     e.0 += 1;

@@ -40,7 +40,9 @@ impl UpTap {
             at += end;
             let name = args.first().map(|a| a.to_ascii_lowercase());
             match (name.as_deref(), args.len()) {
-                (Some(b"psync"), 3) => {
+                // `PSYNC <replid> <offset> FAILOVER` too: the old primary's
+                // PSYNC after a FAILOVER's hand-over.
+                (Some(b"psync"), 3 | 4) => {
                     let offset = parse_num(&args[2]).unwrap_or(-1);
                     out.push(UpRequest::Psync {
                         replid: String::from_utf8_lossy(&args[1]).into_owned(),

@@ -14,26 +14,31 @@
 //! it reads the primary's stream as the primary wrote it, so the checkers
 //! compare each replica's stream to it rather than to anything a replica
 //! says.
+//!
+//! This file holds the world's state and its run loop; the rest is split
+//! by concern: `wiring.rs` (a node started, its admin commands, its
+//! outputs after each drain, the witness), `delivery.rs` (bytes through
+//! pipes to a node's CPU or a client, the taps), `links.rs` (connections
+//! between nodes opened, closed, lost), `faults.rs` (link resets,
+//! crashes, restarts), `clients.rs` and `settle.rs`.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use rand::Rng;
-use seedkv_engine::cmd::flags;
-use seedkv_engine::resp::encode::encode_request;
 use seedkv_engine::{ClientId, ConnectInfo, PlantedBug};
 
 use super::clients::ClusterClient;
-use super::history::{ClusterHistory, Session, WitnessStream};
-use super::node::{node_config, Drained, Node};
-use super::tap::{Answer, DownTap, UpRequest, UpTap};
+use super::history::ClusterHistory;
+use super::node::{node_config, Node};
+use super::tap::{DownTap, UpTap};
 use super::ClusterKnobs;
 use crate::cost::CostModel;
-use crate::net::{Pipe, SERVER_READ_BYTES_MAX};
+use crate::net::Pipe;
 use crate::queue::EventQueue;
 use crate::rng::{choice_rng, ChoiceRng};
 use crate::trace::TraceHash;
 
-/// The primary's index.
+/// The first primary's index (a failover hands the role to another).
 pub const PRIMARY: u32 = 0;
 /// The port every node listens on (nodes are told apart by host name).
 pub const NODE_PORT: u16 = 6379;
@@ -48,6 +53,16 @@ pub const CLUSTER_CONNS_MAX: usize = 100_000;
 /// A node's host name, as REPLICAOF names it.
 pub fn node_host(node: u32) -> String {
     format!("node{node}")
+}
+
+/// The node a host names: its name (`node1`, as the admin's REPLICAOF
+/// says) or its address (`10.0.1.1`, as a primary sees its replicas and
+/// FAILOVER hands over to them).
+pub fn node_of_host(host: &str, nodes_count: u32) -> Option<u32> {
+    let n = host
+        .strip_prefix("node")
+        .or_else(|| host.strip_prefix("10.0.1."))?;
+    n.parse().ok().filter(|&n| n < nodes_count)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -92,6 +107,11 @@ pub(super) enum Ev {
         node: u32,
     },
     Settle,
+    /// The admin sends FAILOVER to the primary, FAILOVER ABORT, or points
+    /// the other replicas at the new primary.
+    Failover,
+    FailoverAbort,
+    Repoint,
 }
 
 impl Ev {
@@ -108,6 +128,9 @@ impl Ev {
             Ev::Restart { node } => 9 | (node as u64) << 8,
             Ev::Settle => 10,
             Ev::LinkReset { replica } => 11 | (replica as u64) << 8,
+            Ev::Failover => 12,
+            Ev::FailoverAbort => 13,
+            Ev::Repoint => 14,
         }
     }
 }
@@ -151,13 +174,21 @@ pub struct ClusterWorld {
     pub(super) knobs: ClusterKnobs,
     pub(super) cost: CostModel,
     pub(super) net_rng: ChoiceRng,
+    /// The primary of the moment: where writers are sent, whose stream
+    /// the witness reads, which node a replica (re)starting follows.
+    pub(super) primary: u32,
+    /// Per node: whether its engine was a primary after its last drain
+    /// (how the world notices a failover's hand-over and promotion).
+    pub(super) role_primary: Vec<bool>,
     pub(super) witness: Option<(ClientId, DownTap)>,
+    /// The node the witness is connected to.
+    pub(super) witness_node: u32,
     pub(super) witness_acked: bool,
     /// Per node: the host's own admin connection (REPLICAOF at start).
     pub(super) admin: Vec<Option<ClientId>>,
-    /// Per connection of a client: the primary's stream end after its
-    /// last write (WAIT's offset).
-    pub(super) woff: BTreeMap<ClientId, u64>,
+    /// Per (node, connection) of a client: the primary's stream end after
+    /// its last write (WAIT's offset).
+    pub(super) woff: BTreeMap<(u32, ClientId), u64>,
     pub(super) clients_done: bool,
     pub(super) settle_started_ns: Option<u64>,
     pub history: ClusterHistory,
@@ -190,7 +221,10 @@ impl ClusterWorld {
             clients,
             cost,
             net_rng: choice_rng(seed, "cluster-network", 0),
+            primary: PRIMARY,
+            role_primary: vec![true; nodes_count as usize],
             witness: None,
+            witness_node: PRIMARY,
             witness_acked: false,
             admin: vec![None; nodes_count as usize],
             woff: BTreeMap::new(),
@@ -218,83 +252,8 @@ impl ClusterWorld {
             let at = world.net_rng.gen_range(0..=1_000_000);
             world.queue.push(at, Ev::Wake { client });
         }
-        for reset in world.knobs.link_resets.clone() {
-            world.queue.push(
-                reset.at_ns,
-                Ev::LinkReset {
-                    replica: reset.replica,
-                },
-            );
-        }
-        for crash in world.knobs.crashes.clone() {
-            world
-                .queue
-                .push(crash.at_ns, Ev::Crash { node: crash.node });
-            world.queue.push(
-                crash.at_ns + crash.down_ns,
-                Ev::Restart { node: crash.node },
-            );
-        }
+        world.schedule_faults();
         world
-    }
-
-    /// A node (re)started: the primary gets the witness, a replica is
-    /// told its primary.
-    fn node_started(&mut self, node: u32) {
-        if node == PRIMARY {
-            self.connect_witness();
-        } else {
-            let port = NODE_PORT.to_string();
-            self.admin(
-                node,
-                &[b"REPLICAOF", node_host(PRIMARY).as_bytes(), port.as_bytes()],
-            );
-        }
-        self.arm_timer(node);
-    }
-
-    /// Runs the host's own command on `node`, at once (no network).
-    fn admin(&mut self, node: u32, args: &[&[u8]]) {
-        let now_ns = self.now_ns;
-        let n = &mut self.nodes[node as usize];
-        let now = n.now(now_ns);
-        let id = match self.admin[node as usize] {
-            Some(id) => id,
-            None => {
-                let id = n.engine.connect(now, info("10.0.9.1:1", node));
-                self.admin[node as usize] = Some(id);
-                id
-            }
-        };
-        n.engine.handle_input(now, id, &encode_request(args));
-        let d = n.drain(now_ns, &self.cost);
-        let out_len = n.engine.pending_output(id).len();
-        n.engine.consume_output(id, out_len);
-        self.after_drain(node, d, now_ns);
-    }
-
-    fn connect_witness(&mut self) {
-        let now_ns = self.now_ns;
-        let n = &mut self.nodes[PRIMARY as usize];
-        let now = n.now(now_ns);
-        let id = n.engine.connect(now, info("10.0.9.2:1", PRIMARY));
-        let mut hello = encode_request(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"]);
-        hello.extend_from_slice(&encode_request(&[b"PSYNC", b"?", b"-1"]));
-        n.engine.handle_input(now, id, &hello);
-        self.witness = Some((id, DownTap::default()));
-        self.witness_acked = false;
-        let incarnation = n.incarnation;
-        self.history.witness.push(WitnessStream {
-            incarnation,
-            ..WitnessStream::default()
-        });
-        let d = self.nodes[PRIMARY as usize].drain(now_ns, &self.cost);
-        self.after_drain(PRIMARY, d, now_ns);
-    }
-
-    /// The primary's stream end as witnessed (0 before it started).
-    pub(super) fn primary_end(&self) -> u64 {
-        self.history.witness.last().map_or(0, |w| w.end())
     }
 
     pub(super) fn schedule(&mut self, at_ns: u64, ev: Ev) {
@@ -353,6 +312,9 @@ impl ClusterWorld {
             Ev::Restart { node } => self.restart(node),
             Ev::Settle => self.settle_poll(),
             Ev::LinkReset { replica } => self.reset_link(replica),
+            Ev::Failover => self.failover_begin(),
+            Ev::FailoverAbort => self.failover_abort(),
+            Ev::Repoint => self.repoint(),
         }
     }
 
@@ -399,552 +361,6 @@ impl ClusterWorld {
                 deadline_ns: deadline,
             },
         );
-    }
-
-    /// After the engine of `node` ran at `now_ns`: its CPU is busy for
-    /// the cost, then its outputs leave; closes, connects and background
-    /// requests are carried out.
-    pub(super) fn after_drain(&mut self, node: u32, d: Drained, now_ns: u64) {
-        let n = &mut self.nodes[node as usize];
-        let done_ns = n.busy_until_ns.max(now_ns) + d.cost_ns;
-        n.busy_until_ns = done_ns;
-        let incarnation = n.incarnation;
-        self.trace.word(d.cost_ns ^ (node as u64) << 56);
-        for &(token, latency_ns) in &d.background {
-            self.schedule(
-                now_ns + latency_ns,
-                Ev::Storage {
-                    node,
-                    incarnation,
-                    token,
-                },
-            );
-        }
-        if node != PRIMARY {
-            self.note_replica_writes(node, &d);
-        }
-        for (client, flags_bits, _) in &d.executed {
-            if node == PRIMARY && flags_bits & flags::WRITE != 0 {
-                // Provisional: the stream end once this drain's output is
-                // witnessed (set below).
-                self.woff.insert(*client, u64::MAX);
-            }
-        }
-        self.flush(node, done_ns);
-        if node == PRIMARY {
-            let end = self.primary_end();
-            for v in self.woff.values_mut() {
-                if *v == u64::MAX {
-                    *v = end;
-                }
-            }
-        }
-        for client in d.closes {
-            self.engine_closes(node, client, done_ns);
-        }
-        for (client, host, port) in d.connects {
-            self.connect_primary(node, client, &host, port);
-        }
-        if !self.ready[node as usize].is_empty() {
-            self.schedule(done_ns, Ev::NodeTurn { node });
-        }
-        self.arm_timer(node);
-    }
-
-    /// A replica changes its data only as its primary's stream says: a key
-    /// it removed itself, or a write a client got through, is invented.
-    fn note_replica_writes(&mut self, node: u32, d: &Drained) {
-        for r in &d.removed {
-            self.history.invented.push((
-                node,
-                self.now_ns,
-                format!("removed a key by itself: {r}"),
-            ));
-        }
-        for (client, flags_bits, name) in &d.executed {
-            let from_link = matches!(self.node_conns[node as usize].get(client), Some((_, false)));
-            let admin = self.admin[node as usize] == Some(*client);
-            if flags_bits & flags::WRITE != 0 && !name.is_empty() && !from_link && !admin {
-                self.history.invented.push((
-                    node,
-                    self.now_ns,
-                    format!("ran {name} for a client of its own"),
-                ));
-            }
-        }
-    }
-
-    /// Writes every output `node`'s engine holds into its pipes, leaving
-    /// at `send_ns`.
-    fn flush(&mut self, node: u32, send_ns: u64) {
-        let mut budget = 1_000_000usize;
-        while let Some(id) = self.nodes[node as usize].engine.poll_transmit() {
-            budget -= 1;
-            assert!(budget > 0, "poll_transmit never ends");
-            let engine = &mut self.nodes[node as usize].engine;
-            let bytes = engine.pending_output(id).to_vec();
-            engine.consume_output(id, bytes.len());
-            if bytes.is_empty() {
-                continue;
-            }
-            if node == PRIMARY && self.witness.as_ref().is_some_and(|(w, _)| *w == id) {
-                self.witness_read(&bytes);
-                continue;
-            }
-            let Some(&(conn, acceptor)) = self.node_conns[node as usize].get(&id) else {
-                continue; // the admin connection, or a connection gone
-            };
-            if let Peer::Client(client) = self.conns[conn as usize].peer {
-                // WAIT's reply is produced now, from the acks handed over
-                // so far.
-                if let Some(op) = self.clients[client as usize].outstanding {
-                    let op = &mut self.history.ops[op];
-                    if op.args[0] == b"WAIT" && op.wait_answered_ns == 0 {
-                        op.wait_answered_ns = self.now_ns;
-                    }
-                }
-            }
-            self.write(conn, acceptor, send_ns, &bytes);
-        }
-    }
-
-    /// The witness reads the primary's bytes.
-    fn witness_read(&mut self, bytes: &[u8]) {
-        let Some((id, tap)) = &mut self.witness else {
-            return;
-        };
-        let id = *id;
-        tap.feed(bytes);
-        let w = self.history.witness.last_mut().expect("witness stream");
-        if let Some(Answer::Full { replid, offset }) = &tap.answer {
-            if w.replid.is_empty() {
-                w.replid = replid.clone();
-                w.base = *offset;
-            }
-        }
-        let have = w.bytes.len();
-        if tap.stream.len() > have {
-            w.bytes.extend_from_slice(&tap.stream[have..]);
-        }
-        if tap.rdb_done && !self.witness_acked {
-            // Online (a diskless RDB waits for an ack), acking nothing.
-            self.witness_acked = true;
-            let now = self.nodes[PRIMARY as usize].now(self.now_ns);
-            let ack = encode_request(&[b"REPLCONF", b"ACK", b"0"]);
-            self.nodes[PRIMARY as usize]
-                .engine
-                .handle_input(now, id, &ack);
-        }
-    }
-
-    /// Queues `bytes` from one end of `conn` towards the other.
-    pub(super) fn write(&mut self, conn: u32, from_acceptor: bool, send_ns: u64, bytes: &[u8]) {
-        let c = &self.conns[conn as usize];
-        let (from_node, to_node) = match (c.peer, from_acceptor) {
-            (Peer::Node { node, .. }, true) => (Some(c.node), Some(node)),
-            (Peer::Node { node, .. }, false) => (Some(node), Some(c.node)),
-            _ => (None, None),
-        };
-        let send_ns = match (from_node, to_node) {
-            (Some(a), Some(b)) => self.knobs.partitions.open_at(send_ns, a, b),
-            _ => send_ns,
-        };
-        self.trace.bytes(bytes);
-        let mut arrivals = Vec::new();
-        let c = &mut self.conns[conn as usize];
-        let pipe = if from_acceptor {
-            &mut c.down
-        } else {
-            &mut c.up
-        };
-        if (from_acceptor && !c.acceptor_open) || (!from_acceptor && !c.peer_open) {
-            return;
-        }
-        pipe.write(send_ns, bytes, &self.knobs.net, &mut self.net_rng, |t| {
-            arrivals.push(t)
-        });
-        for t in arrivals {
-            self.schedule(
-                t.max(self.now_ns),
-                Ev::Arrive {
-                    conn,
-                    at_acceptor: !from_acceptor,
-                },
-            );
-        }
-    }
-
-    /// Bytes or a FIN reached one end.
-    fn arrive(&mut self, conn: u32, at_acceptor: bool) {
-        let now_ns = self.now_ns;
-        let c = &mut self.conns[conn as usize];
-        let pipe = if at_acceptor { &mut c.up } else { &mut c.down };
-        pipe.advance(now_ns);
-        match (at_acceptor, c.peer) {
-            (false, Peer::Client(client)) => {
-                if c.peer_open {
-                    self.client_read(client, conn);
-                }
-            }
-            (true, _) => {
-                let node = c.node;
-                if !c.acceptor_open || c.incarnation != self.nodes[node as usize].incarnation {
-                    return;
-                }
-                self.node_input_ready(node, conn, true);
-            }
-            (false, Peer::Node { node, .. }) => {
-                if !c.peer_open || c.peer_incarnation != self.nodes[node as usize].incarnation {
-                    return;
-                }
-                self.node_input_ready(node, conn, false);
-            }
-        }
-    }
-
-    fn node_input_ready(&mut self, node: u32, conn: u32, acceptor: bool) {
-        let c = &mut self.conns[conn as usize];
-        let flag = if acceptor {
-            &mut c.acceptor_ready
-        } else {
-            &mut c.peer_ready
-        };
-        if !*flag {
-            *flag = true;
-            self.ready[node as usize].push_back((conn, acceptor));
-        }
-        let at = self.nodes[node as usize].busy_until_ns.max(self.now_ns);
-        self.schedule(at, Ev::NodeTurn { node });
-    }
-
-    /// One CPU turn of `node`: one ready connection's input.
-    fn node_turn(&mut self, node: u32) {
-        let now_ns = self.now_ns;
-        let n = &self.nodes[node as usize];
-        if !n.up || n.busy_until_ns > now_ns {
-            return; // a later turn event serves the queue
-        }
-        let Some((conn, acceptor)) = self.ready[node as usize].pop_front() else {
-            return;
-        };
-        let c = &mut self.conns[conn as usize];
-        if acceptor {
-            c.acceptor_ready = false;
-        } else {
-            c.peer_ready = false;
-        }
-        let (id, open) = match (acceptor, c.peer) {
-            (true, _) => (c.id, c.acceptor_open),
-            (false, Peer::Node { id, .. }) => (Some(id), c.peer_open),
-            (false, Peer::Client(_)) => (None, false),
-        };
-        let Some(id) = id.filter(|_| open) else {
-            return;
-        };
-        let pipe = if acceptor { &mut c.up } else { &mut c.down };
-        let readable = pipe.readable();
-        let take = readable.len().min(SERVER_READ_BYTES_MAX);
-        let bytes = readable[..take].to_vec();
-        pipe.consume(take);
-        let more = !pipe.readable().is_empty();
-        let eof = pipe.at_eof(now_ns);
-        if !bytes.is_empty() {
-            self.tap(conn, acceptor, &bytes);
-            let n = &mut self.nodes[node as usize];
-            let now = n.now(now_ns);
-            n.engine.handle_input(now, id, &bytes);
-            let mut d = n.drain(now_ns, &self.cost);
-            d.cost_ns += self.cost.read_ns(bytes.len() as u64);
-            self.after_drain(node, d, now_ns);
-        }
-        if more {
-            self.node_input_ready(node, conn, acceptor);
-        } else if eof {
-            self.engine_end_gone(node, conn, acceptor);
-        }
-    }
-
-    /// Feeds a replication link's taps with the bytes an engine is handed.
-    fn tap(&mut self, conn: u32, to_acceptor: bool, bytes: &[u8]) {
-        let now_ns = self.now_ns;
-        let primary_end = self.primary_end();
-        let primary_replid = self
-            .history
-            .witness
-            .last()
-            .map_or(String::new(), |w| w.replid.clone());
-        let c = &mut self.conns[conn as usize];
-        let Some(s) = c.session else {
-            return;
-        };
-        let session = &mut self.history.sessions[s];
-        if to_acceptor {
-            for request in c.up_tap.feed(bytes) {
-                match request {
-                    UpRequest::Psync { replid, offset } => {
-                        c.down_tap.asked_offset = Some(offset);
-                        session.psync = Some((replid, offset));
-                        session.psync_ns = now_ns;
-                        session.primary_end_at_psync = primary_end;
-                        session.primary_replid_at_psync = primary_replid.clone();
-                    }
-                    UpRequest::Ack { offset } => session.acks.push((now_ns, offset)),
-                }
-            }
-        } else {
-            c.down_tap.feed(bytes);
-            let t = &c.down_tap;
-            if session.full.is_none() {
-                match &t.answer {
-                    Some(Answer::Full { replid, .. }) => {
-                        session.full = Some(true);
-                        session.answer_replid = Some(replid.clone());
-                    }
-                    Some(Answer::Continue { replid }) => {
-                        session.full = Some(false);
-                        session.answer_replid = replid.clone();
-                    }
-                    None => {}
-                }
-            }
-            session.stream_base = t.stream_base;
-            let have = session.stream.len();
-            if t.stream.len() > have {
-                session.stream.extend_from_slice(&t.stream[have..]);
-            }
-            session.garbled = t.garbled();
-            session.synced = matches!(t.answer, Some(Answer::Continue { .. })) || t.rdb_done;
-        }
-    }
-
-    /// A replica's engine asks for a link to its primary.
-    fn connect_primary(&mut self, node: u32, id: ClientId, host: &str, port: u16) {
-        let target =
-            (0..self.nodes.len() as u32).find(|&i| node_host(i) == host && port == NODE_PORT);
-        let conn = self.conns.len() as u32;
-        assert!(
-            self.conns.len() < super::world::CLUSTER_CONNS_MAX,
-            "too many connections"
-        );
-        let peer_incarnation = self.nodes[node as usize].incarnation;
-        self.conns.push(Conn {
-            node: target.unwrap_or(u32::MAX),
-            incarnation: target.map_or(0, |t| self.nodes[t as usize].incarnation),
-            id: None,
-            peer: Peer::Node { node, id },
-            peer_incarnation,
-            up: Pipe::default(),
-            down: Pipe::default(),
-            acceptor_open: false,
-            peer_open: true,
-            acceptor_ready: false,
-            peer_ready: false,
-            session: None,
-            up_tap: UpTap::default(),
-            down_tap: DownTap::default(),
-        });
-        self.node_conns[node as usize].insert(id, (conn, false));
-        let reachable = target.is_some_and(|t| {
-            self.nodes[t as usize].up
-                && !self.knobs.partitions.blocked(self.now_ns, node, t)
-                && !self.knobs.partitions.blocked(self.now_ns, t, node)
-        });
-        let delay_ns = if reachable {
-            2 * self.knobs.net.latency_ns
-        } else {
-            super::partition::CONNECT_TIMEOUT_NS
-        };
-        self.schedule(self.now_ns + delay_ns, Ev::Connect { conn });
-    }
-
-    /// A replica's connection attempt completes: the primary accepts it
-    /// if it is up and reachable now, else the attempt fails.
-    fn connect_done(&mut self, conn: u32) {
-        let now_ns = self.now_ns;
-        let c = &self.conns[conn as usize];
-        let Peer::Node { node, id } = c.peer else {
-            return;
-        };
-        if !c.peer_open || c.peer_incarnation != self.nodes[node as usize].incarnation {
-            return;
-        }
-        let target = c.node;
-        let ok = (target as usize) < self.nodes.len()
-            && self.nodes[target as usize].up
-            && self.nodes[target as usize].incarnation == c.incarnation
-            && !self.knobs.partitions.blocked(now_ns, node, target)
-            && !self.knobs.partitions.blocked(now_ns, target, node);
-        if !ok {
-            self.conns[conn as usize].peer_open = false;
-            self.node_conns[node as usize].remove(&id);
-            let n = &mut self.nodes[node as usize];
-            let now = n.now(now_ns);
-            n.engine.disconnect(now, id);
-            let d = n.drain(now_ns, &self.cost);
-            self.after_drain(node, d, now_ns);
-            return;
-        }
-        let t = &mut self.nodes[target as usize];
-        let acceptor_id = t
-            .engine
-            .connect(t.now(now_ns), info(&format!("10.0.1.{node}:40000"), target));
-        let incarnation = t.incarnation;
-        self.node_conns[target as usize].insert(acceptor_id, (conn, true));
-        let session = self.history.sessions.len();
-        let replica_incarnation = self.nodes[node as usize].incarnation;
-        self.history.sessions.push(Session {
-            replica: node,
-            replica_incarnation,
-            incarnation,
-            opened_ns: now_ns,
-            ..Session::default()
-        });
-        let c = &mut self.conns[conn as usize];
-        c.id = Some(acceptor_id);
-        c.acceptor_open = true;
-        c.session = Some(session);
-        super::contract::link_up(self, node, id);
-    }
-
-    /// An engine asked to close one of its connections.
-    fn engine_closes(&mut self, node: u32, id: ClientId, send_ns: u64) {
-        let Some((conn, acceptor)) = self.node_conns[node as usize].remove(&id) else {
-            return;
-        };
-        let c = &mut self.conns[conn as usize];
-        let fin_at = if acceptor {
-            c.acceptor_open = false;
-            c.down.write_fin(send_ns)
-        } else {
-            c.peer_open = false;
-            c.up.write_fin(send_ns)
-        };
-        let n = &mut self.nodes[node as usize];
-        let now = n.now(self.now_ns);
-        n.engine.disconnect(now, id);
-        let d = n.drain(self.now_ns, &self.cost);
-        self.after_drain(node, d, self.now_ns);
-        self.schedule(
-            fin_at.max(self.now_ns),
-            Ev::Arrive {
-                conn,
-                at_acceptor: !acceptor,
-            },
-        );
-    }
-
-    /// The other side of a node's end is gone (FIN read, or reset).
-    fn engine_end_gone(&mut self, node: u32, conn: u32, acceptor: bool) {
-        let c = &mut self.conns[conn as usize];
-        let (id, open) = if acceptor {
-            (c.id, &mut c.acceptor_open)
-        } else {
-            match c.peer {
-                Peer::Node { id, .. } => (Some(id), &mut c.peer_open),
-                Peer::Client(_) => return,
-            }
-        };
-        if !*open {
-            return;
-        }
-        *open = false;
-        let Some(id) = id else { return };
-        self.node_conns[node as usize].remove(&id);
-        let n = &mut self.nodes[node as usize];
-        if !n.up {
-            return;
-        }
-        let now = n.now(self.now_ns);
-        n.engine.disconnect(now, id);
-        let d = n.drain(self.now_ns, &self.cost);
-        self.after_drain(node, d, self.now_ns);
-    }
-
-    /// A reset reaches one end.
-    fn end_gone(&mut self, conn: u32, at_acceptor: bool) {
-        let c = &self.conns[conn as usize];
-        match (at_acceptor, c.peer) {
-            (true, _) => {
-                if c.incarnation == self.nodes[c.node as usize].incarnation {
-                    self.engine_end_gone(c.node, conn, true);
-                }
-            }
-            (false, Peer::Node { node, .. }) => {
-                if c.peer_incarnation == self.nodes[node as usize].incarnation {
-                    self.engine_end_gone(node, conn, false);
-                }
-            }
-            (false, Peer::Client(client)) => self.client_conn_lost(client, conn),
-        }
-    }
-
-    /// Resets `replica`'s link to its primary, if it has one: both engines
-    /// learn it now (a TCP reset), whatever was in flight is lost.
-    fn reset_link(&mut self, replica: u32) {
-        let link = self.node_conns[replica as usize]
-            .values()
-            .find(|&&(_, acceptor)| !acceptor)
-            .map(|&(conn, _)| conn);
-        let Some(conn) = link else {
-            return;
-        };
-        self.faults_count += 1;
-        self.trace.word(0x4e5e ^ conn as u64);
-        let c = &mut self.conns[conn as usize];
-        c.up = Pipe::default();
-        c.down = Pipe::default();
-        self.end_gone(conn, false);
-        self.end_gone(conn, true);
-    }
-
-    fn crash(&mut self, node: u32) {
-        if !self.nodes[node as usize].up {
-            return;
-        }
-        self.faults_count += 1;
-        self.trace.word(0xc4a5 ^ node as u64);
-        if node == PRIMARY {
-            self.history.primary_crashes_ns.push(self.now_ns);
-            self.witness = None;
-            // The restarted primary numbers its clients afresh.
-            self.woff.clear();
-        }
-        self.nodes[node as usize].crash(self.now_ns);
-        self.ready[node as usize].clear();
-        self.admin[node as usize] = None;
-        let ends: Vec<(ClientId, (u32, bool))> =
-            std::mem::take(&mut self.node_conns[node as usize])
-                .into_iter()
-                .collect();
-        let latency_ns = self.knobs.net.latency_ns;
-        for (_, (conn, acceptor)) in ends {
-            let c = &mut self.conns[conn as usize];
-            if acceptor {
-                c.acceptor_open = false;
-            } else {
-                c.peer_open = false;
-            }
-            self.schedule(
-                self.now_ns + latency_ns,
-                Ev::Reset {
-                    conn,
-                    at_acceptor: !acceptor,
-                },
-            );
-        }
-    }
-
-    fn restart(&mut self, node: u32) {
-        if self.nodes[node as usize].up {
-            return;
-        }
-        self.trace.word(0x4e57 ^ node as u64);
-        let mut d = self.nodes[node as usize].restart(self.now_ns, &self.cost);
-        // Loading its own AOF is the node's persistence, not a write.
-        d.executed.clear();
-        d.removed.clear();
-        self.after_drain(node, d, self.now_ns);
-        self.node_started(node);
     }
 }
 

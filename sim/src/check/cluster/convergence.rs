@@ -27,7 +27,8 @@ impl ClusterChecker for Convergence {
                 ),
             );
         }
-        let primary = match h.datasets.first() {
+        let primary_node = h.final_primary as usize;
+        let primary = match h.datasets.get(primary_node) {
             Some(Ok(d)) => d,
             Some(Err(e)) => {
                 return fail(
@@ -37,7 +38,10 @@ impl ClusterChecker for Convergence {
             }
             None => return Ok(()),
         };
-        for (node, replica) in h.datasets.iter().enumerate().skip(1) {
+        for (node, replica) in h.datasets.iter().enumerate() {
+            if node == primary_node {
+                continue;
+            }
             let replica = match replica {
                 Ok(d) => d,
                 Err(e) => {
@@ -62,7 +66,7 @@ impl ClusterChecker for Convergence {
                     return fail(
                         self.name(),
                         format!(
-                            "converged at {} ns, yet node{node} holds {} at {:?} where the primary holds {}",
+                            "converged at {} ns, yet node{node} holds {} at {:?} where the primary node{primary_node} holds {}",
                             h.converged_ns.unwrap_or(0),
                             show(r),
                             String::from_utf8_lossy(&key.1),

@@ -3,7 +3,9 @@
 //! register never returns a value the primary wrote before the one the
 //! connection saw last. A replica may be stale; it may not un-apply. A
 //! primary crash in between excuses a step back (what the restarted
-//! primary lost, its replicas drop at their next full resync).
+//! primary lost, its replicas drop at their next full resync), and so
+//! does a FAILOVER that handed over by FORCE; one without FORCE does not
+//! (the new primary's history continues the old one's).
 
 use std::collections::BTreeMap;
 
@@ -17,8 +19,8 @@ pub struct MonotonicReads;
 
 /// Per (connection, key): the last read's time and items.
 type ListReads = BTreeMap<(u64, Vec<u8>), (u64, Vec<Vec<u8>>)>;
-/// Per (connection, key): the last read's time, primary life, offset, value.
-type RegisterReads = BTreeMap<(u64, Vec<u8>), (u64, u32, u64, Vec<u8>)>;
+/// Per (connection, key): the last read's time, history, offset, value.
+type RegisterReads = BTreeMap<(u64, Vec<u8>), (u64, usize, u64, Vec<u8>)>;
 
 impl ClusterChecker for MonotonicReads {
     fn name(&self) -> &'static str {
@@ -26,14 +28,16 @@ impl ClusterChecker for MonotonicReads {
     }
 
     fn check(&self, h: &ClusterHistory) -> Result<(), Violation> {
-        let sets = stream::set_offsets(&h.witness);
+        let sets = stream::set_offsets(h);
         let mut lists = ListReads::new();
         let mut regs = RegisterReads::new();
         for op in h.ops.iter().filter(|op| op.node != 0) {
             let crashed_since = |t: u64| {
                 h.primary_crashes_ns
                     .iter()
-                    .any(|&c| c >= t && c <= op.complete_ns)
+                    .copied()
+                    .chain(h.forced_failovers_ns())
+                    .any(|c| c >= t && c <= op.complete_ns)
             };
             match (op.args[0].as_slice(), &op.reply) {
                 (b"LRANGE", Some(Frame::Array(items))) => {

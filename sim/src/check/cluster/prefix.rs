@@ -3,7 +3,11 @@
 //! from its start offset on equals what the primary wrote there (as the
 //! witness read it). A write skipped, applied twice, reordered or invented
 //! breaks the equality, and a partial resync resumes exactly where the
-//! replica's applied stream ended.
+//! replica's applied stream ended, in the history it applied. Across a
+//! failover "the primary's stream" is the chain of witness streams the
+//! new primary's continues (`ClusterHistory::lineage_bytes`), and a link
+//! to a chained replica (the old primary) is compared with it the same
+//! way: the stream's id names the history, the offsets place the bytes.
 
 use super::stream::cached;
 use super::{fail, ClusterChecker};
@@ -37,16 +41,31 @@ impl ClusterChecker for Prefix {
                         && p.replica_incarnation == s.replica_incarnation
                         && p.full.is_some()
                 });
-                if let Some(p) = previous.filter(|p| p.incarnation != s.incarnation) {
-                    return fail(
-                        self.name(),
-                        format!(
-                            "link {i} of node{}: a partial resync at {} ns onto the primary's life {} resumes a stream applied from its life {}: a restarted primary's stream is another history",
-                            s.replica, s.opened_ns, s.incarnation, p.incarnation
-                        ),
-                    );
+                // The history the replica resumes must be the one it
+                // applied: the same id, or one the answering primary's
+                // history continues (a failover's new primary).
+                let cached_state = previous.and_then(|p| cached(h, p));
+                let lineage: Vec<&str> = h
+                    .witness_of(s)
+                    .map(|w| {
+                        h.lineage(w)
+                            .iter()
+                            .map(|&i| h.witness[i].replid.as_str())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if let (Some(p), Some((id, _))) = (previous, &cached_state) {
+                    if !lineage.is_empty() && !lineage.contains(&id.as_str()) {
+                        return fail(
+                            self.name(),
+                            format!(
+                                "link {i} of node{}: a partial resync at {} ns onto node{}'s life {} resumes a stream applied under {id} from node{}'s life {}, which that history does not continue (a restarted primary's stream is another history)",
+                                s.replica, s.opened_ns, s.primary, s.incarnation, p.primary, p.incarnation
+                            ),
+                        );
+                    }
                 }
-                let had = previous.and_then(|p| cached(h, p)).map(|(_, o)| o);
+                let had = cached_state.map(|(_, o)| o);
                 if let (Some(had), Some(base)) = (had, s.stream_base) {
                     if had != base {
                         return fail(
@@ -62,28 +81,25 @@ impl ClusterChecker for Prefix {
             let (Some(base), false) = (s.stream_base, s.stream.is_empty()) else {
                 continue;
             };
-            let Some(w) = h.witness.iter().find(|w| {
-                w.incarnation == s.incarnation
-                    && s.answer_replid.as_deref().is_none_or(|r| r == w.replid)
-            }) else {
-                return fail(self.name(), format!("link {i} of node{}: a stream under replication id {:?}, which the primary never had", s.replica, s.answer_replid));
+            let Some(wi) = h.witness_of(s) else {
+                return fail(self.name(), format!("link {i} of node{}: a stream under replication id {:?}, which no primary had", s.replica, s.answer_replid));
             };
-            if base < w.base || base + s.stream.len() as u64 > w.end() {
+            let end = base + s.stream.len() as u64;
+            let Some(expected) = h.lineage_bytes(wi, base, end) else {
+                let (w, root) = (&h.witness[wi], &h.witness[h.lineage(wi)[0]]);
                 return fail(
                     self.name(),
                     format!(
-                        "link {i} of node{}: stream bytes {}..={} outside the primary's {}..={}",
+                        "link {i} of node{}: stream bytes {}..={} outside the primary's history {}..={}",
                         s.replica,
                         base + 1,
-                        base + s.stream.len() as u64,
-                        w.base + 1,
+                        end,
+                        root.base + 1,
                         w.end()
                     ),
                 );
-            }
-            let from = (base - w.base) as usize;
-            let expected = &w.bytes[from..from + s.stream.len()];
-            if let Some(at) = s.stream.iter().zip(expected).position(|(a, b)| a != b) {
+            };
+            if let Some(at) = s.stream.iter().zip(&expected).position(|(a, b)| a != b) {
                 let show = |b: &[u8]| {
                     String::from_utf8_lossy(&b[at..(at + 60).min(b.len())])
                         .escape_debug()
@@ -98,7 +114,7 @@ impl ClusterChecker for Prefix {
                         s.opened_ns,
                         base + 1 + at as u64,
                         show(&s.stream),
-                        show(expected)
+                        show(&expected)
                     ),
                 );
             }

@@ -39,11 +39,11 @@ impl ClusterChecker for PartialResync {
             let (Some((replid, offset)), Some(true)) = (&s.psync, s.full) else {
                 continue;
             };
-            let Some(w) = h
-                .witness
-                .iter()
-                .find(|w| w.incarnation == s.incarnation && w.replid == s.primary_replid_at_psync)
-            else {
+            let Some(w) = h.witness.iter().find(|w| {
+                w.node == s.primary
+                    && w.incarnation == s.incarnation
+                    && w.replid == s.primary_replid_at_psync
+            }) else {
                 continue;
             };
             let (first, end) = backlog_span(h, s, w);

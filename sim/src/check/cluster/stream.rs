@@ -22,14 +22,16 @@ pub fn commands(w: &WitnessStream) -> Vec<(u64, Vec<Vec<u8>>)> {
     out
 }
 
-/// Where each `SET key value` of the streams landed: (incarnation, key,
-/// value) → offset.
-pub fn set_offsets(streams: &[WitnessStream]) -> BTreeMap<(u32, Vec<u8>, Vec<u8>), u64> {
+/// Where each `SET key value` of the streams landed: (history, key,
+/// value) → offset, a history being the root of a chain of witness
+/// streams (offsets go on across a failover that continued it).
+pub fn set_offsets(h: &ClusterHistory) -> BTreeMap<(usize, Vec<u8>, Vec<u8>), u64> {
     let mut out = BTreeMap::new();
-    for w in streams {
+    for (i, w) in h.witness.iter().enumerate() {
+        let root = h.lineage(i)[0];
         for (offset, args) in commands(w) {
             if args.len() >= 3 && args[0].eq_ignore_ascii_case(b"set") {
-                out.insert((w.incarnation, args[1].clone(), args[2].clone()), offset);
+                out.insert((root, args[1].clone(), args[2].clone()), offset);
             }
         }
     }
@@ -51,12 +53,7 @@ pub fn cached(h: &ClusterHistory, p: &Session) -> Option<(String, u64)> {
     }
     let replid = match &p.answer_replid {
         Some(r) => r.clone(),
-        None => h
-            .witness
-            .iter()
-            .find(|w| w.incarnation == p.incarnation)?
-            .replid
-            .clone(),
+        None => h.witness[h.witness_of(p)?].replid.clone(),
     };
     Some((replid, base + at as u64))
 }

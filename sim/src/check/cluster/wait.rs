@@ -26,6 +26,7 @@ impl ClusterChecker for Wait {
             let acked = h
                 .sessions
                 .iter()
+                .filter(|s| s.primary == op.node)
                 .filter(|s| s.acks.iter().any(|&(t, o)| t <= at && o >= op.wait_woff))
                 .count() as i64;
             if *k > acked {
