@@ -161,7 +161,19 @@ mod tests {
 
     #[test]
     fn formats_every_i64_like_to_string() {
-        for v in [0, 1, -1, 9, 10, -10, 12345, i64::MAX, i64::MIN] {
+        // Every digit count, both sides of each power of ten (where the
+        // two-digit steps end on one digit or two), and the extremes.
+        let mut values: Vec<i64> = (-10_000..=10_000).collect();
+        let mut power: i64 = 10;
+        loop {
+            values.extend([power - 1, power, power + 1, -power + 1, -power, -power - 1]);
+            match power.checked_mul(10) {
+                Some(next) => power = next,
+                None => break,
+            }
+        }
+        values.extend([i64::MAX, i64::MAX - 1, i64::MIN, i64::MIN + 1]);
+        for v in values {
             let mut buf = [0u8; 20];
             assert_eq!(fmt_i64(&mut buf, v), v.to_string().as_bytes());
         }
