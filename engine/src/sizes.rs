@@ -81,7 +81,7 @@ impl ValueSizes {
     fn add(&mut self, value: &Value) {
         match value {
             Value::Str(s) => {
-                let n = s.bytes.len() as u64;
+                let n = s.len() as u64;
                 self.string_bytes += n;
                 self.string_bytes_max = self.string_bytes_max.max(n);
             }

@@ -2,6 +2,10 @@
 
 use crate::types::{Hash, List, Set, Stream, ZSet};
 
+mod rstring;
+
+pub use rstring::RString;
+
 /// A stored value. Every command checks the variant and replies `WRONGTYPE`
 /// on a mismatch. Collections are boxed so that a dict entry stays small.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +50,7 @@ impl Value {
     /// `UNLINK` and background freeing.
     pub fn free_cost_units(&self) -> u64 {
         match self {
-            Value::Str(s) => 1 + (s.bytes.len() as u64 >> 16),
+            Value::Str(s) => 1 + (s.len() as u64 >> 16),
             Value::List(l) => 1 + l.free_cost_units(),
             Value::Hash(h) => 1 + h.free_cost_units(),
             Value::Set(s) => 1 + s.free_cost_units(),
@@ -58,7 +62,7 @@ impl Value {
     /// Approximate heap bytes held (for INFO memory and MEMORY USAGE).
     pub fn size_bytes(&self) -> usize {
         match self {
-            Value::Str(s) => s.bytes.capacity() + 16,
+            Value::Str(s) => s.capacity_bytes() + 16,
             Value::List(l) => l.size_bytes(),
             Value::Hash(h) => h.size_bytes(),
             Value::Set(s) => s.size_bytes(),
@@ -141,38 +145,6 @@ impl Value {
         match self {
             Value::ZSet(z) => Some(z),
             _ => None,
-        }
-    }
-}
-
-/// A string value. Redis picks an encoding from the content (`int` for
-/// integers up to 20 characters, `embstr` up to 44 bytes, otherwise `raw`)
-/// and a string modified in place (`APPEND`, `SETRANGE`) is always `raw`.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct RString {
-    pub bytes: Vec<u8>,
-    /// Set once the string was modified in place.
-    pub raw: bool,
-}
-
-/// Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT.
-pub const EMBSTR_SIZE_LIMIT_BYTES: usize = 44;
-
-impl RString {
-    pub fn new(bytes: Vec<u8>) -> Self {
-        RString { bytes, raw: false }
-    }
-
-    pub fn encoding_name(&self) -> &'static str {
-        if self.raw {
-            return "raw";
-        }
-        if self.bytes.len() <= 20 && crate::util::parse_i64_strict(&self.bytes).is_some() {
-            "int"
-        } else if self.bytes.len() <= EMBSTR_SIZE_LIMIT_BYTES {
-            "embstr"
-        } else {
-            "raw"
         }
     }
 }

@@ -30,7 +30,7 @@ fn tbpop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     };
     for key in &args[1..last] {
         let value = match ctx.lookup(key) {
-            Some(Value::Str(s)) => s.bytes.clone(),
+            Some(Value::Str(s)) => s.as_bytes().to_vec(),
             Some(_) => return ctx.error(seedkv_engine::value::WRONGTYPE),
             None => continue,
         };

@@ -113,7 +113,7 @@ fn commandstats_usec_and_latencystats_come_from_the_stopwatch() {
 fn tpop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = args[1].clone();
     let value = match ctx.lookup(&key) {
-        Some(Value::Str(s)) => s.bytes.clone(),
+        Some(Value::Str(s)) => s.as_bytes().to_vec(),
         _ => {
             if ctx.may_block() {
                 ctx.block_on_keys(vec![key], 0, TimeoutReply::NullArray);

@@ -140,21 +140,18 @@ fn string_for_write<'c>(
 ) -> Result<(&'c mut RString, usize), WrongType> {
     let grown = match ctx.lookup(key) {
         None => {
-            let value = Value::Str(RString {
-                bytes: vec![0; len_bytes],
-                raw: true,
-            });
+            let value = Value::Str(RString::new_raw(vec![0; len_bytes]));
             ctx.db().set(key, value, false);
             // Redis's `dbAdd` raises `new` as the key is created.
             notify(ctx, class::NEW, "new", key);
             len_bytes
         }
         Some(Value::Str(s)) => {
-            let grown = len_bytes.saturating_sub(s.bytes.len());
+            let grown = len_bytes.saturating_sub(s.len());
+            let bytes = s.bytes_mut();
             if grown > 0 {
-                s.bytes.resize(len_bytes, 0);
+                bytes.resize(len_bytes, 0);
             }
-            s.raw = true;
             grown
         }
         #[allow(unreachable_patterns)]
@@ -185,11 +182,12 @@ fn setbit(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (was_on, changed) = match string_for_write(ctx, key, byte + 1) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok((s, grown)) => {
-            let was_on = s.bytes[byte] & mask != 0;
+            let bytes = s.bytes_mut();
+            let was_on = bytes[byte] & mask != 0;
             if on {
-                s.bytes[byte] |= mask;
+                bytes[byte] |= mask;
             } else {
-                s.bytes[byte] &= !mask;
+                bytes[byte] &= !mask;
             }
             (was_on, grown > 0 || was_on != on)
         }
@@ -210,7 +208,7 @@ fn getbit(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (byte, mask) = bit_position(offset);
     let bit = match ctx.lookup_read(&args[1]) {
         None => false,
-        Some(Value::Str(s)) => s.bytes.get(byte).is_some_and(|b| b & mask != 0),
+        Some(Value::Str(s)) => s.as_bytes().get(byte).is_some_and(|b| b & mask != 0),
         #[allow(unreachable_patterns)]
         Some(_) => return ctx.error(WRONGTYPE),
     };

@@ -101,7 +101,7 @@ fn hll_at<'c>(
 ) -> Result<Option<&'c mut RString>, &'static str> {
     match ctx.lookup_for(key, mode) {
         None => Ok(None),
-        Some(Value::Str(s)) => match hll::validate(&s.bytes) {
+        Some(Value::Str(s)) => match hll::validate(s.as_bytes()) {
             Ok(_) => Ok(Some(s)),
             Err(hll::NotHll) => Err(NOT_HLL),
         },
@@ -142,24 +142,17 @@ fn pfadd(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             debug_assert!(result.is_ok(), "a new HLL is valid");
             hll::invalidate_cache(&mut s);
             ctx.work(work);
-            ctx.store(
-                key,
-                Value::Str(RString {
-                    bytes: s,
-                    raw: true,
-                }),
-                false,
-            );
+            ctx.store(key, Value::Str(RString::new_raw(s)), false);
             notify(ctx, class::STRING, "pfadd", key);
             ctx.int(1);
         }
         Ok(Some(s)) => {
-            s.raw = true;
-            let (updated, work, result) = add_all(&mut s.bytes, elements, sparse_max_bytes);
+            s.make_raw();
+            let (updated, work, result) = add_all(s.bytes_mut(), elements, sparse_max_bytes);
             // Redis's sparse updates invalidate the cache as they go, so
             // the elements added before a corruption leave it invalid.
             if updated > 0 {
-                hll::invalidate_cache(&mut s.bytes);
+                hll::invalidate_cache(s.bytes_mut());
             }
             ctx.work(work);
             if result.is_err() {
@@ -184,14 +177,14 @@ fn pfcount(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Ok(None) => return ctx.int(0),
         Ok(Some(s)) => s,
     };
-    s.raw = true;
-    if let Some(card) = hll::cached_card(&s.bytes) {
+    s.make_raw();
+    if let Some(card) = hll::cached_card(s.as_bytes()) {
         return ctx.int(card as i64);
     }
-    let work = hll::scan_units(&s.bytes);
-    let counted = hll::count(&s.bytes);
+    let work = hll::scan_units(s.as_bytes());
+    let counted = hll::count(s.as_bytes());
     if let Ok(card) = counted {
-        hll::set_cached_card(&mut s.bytes, card);
+        hll::set_cached_card(s.bytes_mut(), card);
     }
     ctx.work(work);
     match counted {
@@ -224,9 +217,9 @@ fn merge_key(ctx: &mut Ctx, key: &[u8], max: &mut [u8; REGISTERS]) -> Result<boo
     let Some(s) = hll_at(ctx, key, Lookup::Read)? else {
         return Ok(false);
     };
-    let dense = hll::validate(&s.bytes) == Ok(Encoding::Dense);
-    let work = hll::scan_units(&s.bytes);
-    let merged = hll::merge_into(max, &s.bytes);
+    let dense = hll::validate(s.as_bytes()) == Ok(Encoding::Dense);
+    let work = hll::scan_units(s.as_bytes());
+    let merged = hll::merge_into(max, s.as_bytes());
     ctx.work(work);
     merged.map_err(|Corrupt| INVALIDOBJ)?;
     Ok(dense)
@@ -246,7 +239,7 @@ fn pfmerge(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
     let mut created = None;
     let s = match hll_at(ctx, key, Lookup::Write) {
-        Ok(Some(s)) => &mut s.bytes,
+        Ok(Some(s)) => s.bytes_mut(),
         _ => created.insert(hll::new_sparse()),
     };
     let mut work = 0;
@@ -267,10 +260,10 @@ fn pfmerge(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     hll::invalidate_cache(s);
     ctx.work(work);
     match created {
-        Some(bytes) => ctx.store(key, Value::Str(RString { bytes, raw: true }), false),
+        Some(bytes) => ctx.store(key, Value::Str(RString::new_raw(bytes)), false),
         None => {
             if let Some(Value::Str(s)) = ctx.lookup(key) {
-                s.raw = true;
+                s.make_raw();
             }
             ctx.modified_in_place(key);
         }
@@ -288,17 +281,17 @@ fn pfdebug(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         Ok(None) => return ctx.error("ERR The specified key does not exist"),
         Ok(Some(s)) => s,
     };
-    s.raw = true;
+    s.make_raw();
     match sub.as_slice() {
         b"getreg" => {
-            let work = hll::promotion_units(&s.bytes);
-            match hll::make_dense(&mut s.bytes) {
+            let work = hll::promotion_units(s.as_bytes());
+            match hll::make_dense(s.bytes_mut()) {
                 Err(Corrupt) => {
                     ctx.work(work);
                     ctx.error(INVALIDOBJ)
                 }
                 Ok(converted) => {
-                    let registers: Vec<u8> = hll::dense_registers(&s.bytes).collect();
+                    let registers: Vec<u8> = hll::dense_registers(s.as_bytes()).collect();
                     ctx.work(work);
                     if converted {
                         // Redis forces propagation of the encoding change.
@@ -313,24 +306,24 @@ fn pfdebug(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             }
         }
         b"decode" => {
-            if hll::validate(&s.bytes) != Ok(Encoding::Sparse) {
+            if hll::validate(s.as_bytes()) != Ok(Encoding::Sparse) {
                 return ctx.error("ERR HLL encoding is not sparse");
             }
-            let decoded = hll::decode_sparse(&s.bytes);
-            let work = hll::scan_units(&s.bytes);
+            let decoded = hll::decode_sparse(s.as_bytes());
+            let work = hll::scan_units(s.as_bytes());
             ctx.work(work);
             ctx.bulk(decoded.as_bytes());
         }
         b"encoding" => {
-            let name = match hll::validate(&s.bytes) {
+            let name = match hll::validate(s.as_bytes()) {
                 Ok(Encoding::Dense) => "dense",
                 _ => "sparse",
             };
             ctx.w().simple(name);
         }
         b"todense" => {
-            let work = hll::promotion_units(&s.bytes);
-            let converted = hll::make_dense(&mut s.bytes);
+            let work = hll::promotion_units(s.as_bytes());
+            let converted = hll::make_dense(s.bytes_mut());
             ctx.work(work);
             match converted {
                 Err(Corrupt) => ctx.error(INVALIDOBJ),

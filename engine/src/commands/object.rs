@@ -103,7 +103,8 @@ fn object_refcount(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         let shared = match v {
             Value::Str(s) => {
                 s.encoding_name() == "int"
-                    && parse_i64_strict(&s.bytes).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n))
+                    && parse_i64_strict(s.as_bytes())
+                        .is_some_and(|n| (0..SHARED_INTEGERS).contains(&n))
             }
             _ => false,
         };

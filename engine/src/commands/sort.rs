@@ -368,7 +368,7 @@ fn lookup_by_pattern(ctx: &mut Ctx, pattern: &[u8], element: &[u8]) -> Option<Ve
     key.extend_from_slice(element);
     key.extend_from_slice(postfix);
     match (ctx.lookup_read(&key)?, field) {
-        (Value::Str(s), None) => Some(s.bytes.clone()),
+        (Value::Str(s), None) => Some(s.as_bytes().to_vec()),
         (Value::Hash(hash), Some(field)) => hash.get(field).map(|v| v.to_vec()),
         _ => None,
     }

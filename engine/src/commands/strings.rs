@@ -122,7 +122,7 @@ fn get_generic(ctx: &mut Ctx, key: &[u8]) -> Result<(), WrongType> {
     let (value, mut w) = ctx.lookup_read_and_writer(key);
     match value {
         None => w.null(),
-        Some(Value::Str(s)) => w.bulk(&s.bytes),
+        Some(Value::Str(s)) => w.bulk(s.as_bytes()),
         #[allow(unreachable_patterns)]
         Some(_) => {
             w.error(WRONGTYPE);

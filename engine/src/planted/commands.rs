@@ -79,7 +79,7 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
     let current = match string_at(ctx, key, crate::cmd::Lookup::Write) {
         Err(NotAString) => return ctx.error(WRONGTYPE),
         Ok(None) => 0,
-        Ok(Some(s)) => match parse_i64_strict(&s.bytes) {
+        Ok(Some(s)) => match parse_i64_strict(s.as_bytes()) {
             Some(v) => v,
             None => return ctx.error(NOT_AN_INTEGER),
         },

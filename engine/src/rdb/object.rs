@@ -52,7 +52,7 @@ pub fn kind_of(value: &Value) -> u8 {
 pub fn save_payload(out: &mut Vec<u8>, value: &Value, compress: bool) -> u64 {
     match value {
         Value::Str(s) => {
-            put_string(out, &s.bytes, compress);
+            put_string(out, s.as_bytes(), compress);
             1
         }
         Value::List(l) => save_list(out, l, compress),

@@ -176,7 +176,7 @@ fn run(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) {
     let (byte, _) = bit_position(last_bit);
     // The string is taken out while the reply is written, and put back.
     let (mut bytes, grown) = match string_for_write(ctx, key, byte + 1) {
-        Ok((s, grown)) => (std::mem::take(&mut s.bytes), grown),
+        Ok((s, grown)) => (s.take_bytes(), grown),
         Err(WrongType) => return ctx.error(WRONGTYPE),
     };
     let mut w = ctx.w();
@@ -195,7 +195,7 @@ fn run(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) {
         }
     }
     if let Some(Value::Str(s)) = ctx.db().get_mut(key) {
-        s.bytes = bytes;
+        *s.bytes_mut() = bytes;
     }
     if changes > 0 {
         ctx.modified_in_place(key);
@@ -210,7 +210,7 @@ fn run_reads(ctx: &mut Ctx, key: &[u8], ops: &[Op]) {
     let (value, mut w) = ctx.lookup_read_and_writer(key);
     let bytes: &[u8] = match value {
         None => &[],
-        Some(Value::Str(s)) => &s.bytes,
+        Some(Value::Str(s)) => s.as_bytes(),
         #[allow(unreachable_patterns)]
         Some(_) => return w.error(WRONGTYPE),
     };

@@ -71,10 +71,7 @@ fn bitop(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let dest = &args[2];
     if len > 0 {
         // Redis stores the result as a raw string, however short.
-        let value = Value::Str(RString {
-            bytes: result,
-            raw: true,
-        });
+        let value = Value::Str(RString::new_raw(result));
         ctx.store(dest, value, false);
         notify(ctx, class::STRING, "set", dest);
     } else {
@@ -97,7 +94,7 @@ fn compute(ctx: &mut Ctx, op: Op, sources: &[Vec<u8>]) -> Option<Vec<u8>> {
     for key in sources {
         let len = match ctx.lookup_read(key) {
             None => 0,
-            Some(Value::Str(s)) => s.bytes.len(),
+            Some(Value::Str(s)) => s.len(),
             #[allow(unreachable_patterns)]
             Some(_) => return None,
         };
@@ -135,7 +132,7 @@ fn compute(ctx: &mut Ctx, op: Op, sources: &[Vec<u8>]) -> Option<Vec<u8>> {
 /// The bytes of the string at `key`, already looked up (empty if missing).
 fn string_bytes<'d>(db: &'d Db, key: &[u8]) -> &'d [u8] {
     match db.get(key) {
-        Some(Value::Str(s)) => &s.bytes,
+        Some(Value::Str(s)) => s.as_bytes(),
         _ => &[],
     }
 }

@@ -95,7 +95,7 @@ fn bitcount(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let s = match value {
         None => return w.int(0),
-        Some(Value::Str(s)) => &s.bytes,
+        Some(Value::Str(s)) => s.as_bytes(),
         #[allow(unreachable_patterns)]
         Some(_) => return w.error(WRONGTYPE),
     };
@@ -172,7 +172,7 @@ fn bitpos(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let s = match value {
         // A missing key is an infinite run of zeros.
         None => return w.int(if bit { -1 } else { 0 }),
-        Some(Value::Str(s)) => &s.bytes,
+        Some(Value::Str(s)) => s.as_bytes(),
         #[allow(unreachable_patterns)]
         Some(_) => return w.error(WRONGTYPE),
     };

@@ -66,7 +66,7 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
     let current = match string_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
         Ok(None) => 0,
-        Ok(Some(s)) => match parse_i64_strict(&s.bytes) {
+        Ok(Some(s)) => match parse_i64_strict(s.as_bytes()) {
             Some(v) => match v.checked_add(delta) {
                 // Like Redis's in-place update of an int-encoded object:
                 // the stored string is rewritten where it is (its TTL and
@@ -95,17 +95,12 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
 }
 
 /// Overwrites `s` with `value`'s decimal digits, leaving it as a fresh
-/// INCR result would be: int-encoded (not raw) and with capacity equal to
-/// its length (memory figures count capacity).
+/// INCR result would be: int-encoded (not raw) and inline (every integer's
+/// text fits), so nothing is allocated.
 fn rewrite_integer(s: &mut RString, value: i64) {
     let mut digits = [0u8; 20];
     let text = fmt_i64(&mut digits, value);
-    s.bytes.clear();
-    s.bytes.extend_from_slice(text);
-    if s.bytes.capacity() != s.bytes.len() {
-        s.bytes.shrink_to_fit();
-    }
-    s.raw = false;
+    *s = RString::from_slice(text);
 }
 
 fn incr(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
@@ -135,7 +130,7 @@ fn incrbyfloat(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let key = &args[1];
     let result = match string_at(ctx, key, Lookup::Write) {
         Err(WrongType) => return ctx.error(WRONGTYPE),
-        Ok(current) => long_double::incr_by_float(current.map(|s| s.bytes.as_slice()), &args[2]),
+        Ok(current) => long_double::incr_by_float(current.map(|s| s.as_bytes()), &args[2]),
     };
     match result {
         Ok(text) => {
@@ -199,8 +194,8 @@ mod tests {
             .get(b"n")
             .and_then(|v| v.as_str().cloned())
             .expect("a string");
-        assert_eq!(s.bytes, b"-101");
-        assert_eq!(s.bytes.capacity(), s.bytes.len());
+        assert_eq!(s.as_bytes(), b"-101");
+        assert_eq!(s.capacity_bytes(), s.len());
         assert_eq!(t.cmd(w, &["MULTI"]), simple("OK"));
         assert_eq!(t.cmd(w, &["GET", "n"]), simple("QUEUED"));
         assert_eq!(t.cmd(w, &["EXEC"]), crate::resp::Frame::Null);

@@ -41,7 +41,7 @@ fn lcs(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let mut strings: [Result<Vec<u8>, WrongType>; 2] = [Ok(Vec::new()), Ok(Vec::new())];
     for (slot, key) in strings.iter_mut().zip(&args[1..3]) {
         *slot = string_at(ctx, key, Lookup::Read)
-            .map(|s| s.map(|s| s.bytes.clone()).unwrap_or_default());
+            .map(|s| s.map(|s| s.as_bytes().to_vec()).unwrap_or_default());
     }
     let [Ok(a), Ok(b)] = strings else {
         return ctx.error("ERR The specified keys must contain string values");

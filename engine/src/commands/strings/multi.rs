@@ -51,7 +51,7 @@ fn mget(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         // Like Redis, a key of another type reads as null, not WRONGTYPE.
         let (value, mut w) = ctx.lookup_read_and_writer(key);
         match value {
-            Some(Value::Str(s)) => w.bulk(&s.bytes),
+            Some(Value::Str(s)) => w.bulk(s.as_bytes()),
             #[allow(unreachable_patterns)]
             _ => w.null(),
         }

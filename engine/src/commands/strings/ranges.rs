@@ -87,10 +87,10 @@ fn append(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             return ctx.int(len as i64);
         }
         Ok(Some(s)) => {
-            if s.bytes.len() as u128 + suffix.len() as u128 > limit {
+            if s.len() as u128 + suffix.len() as u128 > limit {
                 return ctx.error(TOO_LONG);
             }
-            let mut bytes = std::mem::take(&mut s.bytes);
+            let mut bytes = s.take_bytes();
             bytes.extend_from_slice(&suffix);
             bytes
         }
@@ -98,7 +98,7 @@ fn append(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     ctx.work(suffix.len() as u64 / BYTES_PER_WORK_UNIT);
     let len = bytes.len();
     // Storing (rather than editing in place) keeps every write on one path.
-    ctx.store(key, Value::Str(RString { bytes, raw: true }), true);
+    ctx.store(key, Value::Str(RString::new_raw(bytes)), true);
     notify(ctx, class::STRING, "append", key);
     ctx.int(len as i64);
 }
@@ -107,7 +107,7 @@ fn strlen(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     match string_at(ctx, &args[1], Lookup::Read) {
         Err(WrongType) => ctx.error(WRONGTYPE),
         Ok(s) => {
-            let len = s.map_or(0, |s| s.bytes.len());
+            let len = s.map_or(0, |s| s.len());
             ctx.int(len as i64);
         }
     }
@@ -121,7 +121,7 @@ fn getrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     let (value, mut w) = ctx.lookup_read_and_writer(&args[1]);
     let s = match value {
         None => return w.bulk(b""),
-        Some(Value::Str(s)) => &s.bytes,
+        Some(Value::Str(s)) => s.as_bytes(),
         #[allow(unreachable_patterns)]
         Some(_) => return w.error(WRONGTYPE),
     };
@@ -171,12 +171,12 @@ fn setrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         // Setting nothing on a missing key creates nothing.
         Ok(None) if patch.is_empty() => return ctx.int(0),
         Ok(Some(s)) if patch.is_empty() => {
-            let len = s.bytes.len();
+            let len = s.len();
             return ctx.int(len as i64);
         }
         _ if new_len > limit => return ctx.error(TOO_LONG),
         Ok(None) => Vec::new(),
-        Ok(Some(s)) => std::mem::take(&mut s.bytes),
+        Ok(Some(s)) => s.take_bytes(),
     };
     let offset = offset as usize;
     let end = offset + patch.len();
@@ -187,7 +187,7 @@ fn setrange(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     bytes[offset..end].copy_from_slice(&patch);
     ctx.work((grown + patch.len()) as u64 / BYTES_PER_WORK_UNIT);
     let len = bytes.len();
-    ctx.store(key, Value::Str(RString { bytes, raw: true }), true);
+    ctx.store(key, Value::Str(RString::new_raw(bytes)), true);
     notify(ctx, class::STRING, "setrange", key);
     ctx.int(len as i64);
 }

@@ -323,9 +323,9 @@ fn append_and_strlen() {
     let (mut t, c) = setup();
     assert_eq!(t.cmd(c, &["STRLEN", "k"]), int(0));
     assert_eq!(t.cmd(c, &["APPEND", "k", "abc"]), int(3));
-    assert!(!stored(&t, "k").unwrap().raw);
+    assert!(!stored(&t, "k").unwrap().is_raw());
     assert_eq!(t.cmd(c, &["APPEND", "k", ""]), int(3));
-    assert!(stored(&t, "k").unwrap().raw);
+    assert!(stored(&t, "k").unwrap().is_raw());
     assert_eq!(t.cmd(c, &["APPEND", "k", "def"]), int(6));
     assert_eq!(t.cmd(c, &["GET", "k"]), bulk("abcdef"));
     assert_eq!(t.cmd(c, &["STRLEN", "k"]), int(6));
@@ -411,7 +411,7 @@ fn setrange() {
     assert!(stored(&t, "k").is_none());
     assert_eq!(t.cmd(c, &["SETRANGE", "k", "3", "ab"]), int(5));
     assert_eq!(t.cmd(c, &["GET", "k"]), Frame::Bulk(b"\0\0\0ab".to_vec()));
-    assert!(stored(&t, "k").unwrap().raw);
+    assert!(stored(&t, "k").unwrap().is_raw());
     assert_eq!(t.cmd(c, &["SETRANGE", "k", "1", "XY"]), int(5));
     assert_eq!(t.cmd(c, &["GET", "k"]), Frame::Bulk(b"\0XYab".to_vec()));
     assert_eq!(t.cmd(c, &["SETRANGE", "k", "1", ""]), int(5));
@@ -446,7 +446,7 @@ fn incr_decr_family() {
     // A fresh value: no raw encoding left over from APPEND.
     assert_eq!(t.cmd(c, &["APPEND", "e", "0"]), int(2));
     assert_eq!(t.cmd(c, &["INCR", "e"]), int(61));
-    assert!(!stored(&t, "e").unwrap().raw);
+    assert!(!stored(&t, "e").unwrap().is_raw());
 }
 
 #[test]

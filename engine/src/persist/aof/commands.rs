@@ -41,7 +41,7 @@ pub(crate) fn dataset_as_commands(server: &Server) -> (Vec<u8>, u64) {
 fn value_commands(out: &mut Vec<u8>, key: &[u8], value: &Value) -> u64 {
     let items: Vec<Vec<u8>> = match value {
         Value::Str(s) => {
-            out.extend(encode_request(&[b"SET", key, &s.bytes]));
+            out.extend(encode_request(&[b"SET", key, s.as_bytes()]));
             return 1;
         }
         Value::Stream(s) => return super::stream_commands::stream_commands(out, key, s),
