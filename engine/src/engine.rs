@@ -539,6 +539,12 @@ impl Engine {
         if self.server.blocking.first_expired(now.mono_ns).is_some() {
             self.time_out_blocked(now);
         }
+        // What ran above (writes a pause held, a blocked client's pipelined
+        // requests) goes to the replicas and the AOF before the replication
+        // timers put a PING into the stream (seed 41 of the failover test:
+        // writes released by an aborted FAILOVER's pause waited for the
+        // next input).
+        self.after_input_persist(now);
         self.repl_timers(now);
         if now.mono_ns < self.server.cron_deadline_ns {
             return;

@@ -72,7 +72,6 @@ fn a_replica_restarted_from_its_aof_after_a_full_resync_serves_the_primary_s_dat
 /// follow the new primary, and every checker, repl-failover among them,
 /// passes on the clean engine.
 #[test]
-#[ignore = "debug builds trip debug_assert!(pending.is_empty()) in engine/src/engine/repl.rs repl_timers after a failover; release sweeps pass"]
 fn a_completed_failover_moves_the_primary_and_the_checkers_follow() {
     use seedkv_engine::resp::Frame;
     use seedkv_sim::cluster::run;

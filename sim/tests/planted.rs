@@ -455,7 +455,6 @@ fn replica_self_expiry_is_found() {
 /// appends a WAIT had confirmed (acknowledged by the other replica) are
 /// not in the new primary's history.
 #[test]
-#[ignore = "debug builds trip debug_assert!(pending.is_empty()) in engine/src/engine/repl.rs repl_timers after a failover; release sweeps pass"]
 fn failover_skips_wait_for_sync_is_found() {
     hunt_cluster(PlantedBug::FailoverSkipsWaitForSync, 50, &["repl-failover"]);
 }
