@@ -92,6 +92,32 @@ impl ClusterWorld {
         self.history.witness.last().map_or(0, |w| w.end())
     }
 
+    /// The primary's stream end after a drain's writes: the witnessed end
+    /// less the keep-alives (`REPLCONF GETACK *`, `PING`) the same drain
+    /// appended after them (from `end_before` on). A client's write offset
+    /// (Redis's `woff`, taken as its command propagates) never includes
+    /// them, and a replica acks a GETACK with the offset before it (seed
+    /// 646: writes a FAILOVER's pause released ran in a timer turn that
+    /// then sent a GETACK, and WAIT's acks were held against its end).
+    fn write_end(&self, end_before: u64) -> u64 {
+        const KEEPALIVES: [&[u8]; 2] = [
+            b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n",
+            b"*1\r\n$4\r\nPING\r\n",
+        ];
+        let Some(w) = self.history.witness.last() else {
+            return 0;
+        };
+        let from = end_before.saturating_sub(w.base).min(w.bytes.len() as u64) as usize;
+        let mut len = w.bytes.len();
+        while let Some(k) = KEEPALIVES
+            .iter()
+            .find(|k| len >= from + k.len() && w.bytes[from..len].ends_with(k))
+        {
+            len -= k.len();
+        }
+        w.base + len as u64
+    }
+
     /// After the engine of `node` ran at `now_ns`: its CPU is busy for
     /// the cost, then its outputs leave; closes, connects and background
     /// requests are carried out.
@@ -128,9 +154,10 @@ impl ClusterWorld {
                 self.woff.insert((node, *client), u64::MAX);
             }
         }
+        let end_before = self.primary_end();
         self.flush(node, done_ns);
         if node == self.primary {
-            let end = self.primary_end();
+            let end = self.write_end(end_before);
             for v in self.woff.values_mut() {
                 if *v == u64::MAX {
                     *v = end;
