@@ -42,6 +42,9 @@ enum Repr {
     /// Not raw, longer than [`INLINE_MAX_BYTES`], exactly sized.
     Boxed(Box<[u8]>),
     /// Modified in place: any length, with spare capacity for growth.
+    /// Boxed so that the variant is one pointer and the string stays 24
+    /// bytes (a bare `Vec` would make every string 32).
+    #[allow(clippy::box_collection)]
     Raw(Box<Vec<u8>>),
 }
 

@@ -489,7 +489,8 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let r = (x >> 33) as usize;
-            let data = vec![b'a' + (step % 26) as u8; r % 40 + if r % 97 == 0 { 200 } else { 0 }];
+            let data =
+                vec![b'a' + (step % 26) as u8; r % 40 + if r.is_multiple_of(97) { 200 } else { 0 }];
             match r % 11 {
                 0..=3 => {
                     n.push_front(&data);
