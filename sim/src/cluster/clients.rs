@@ -278,12 +278,9 @@ impl ClusterWorld {
         }
     }
 
-    /// `client` leaves `conn` for `node`, which ROLE named the primary.
-    fn client_follow(&mut self, client: u32, conn: u32, node: u32) {
-        let now_ns = self.now_ns;
-        let c = &mut self.clients[client as usize];
-        c.node = node;
-        c.conn = None;
+    /// The client's end of `conn` closes: its FIN reaches the node's end
+    /// if that is still open.
+    fn peer_closes(&mut self, conn: u32, now_ns: u64) {
         let cs = &mut self.conns[conn as usize];
         cs.peer_open = false;
         if cs.acceptor_open {
@@ -296,6 +293,15 @@ impl ClusterWorld {
                 },
             );
         }
+    }
+
+    /// `client` leaves `conn` for `node`, which ROLE named the primary.
+    fn client_follow(&mut self, client: u32, conn: u32, node: u32) {
+        let now_ns = self.now_ns;
+        let c = &mut self.clients[client as usize];
+        c.node = node;
+        c.conn = None;
+        self.peer_closes(conn, now_ns);
     }
 
     /// `client`'s connection `conn` is gone: its request's outcome is
@@ -311,18 +317,7 @@ impl ClusterWorld {
         if let Some(op) = c.outstanding.take() {
             self.history.ops[op].complete_ns = now_ns;
         }
-        let cs = &mut self.conns[conn as usize];
-        cs.peer_open = false;
-        if cs.acceptor_open {
-            let fin = cs.up.write_fin(now_ns);
-            self.schedule(
-                fin.max(now_ns),
-                Ev::Arrive {
-                    conn,
-                    at_acceptor: true,
-                },
-            );
-        }
+        self.peer_closes(conn, now_ns);
         self.schedule(now_ns + RECONNECT_NS, Ev::Wake { client });
     }
 
