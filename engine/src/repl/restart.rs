@@ -15,7 +15,7 @@ use crate::rdb::file::{AuxFields, ReplSaveInfo};
 use crate::server::Server;
 
 use super::replica::MasterState;
-use super::{Replication, NULL_REPLID};
+use super::Replication;
 
 impl Replication {
     /// The replication fields a save writes now, if any (Redis's
@@ -89,9 +89,10 @@ pub(crate) fn restore(server: &mut Server, aux: &AuxFields) -> Vec<(LogLevel, St
             // The old history stays valid up to the saved offset; the
             // backlog starts empty right after it, and the first write
             // selects its database again.
-            debug_assert_ne!(replid, NULL_REPLID);
+            // The file's values as they are (a null id included, as Redis
+            // copies it); the offset was checked to fit an i64.
             repl.replid2 = replid;
-            repl.second_replid_offset = offset as i64 + 1;
+            repl.second_replid_offset = (offset as i64).saturating_add(1);
             repl.master_repl_offset = offset;
             let size = super::primary::config_u64(&server.config, "repl-backlog-size");
             repl.backlog = None;
