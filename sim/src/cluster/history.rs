@@ -4,7 +4,7 @@
 //! primary was handed), the clients' operations, writes a replica made on
 //! its own, and the datasets at the end.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use seedkv_engine::resp::Frame;
 
@@ -148,6 +148,19 @@ pub struct ClusterHistory {
 }
 
 impl ClusterHistory {
+    /// Every (list, element) of the final primary's lists, if they were
+    /// read at the end: what the loss checkers look acknowledged appends
+    /// up in.
+    pub fn final_elements(&self) -> Option<BTreeSet<(&[u8], &[u8])>> {
+        let lists = self.final_lists.as_ref()?;
+        Some(
+            lists
+                .iter()
+                .flat_map(|(k, items)| items.iter().map(move |v| (k.as_slice(), v.as_slice())))
+                .collect(),
+        )
+    }
+
     /// The chain of witness streams ending at `tip`, root first.
     pub fn lineage(&self, tip: usize) -> Vec<usize> {
         let mut chain = vec![tip];

@@ -19,8 +19,6 @@
 //! With FORCE, or for writes no WAIT confirmed, losses across a failover
 //! are counted ([`failover_counts`], in the sweep summary), not failed.
 
-use std::collections::BTreeSet;
-
 use seedkv_engine::resp::Frame;
 
 use super::{fail, ClusterChecker};
@@ -106,20 +104,10 @@ fn crashed_after(h: &ClusterHistory, f: &FailoverRecord) -> bool {
     h.primary_crashes_ns.iter().any(|&c| c >= f.at_ns)
 }
 
-fn final_elements(h: &ClusterHistory) -> Option<BTreeSet<(&[u8], &[u8])>> {
-    let lists = h.final_lists.as_ref()?;
-    Some(
-        lists
-            .iter()
-            .flat_map(|(k, items)| items.iter().map(move |v| (k.as_slice(), v.as_slice())))
-            .collect(),
-    )
-}
-
 /// Counts what the failovers of a run did and lost.
 pub fn failover_counts(h: &ClusterHistory) -> FailoverCounts {
     let mut out = FailoverCounts::default();
-    let present = final_elements(h);
+    let present = h.final_elements();
     for f in &h.failovers {
         out.requested_count += 1;
         out.accepted_count += f.accepted as u64;
@@ -151,7 +139,7 @@ impl ClusterChecker for FailoverKeepsConfirmed {
     }
 
     fn check(&self, h: &ClusterHistory) -> Result<(), Violation> {
-        let present = final_elements(h);
+        let present = h.final_elements();
         for f in h.failovers.iter().filter(|f| !f.force) {
             let (Some((done_ns, node)), Some(after)) = (f.completed, f.witness_after) else {
                 continue;

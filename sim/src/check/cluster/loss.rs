@@ -8,8 +8,6 @@
 //! without FORCE to the stricter promise.) The final lists are the final
 //! primary's, whichever node that is.
 
-use std::collections::BTreeSet;
-
 use seedkv_engine::resp::Frame;
 
 use super::{fail, ClusterChecker};
@@ -36,13 +34,9 @@ impl Loss {
 /// Counts the acknowledged appends missing from the final lists.
 pub fn loss(h: &ClusterHistory) -> Loss {
     let mut out = Loss::default();
-    let Some(final_lists) = &h.final_lists else {
+    let Some(present) = h.final_elements() else {
         return out;
     };
-    let present: BTreeSet<(&[u8], &[u8])> = final_lists
-        .iter()
-        .flat_map(|(k, items)| items.iter().map(move |v| (k.as_slice(), v.as_slice())))
-        .collect();
     for (i, op) in h.ops.iter().enumerate() {
         let (true, Some(Frame::Integer(_))) = (op.args[0] == b"RPUSH", &op.reply) else {
             continue;
