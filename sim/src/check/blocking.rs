@@ -225,14 +225,8 @@ impl Waiter<'_> {
 
 /// Builds the placeable waiters, sorted by park order.
 fn waiters(history: &History) -> Vec<Waiter<'_>> {
-    let mut ops: FxHashMap<(ConnId, u64), &Op> = FxHashMap::default();
-    for op in &history.ops {
-        ops.insert((op.conn, op.seq_in_conn), op);
-    }
-    let mut exec_of: FxHashMap<(ConnId, u64), usize> = FxHashMap::default();
-    for (i, e) in history.executions.iter().enumerate() {
-        exec_of.entry((e.conn, e.seq_in_conn)).or_insert(i);
-    }
+    let ops = history.op_index();
+    let exec_of = history.first_executions();
     let closed: BTreeMap<ConnId, TimeNs> = history
         .conns
         .iter()
@@ -240,7 +234,7 @@ fn waiters(history: &History) -> Vec<Waiter<'_>> {
         .collect();
     let mut out = Vec::new();
     for r in &history.received {
-        let Some(&op) = ops.get(&(r.conn, r.seq_in_conn)) else {
+        let Some(op) = ops.get(&(r.conn, r.seq_in_conn)) else {
             continue;
         };
         // Nothing of its connection may be ahead of it.
@@ -389,10 +383,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
     {
         return Ok(());
     }
-    let mut ops: FxHashMap<(ConnId, u64), &Op> = FxHashMap::default();
-    for op in &history.ops {
-        ops.insert((op.conn, op.seq_in_conn), op);
-    }
+    let ops = history.op_index();
     let all = waiters(history);
     let mut by_park: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     let mut by_exec: FxHashMap<usize, usize> = FxHashMap::default();
@@ -407,10 +398,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
         }
     }
     gone.sort_unstable();
-    let mut exec_of: FxHashMap<(ConnId, u64), usize> = FxHashMap::default();
-    for (i, e) in history.executions.iter().enumerate() {
-        exec_of.entry((e.conn, e.seq_in_conn)).or_insert(i);
-    }
+    let exec_of = history.first_executions();
     let resumed: FxHashSet<usize> = history
         .received
         .iter()
@@ -446,7 +434,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
                 walk.unblock(w);
             }
         }
-        let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+        let op = ops.get(&(exec.conn, exec.seq_in_conn));
         let reply = op.and_then(|o| o.complete.as_ref()).map(|(_, f)| f);
         let waiter = by_exec.get(&j).copied().filter(|&w| walk.is_blocked(w));
         let served = waiter.is_some_and(|w| match reply {

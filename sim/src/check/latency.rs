@@ -156,25 +156,24 @@ fn new_histogram() -> Histogram<u64> {
         .expect("valid histogram bounds")
 }
 
-/// Each executed request's execution, by `(connection, index)`: looked up
-/// once per op, never walked in order, so a hash table.
-fn executions_by_request(history: &History) -> FxHashMap<(ConnId, u64), &Execution> {
-    let mut map = FxHashMap::default();
-    map.reserve(history.executions.len());
-    for exec in &history.executions {
-        map.entry((exec.conn, exec.seq_in_conn)).or_insert(exec);
-    }
-    map
+/// Each executed request's (first) execution, by `(connection, index)`.
+fn execution_of<'h>(
+    history: &'h History,
+    first: &crate::history::FirstExecutions,
+    op: &Op,
+) -> Option<&'h Execution> {
+    let &i = first.get(&(op.conn, op.seq_in_conn))?;
+    Some(&history.executions[i])
 }
 
 /// Latency rows per (command, class), completed and executed requests only,
 /// sorted by class then command.
 pub fn latency_rows(history: &History) -> Vec<LatencyRow> {
-    let execs = executions_by_request(history);
+    let execs = history.first_executions();
     let mut histograms: BTreeMap<(CommandClass, String), Histogram<u64>> = BTreeMap::new();
     for op in &history.ops {
         let (Some((complete_ns, _)), Some(exec)) =
-            (&op.complete, execs.get(&(op.conn, op.seq_in_conn)))
+            (&op.complete, execution_of(history, &execs, op))
         else {
             continue;
         };
@@ -370,7 +369,7 @@ fn check_fast_latency(
     if bound_ns == 0 {
         return Ok(());
     }
-    let execs = executions_by_request(history);
+    let execs = history.first_executions();
     let cpu = CpuTimeline::new(history);
     let stalls = Stalls::new(history);
     // The latest reply time of each connection's requests so far, to tell
@@ -384,17 +383,18 @@ fn check_fast_latency(
         let reply_ns = op.complete.as_ref().map_or(TimeNs::MAX, |(t, _)| *t);
         *busy_until_ns = (*busy_until_ns).max(reply_ns);
         let (Some((complete_ns, reply)), Some(exec)) =
-            (&op.complete, execs.get(&(op.conn, op.seq_in_conn)))
+            (&op.complete, execution_of(history, &execs, op))
         else {
             continue;
         };
-        let request_bytes: usize = op.args.iter().map(Vec::len).sum();
-        if !FAST_COMMANDS.contains(&exec.name)
-            || is_stall(exec)
-            || pipelined
-            || request_bytes > FAST_REQUEST_BYTES_MAX
-            || reply_bytes_max(reply) > FAST_REPLY_BYTES_MAX
+        // The cheap tests first: most requests are pipelined or sent
+        // under faults, and an MSET's request has thousands of arguments.
+        if pipelined
             || op.invoke_ns < history.faults_end_ns
+            || !FAST_COMMANDS.contains(&exec.name)
+            || is_stall(exec)
+            || op.args.iter().map(Vec::len).sum::<usize>() > FAST_REQUEST_BYTES_MAX
+            || reply_bytes_max(reply) > FAST_REPLY_BYTES_MAX
         {
             continue;
         }

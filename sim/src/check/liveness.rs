@@ -145,6 +145,7 @@ mod tests {
             script_runs: Vec::new(),
             reply_slices: Vec::new(),
             slice_waits: Vec::new(),
+            ..History::default()
         }
     }
 

@@ -101,7 +101,7 @@ fn resolve_executions<'a>(
         .executions
         .iter()
         .map(|exec| {
-            let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied()?;
+            let op = ops.get(&(exec.conn, exec.seq_in_conn))?;
             let (spec, name) = resolve(table, &op.args)?;
             Some(Resolved { op, spec, name })
         })

@@ -99,7 +99,7 @@ struct Life {
 /// Counts per shape in `history` (`ops` indexes its requests).
 pub fn detect(
     history: &History,
-    ops: &FxHashMap<(ConnId, u64), &Op>,
+    ops: &crate::history::OpIndex<'_>,
     resolved: &[Option<super::Resolved<'_>>],
 ) -> BTreeMap<&'static str, u64> {
     debug_assert_eq!(resolved.len(), history.executions.len());
@@ -160,7 +160,7 @@ pub fn detect(
 /// of its own execution or `usize::MAX`, the keys it waits on), by start.
 fn parked_intervals(
     history: &History,
-    ops: &FxHashMap<(ConnId, u64), &Op>,
+    ops: &crate::history::OpIndex<'_>,
 ) -> Vec<(usize, usize, Vec<Vec<u8>>)> {
     let executed: FxHashMap<(ConnId, u64), usize> = history
         .executions
