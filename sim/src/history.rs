@@ -212,6 +212,8 @@ impl History {
 #[derive(Clone, Debug, Default)]
 pub struct IndexCache {
     ops: std::sync::OnceLock<OpPositions>,
+    /// Per execution, the position of its op (`u32::MAX`: none).
+    op_of_execution: std::sync::OnceLock<Vec<u32>>,
     /// With the number of executions it was built over.
     first_executions: std::sync::OnceLock<(usize, FirstExecutions)>,
 }
@@ -254,13 +256,36 @@ impl OpPositions {
 pub struct OpIndex<'a> {
     ops: &'a [Op],
     positions: std::borrow::Cow<'a, OpPositions>,
+    /// Per execution, the position of its op, if the cache has it.
+    op_of_execution: &'a [u32],
 }
+
+/// No op (in [`IndexCache::op_of_execution`]).
+const NO_OP: u32 = u32::MAX;
 
 impl<'a> OpIndex<'a> {
     /// The op named `(conn, seq_in_conn)`.
     pub fn get(&self, key: &(ConnId, u64)) -> Option<&'a Op> {
         let &i = self.positions.positions.get(key)?;
         Some(&self.ops[i as usize])
+    }
+
+    /// The op of `exec`, the execution at `index` in the history: what
+    /// [`OpIndex::get`] finds for its name, read from a vector the
+    /// checkers that walk the executions share (a hash lookup per
+    /// execution per checker missed the cache on most). Checked against
+    /// the name, so a history changed since cannot mislead it.
+    pub fn of_execution(&self, index: usize, exec: &Execution) -> Option<&'a Op> {
+        match self.op_of_execution.get(index) {
+            // Rare (a request whose op was never recorded): asked again.
+            Some(&NO_OP) => self.get(&(exec.conn, exec.seq_in_conn)),
+            Some(&i) => self
+                .ops
+                .get(i as usize)
+                .filter(|op| op.conn == exec.conn && op.seq_in_conn == exec.seq_in_conn)
+                .or_else(|| self.get(&(exec.conn, exec.seq_in_conn))),
+            None => self.get(&(exec.conn, exec.seq_in_conn)),
+        }
     }
 }
 
@@ -279,9 +304,26 @@ impl History {
             true => std::borrow::Cow::Borrowed(cached),
             false => std::borrow::Cow::Owned(OpPositions::of(&self.ops)),
         };
+        let op_of_execution = match (&positions, self.index_cache.op_of_execution.get()) {
+            (std::borrow::Cow::Owned(_), _) => &[][..],
+            (_, Some(built)) if built.len() == self.executions.len() => built.as_slice(),
+            (_, Some(_)) => &[][..],
+            (std::borrow::Cow::Borrowed(positions), None) => self
+                .index_cache
+                .op_of_execution
+                .get_or_init(|| {
+                    let of = |e: &Execution| positions.positions.get(&(e.conn, e.seq_in_conn));
+                    self.executions
+                        .iter()
+                        .map(|e| of(e).copied().unwrap_or(NO_OP))
+                        .collect()
+                })
+                .as_slice(),
+        };
         OpIndex {
             ops: &self.ops,
             positions,
+            op_of_execution,
         }
     }
 

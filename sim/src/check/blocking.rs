@@ -434,7 +434,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
                 walk.unblock(w);
             }
         }
-        let op = ops.get(&(exec.conn, exec.seq_in_conn));
+        let op = ops.of_execution(j, exec);
         let reply = op.and_then(|o| o.complete.as_ref()).map(|(_, f)| f);
         let waiter = by_exec.get(&j).copied().filter(|&w| walk.is_blocked(w));
         let served = waiter.is_some_and(|w| match reply {

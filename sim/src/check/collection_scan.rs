@@ -542,7 +542,7 @@ fn check_collection_scans(history: &History) -> Result<(), String> {
             open_window(&mut w, &tracker);
             open.push(w);
         }
-        let op = ops.get(&(exec.conn, exec.seq_in_conn));
+        let op = ops.of_execution(j, exec);
         if let Some(op) = op {
             let reply = op.complete.as_ref().map(|(_, f)| f);
             let changes = tracker.apply(exec, &op.args, reply);

@@ -162,7 +162,7 @@ fn check_conservation(history: &History) -> Result<(), String> {
             let g = found[s].group;
             opened.insert(s, writes.get(&g).copied().unwrap_or(0));
         }
-        let op = ops.get(&(exec.conn, exec.seq_in_conn));
+        let op = ops.of_execution(j, exec);
         let reply_is_error = op
             .and_then(|o| o.complete.as_ref())
             .is_some_and(|(_, f)| matches!(f, Frame::Error(_)));

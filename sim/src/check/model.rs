@@ -122,7 +122,7 @@ impl Checker for ReferenceModel {
         let ops = index_ops(history);
         let mut model = KeyspaceModel::without_touched_keys();
         for (index, exec) in history.executions.iter().enumerate() {
-            let op = ops.get(&(exec.conn, exec.seq_in_conn));
+            let op = ops.of_execution(index, exec);
             let expected = model.apply(exec, op);
             let Some(op) = op else { continue };
             let Some((_, reply)) = &op.complete else {

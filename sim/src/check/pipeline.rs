@@ -93,8 +93,8 @@ impl Checker for PipelineOrder {
             for (i, &(silenced, op)) in ops.iter().enumerate() {
                 let queued = in_multi
                     && matches!(&op.complete, Some((_, Frame::Simple(s))) if s == b"QUEUED");
-                let name = op.args[0].to_ascii_uppercase();
-                match name.as_slice() {
+                let mut name_buffer = NameBuffer::default();
+                match name_buffer.upper(&op.args[0]) {
                     b"MULTI" => in_multi = true,
                     b"EXEC" | b"DISCARD" | b"RESET" => in_multi = false,
                     _ => {}
@@ -203,14 +203,37 @@ fn integer_in(reply: &Frame, lo: i64, hi: i64) -> Result<(), String> {
     }
 }
 
+/// Command names up to this length are uppercased in place; no longer
+/// one is a command these checks name.
+const NAME_BYTES_MAX: usize = 16;
+
+/// A request's name in uppercase, on the stack: every request comes here
+/// twice, and a `Vec` per name was most of this checker's allocations.
+#[derive(Default)]
+struct NameBuffer([u8; NAME_BYTES_MAX]);
+
+impl NameBuffer {
+    /// `name` in uppercase; empty for a name longer than any command
+    /// named here.
+    fn upper(&mut self, name: &[u8]) -> &[u8] {
+        if name.len() > NAME_BYTES_MAX {
+            return &[];
+        }
+        let upper = &mut self.0[..name.len()];
+        upper.copy_from_slice(name);
+        upper.make_ascii_uppercase();
+        upper
+    }
+}
+
 /// Whether `reply` could be a correct server's reply to `args`.
 pub fn reply_plausible(args: &[Vec<u8>], reply: &Frame) -> Result<(), String> {
     if matches!(reply, Frame::Error(_)) {
         return Ok(());
     }
-    let name = args[0].to_ascii_uppercase();
+    let mut name_buffer = NameBuffer::default();
     let keys_count = args.len() as i64 - 1;
-    match name.as_slice() {
+    match name_buffer.upper(&args[0]) {
         b"PING" => match (args.len(), reply) {
             (1, Frame::Simple(s)) if s == b"PONG" => Ok(()),
             (2, Frame::Bulk(b)) if *b == args[1] => Ok(()),

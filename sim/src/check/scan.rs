@@ -319,7 +319,7 @@ fn check_scans(history: &History) -> Result<(), String> {
                 w.skipped = true;
             }
         }
-        model.apply(exec, ops.get(&(exec.conn, exec.seq_in_conn)));
+        model.apply(exec, ops.of_execution(i, exec));
         for w in open.iter_mut() {
             follow_window(w, &model, now);
         }

@@ -137,7 +137,7 @@ pub(crate) fn check_streams_counted(
         if crash_at == Some(index) {
             walk.forget_all();
         }
-        let Some(op) = ops.get(&(exec.conn, exec.seq_in_conn)) else {
+        let Some(op) = ops.of_execution(index, exec) else {
             continue;
         };
         if exec.name.is_empty() {

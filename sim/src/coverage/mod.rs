@@ -100,8 +100,9 @@ fn resolve_executions<'a>(
     history
         .executions
         .iter()
-        .map(|exec| {
-            let op = ops.get(&(exec.conn, exec.seq_in_conn))?;
+        .enumerate()
+        .map(|(index, exec)| {
+            let op = ops.of_execution(index, exec)?;
             let (spec, name) = resolve(table, &op.args)?;
             Some(Resolved { op, spec, name })
         })

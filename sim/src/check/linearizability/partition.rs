@@ -56,6 +56,9 @@ fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
     }
 }
 
+/// What [`recognise`] made of an op.
+type Recognised<'h> = Result<(&'h [u8], Action), bool>;
+
 /// A key in a database, borrowed from the history.
 pub(super) type KeyId<'a> = (usize, &'a [u8]);
 
@@ -86,12 +89,17 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
     // so exclusions are recorded for those alone: the workloads' MSETs and
     // DELs of thousands of other keys then cost one lookup per key. Keys
     // are borrowed from the history, never copied.
-    let candidates: FxHashSet<&'h [u8]> = history
+    // Each op is recognised once (its SET's value copied once), here.
+    let mut recognised: Vec<Option<Recognised<'h>>> = history
         .ops
         .iter()
-        .filter_map(|op| match op.args.first() {
-            Some(_) => recognise(&op.args).ok().map(|(key, _)| key),
-            None => None,
+        .map(|op| op.args.first().map(|_| recognise(&op.args)))
+        .collect();
+    let candidates: FxHashSet<&'h [u8]> = recognised
+        .iter()
+        .filter_map(|r| match r {
+            Some(Ok((key, _))) => Some(*key),
+            _ => None,
         })
         .collect();
     let mut excluded: FxHashSet<KeyId<'h>> = FxHashSet::default();
@@ -181,7 +189,8 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
             // Writes queued in MULTI run later, at EXEC, in the same
             // database (a queued SELECT made `db` unknown above).
             let write_db = conn.db.filter(|_| !conn.opaque);
-            match recognise(&op.args) {
+            let recognised = recognised[i].take().expect("each op is partitioned once");
+            match recognised {
                 Ok((key, action)) if conn.in_multi || conn.opaque || conn.db.is_none() => {
                     if !action.reads_only() {
                         exclude(write_db, Writes::Keys(vec![key]));
