@@ -325,6 +325,8 @@ pub(crate) struct KeyspaceModel {
     unknown_dbs: [bool; DB_COUNT],
     conns: FxHashMap<ConnId, ConnState>,
     table: CommandTable,
+    /// [`KeyspaceModel::arity_of`]'s answers, by name address and length.
+    arities: FxHashMap<(usize, usize), commands::Arity>,
     touched: Touched,
     /// Record `touched` keys (the SCAN checker reads them; the reference
     /// model does not, and MSETs of thousands of keys would copy each name).
@@ -345,6 +347,7 @@ impl KeyspaceModel {
             unknown_dbs: [false; DB_COUNT],
             conns: FxHashMap::default(),
             table: CommandTable::new(seedkv_engine::commands::FAMILIES),
+            arities: FxHashMap::default(),
             touched: Touched::default(),
             track_touched: true,
         }
