@@ -573,13 +573,7 @@ mod tests {
 
     #[test]
     fn a_plain_word_is_what_classify_calls_plain() {
-        for word in [
-            &b"key:12"[..],
-            b"field_3",
-            b"ns|x",
-            b"Infinityx",
-            b"abc",
-        ] {
+        for word in [&b"key:12"[..], b"field_3", b"ns|x", b"Infinityx", b"abc"] {
             assert!(is_plain_word(word), "{word:?}");
             assert_eq!(classify(word), ArgClass::Plain);
         }

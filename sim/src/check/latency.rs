@@ -237,6 +237,27 @@ pub(crate) struct CpuTimeline {
     busy_before_ns: Vec<u64>,
 }
 
+/// A [`CpuTimeline`] built the first time it is asked for: the checkers
+/// that read it do only for a request that took long, which most runs
+/// have none of.
+pub(crate) struct LazyCpuTimeline<'h> {
+    history: &'h History,
+    built: std::cell::OnceCell<CpuTimeline>,
+}
+
+impl<'h> LazyCpuTimeline<'h> {
+    pub(crate) fn new(history: &'h History) -> LazyCpuTimeline<'h> {
+        LazyCpuTimeline {
+            history,
+            built: std::cell::OnceCell::new(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> &CpuTimeline {
+        self.built.get_or_init(|| CpuTimeline::new(self.history))
+    }
+}
+
 impl CpuTimeline {
     pub(crate) fn new(history: &History) -> CpuTimeline {
         let mut spans: Vec<(TimeNs, TimeNs)> = history
@@ -370,8 +391,8 @@ fn check_fast_latency(
         return Ok(());
     }
     let execs = history.first_executions();
-    let cpu = CpuTimeline::new(history);
-    let stalls = Stalls::new(history);
+    let cpu = LazyCpuTimeline::new(history);
+    let stalls = std::cell::OnceCell::new();
     // The latest reply time of each connection's requests so far, to tell
     // a request sent alone from one pipelined behind its predecessors.
     let mut conn_busy_until_ns: FxHashMap<ConnId, TimeNs> = FxHashMap::default();
@@ -404,11 +425,15 @@ fn check_fast_latency(
             .get(op.client as usize)
             .and_then(Option::as_ref);
         let bound_ns = bound_ns + slow_read_allowance_ns(reader, reply);
-        if latency_ns <= bound_ns || stalls.overlap(from, to) {
+        if latency_ns <= bound_ns
+            || stalls
+                .get_or_init(|| Stalls::new(history))
+                .overlap(from, to)
+        {
             continue;
         }
         let own_ns = exec.end_ns.min(to).saturating_sub(exec.start_ns.max(from));
-        let others_ns = cpu.busy_ns(from, to).saturating_sub(own_ns);
+        let others_ns = cpu.get().busy_ns(from, to).saturating_sub(own_ns);
         let unexplained_ns = latency_ns.saturating_sub(others_ns);
         if unexplained_ns > bound_ns {
             return Err(format!(

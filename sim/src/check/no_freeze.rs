@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 
 use super::complexity::{bound_units, full_name, terms_of, Context, Term};
 use crate::check::{Checker, RunFacts, Violation};
-use crate::history::{ConnId, Execution, History};
 use crate::fxhash::FxHashMap;
+use crate::history::{ConnId, Execution, History};
 
 /// The checker.
 pub struct NoFreeze;
@@ -87,13 +87,11 @@ pub fn judge<E>(
         };
         let address = |s: &'static str| (s.as_ptr() as usize, s.len());
         let ((c_at, c_len), (n_at, n_len)) = (address(sizes.container), address(e.name));
-        let (name, terms) = names
-            .entry((c_at, c_len, n_at, n_len))
-            .or_insert_with(|| {
-                let name = full_name(sizes.container, e.name);
-                let terms = terms_of(&name);
-                (name, terms)
-            });
+        let (name, terms) = names.entry((c_at, c_len, n_at, n_len)).or_insert_with(|| {
+            let name = full_name(sizes.container, e.name);
+            let terms = terms_of(&name);
+            (name, terms)
+        });
         let terms = *terms;
         let groups_own =
             terms.is_some_and(|t| t.contains(&Term::Exec) || t.contains(&Term::Script));

@@ -162,6 +162,11 @@ fn parked_intervals(
     history: &History,
     ops: &crate::history::OpIndex<'_>,
 ) -> Vec<(usize, usize, Vec<Vec<u8>>)> {
+    // Nothing received that may block: nothing parked (and no table of
+    // every execution to build).
+    if history.received.is_empty() {
+        return Vec::new();
+    }
     let executed: FxHashMap<(ConnId, u64), usize> = history
         .executions
         .iter()
@@ -348,6 +353,10 @@ impl Detector {
         args: &[Vec<u8>],
     ) {
         let Some(spec) = spec else { return };
+        // Nothing watched (most runs): no key of this write can be.
+        if self.watched.is_empty() {
+            return;
+        }
         let several = spec
             .key_indices(args.len())
             .into_iter()
