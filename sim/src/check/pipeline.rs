@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use seedkv_engine::resp::Frame;
 
+use super::name_buffer::NameBuffer;
 use super::{Checker, RunFacts, Violation};
 use crate::history::{ConnId, History, Op};
 use crate::workload::PREFIXED_NAMESPACES;
@@ -200,29 +201,6 @@ fn integer_in(reply: &Frame, lo: i64, hi: i64) -> Result<(), String> {
         Frame::Integer(n) if (lo..=hi).contains(n) => Ok(()),
         Frame::Integer(n) => Err(format!("integer {n} outside {lo}..={hi}")),
         _ => Err("expected an integer".into()),
-    }
-}
-
-/// Command names up to this length are uppercased in place; no longer
-/// one is a command these checks name.
-const NAME_BYTES_MAX: usize = 16;
-
-/// A request's name in uppercase, on the stack: every request comes here
-/// twice, and a `Vec` per name was most of this checker's allocations.
-#[derive(Default)]
-struct NameBuffer([u8; NAME_BYTES_MAX]);
-
-impl NameBuffer {
-    /// `name` in uppercase; empty for a name longer than any command
-    /// named here.
-    fn upper(&mut self, name: &[u8]) -> &[u8] {
-        if name.len() > NAME_BYTES_MAX {
-            return &[];
-        }
-        let upper = &mut self.0[..name.len()];
-        upper.copy_from_slice(name);
-        upper.make_ascii_uppercase();
-        upper
     }
 }
 

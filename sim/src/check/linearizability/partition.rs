@@ -10,6 +10,7 @@ use super::register::recognise;
 use super::{Action, KeyOp, NOT_AN_INTEGER, OVERFLOW};
 use crate::check::model::redis_c::parse_i64_strict;
 use crate::check::model::{is_harmless, is_single_key_command, modelled_keys, DB_COUNT};
+use crate::check::name_buffer::NameBuffer;
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{History, Op};
 
@@ -116,7 +117,8 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
                 continue;
             }
             let reply = op.complete.as_ref().map(|(_, frame)| frame);
-            let name = op.args[0].to_ascii_lowercase();
+            let mut name_buffer = NameBuffer::default();
+            let name = name_buffer.lower(&op.args[0]);
             let mut exclude = |db: Option<usize>, writes: Writes<'h>| match (writes, db) {
                 (Writes::Nothing, _) => {}
                 (Writes::Keys(names), Some(db)) => excluded.extend(
@@ -134,7 +136,7 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
                 (Writes::Db | Writes::Everything, _) => excluded_dbs = [true; DB_COUNT],
             };
             // Connection state first: these change how later requests read.
-            match name.as_slice() {
+            match name {
                 b"select" => {
                     conn.db = match reply {
                         _ if conn.in_multi || conn.opaque => None,
