@@ -284,10 +284,33 @@ struct ClassMemo<'a> {
     classes: crate::fxhash::FxHashMap<&'a [u8], ArgClass>,
 }
 
+/// Whether `arg` is short and made of letters, digits, `:`, `_` and `|`
+/// only, with a byte that no number has (not a digit, not an exponent's
+/// `e`), no leading `0` (`0x1f` is hex) and not `inf`, `infinity` or
+/// `nan`: then [`classify`] finds no number and no glob in it, and says
+/// [`ArgClass::Plain`]. Most of a run's keys and fields are such words,
+/// and one pass over their bytes costs less than a memo lookup.
+fn is_plain_word(arg: &[u8]) -> bool {
+    let allowed = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b':' | b'_' | b'|');
+    let unlike_a_number = |b: &u8| !b.is_ascii_digit() && !matches!(b, b'e' | b'E');
+    let special = |word: &[u8]| arg.eq_ignore_ascii_case(word);
+    arg.len() <= MEMO_ARG_BYTES_MAX
+        && arg.first().is_some_and(|&b| b != b'0')
+        && arg.iter().all(allowed)
+        && arg.iter().any(unlike_a_number)
+        && !special(b"inf")
+        && !special(b"infinity")
+        && !special(b"nan")
+}
+
 impl<'a> ClassMemo<'a> {
     fn classify(&mut self, arg: &'a [u8]) -> ArgClass {
         if arg.len() > MEMO_ARG_BYTES_MAX {
             return classify(arg);
+        }
+        if is_plain_word(arg) {
+            debug_assert_eq!(classify(arg), ArgClass::Plain, "{arg:?}");
+            return ArgClass::Plain;
         }
         if let Some(&class) = self.classes.get(arg) {
             return class;
@@ -546,6 +569,47 @@ mod tests {
         }
         // Short arguments are remembered once each; the long one never.
         assert_eq!(memo.classes.len(), 4);
+    }
+
+    #[test]
+    fn a_plain_word_is_what_classify_calls_plain() {
+        for word in [&b"key:12"[..], b"field_3", b"ns|x", b"Infinityx", b"abc"] {
+            assert!(is_plain_word(word), "{word:?}");
+            assert_eq!(classify(word), ArgClass::Plain);
+        }
+        for other in [
+            &b""[..],
+            b"0x1f",
+            b"e5",
+            b"1E5",
+            b"123",
+            b"inf",
+            b"NaN",
+            b"INFINITY",
+            b"k:*",
+            b"k?",
+            b"a[b]",
+            b"-1",
+            b" a",
+        ] {
+            assert!(!is_plain_word(other), "{other:?}");
+        }
+        // Every word of up to three bytes over an alphabet of each kind of
+        // byte the test looks at: the fast answer is never a wrong one.
+        let alphabet = b"0159eExXinfaINF:_|.-+* ?[]\\\0";
+        let mut word = Vec::new();
+        for len in 1..=3u32 {
+            for mut code in 0..alphabet.len().pow(len) {
+                word.clear();
+                for _ in 0..len {
+                    word.push(alphabet[code % alphabet.len()]);
+                    code /= alphabet.len();
+                }
+                if is_plain_word(&word) {
+                    assert_eq!(classify(&word), ArgClass::Plain, "{word:?}");
+                }
+            }
+        }
     }
 
     #[test]

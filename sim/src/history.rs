@@ -123,6 +123,11 @@ pub struct History {
     /// Connections read after a snapshot read's slice ran while their
     /// input waited (see [`SliceWait`]).
     pub slice_waits: Vec<SliceWait>,
+    /// The indexes of [`History::op_index`] and
+    /// [`History::first_executions`], built by the first checker that
+    /// asks and shared by the rest; a literal history takes
+    /// `..History::default()`.
+    pub index_cache: IndexCache,
 }
 
 /// A connection's input that waited while a snapshot read's slice ran:
@@ -202,17 +207,36 @@ impl History {
     }
 }
 
-/// Every op by `(connection, index on the connection)`: how a checker
-/// finds the op behind an execution, a reply or a message in O(1).
-pub type OpIndex<'a> = crate::fxhash::FxHashMap<(ConnId, u64), &'a Op>;
+/// Where [`History::op_index`] and [`History::first_executions`] keep
+/// what they built (opaque).
+#[derive(Clone, Debug, Default)]
+pub struct IndexCache {
+    ops: std::sync::OnceLock<OpPositions>,
+    /// Per execution, the position of its op (`u32::MAX`: none).
+    op_of_execution: std::sync::OnceLock<Vec<u32>>,
+    /// With the number of executions it was built over.
+    first_executions: std::sync::OnceLock<(usize, FirstExecutions)>,
+}
 
-impl History {
-    /// The [`OpIndex`] of this run's ops, built once per check.
-    pub fn op_index(&self) -> OpIndex<'_> {
-        let mut ops = OpIndex::default();
-        ops.reserve(self.ops.len());
-        for op in &self.ops {
-            let previous = ops.insert((op.conn, op.seq_in_conn), op);
+/// The index in [`History::executions`] of the first execution recorded
+/// under each `(connection, index on the connection)`.
+pub type FirstExecutions = crate::fxhash::FxHashMap<(ConnId, u64), usize>;
+
+/// Each op's position in [`History::ops`] by `(connection, index on the
+/// connection)`, with the number of ops it was built over.
+#[derive(Clone, Debug, Default)]
+struct OpPositions {
+    ops_count: usize,
+    positions: crate::fxhash::FxHashMap<(ConnId, u64), u32>,
+}
+
+impl OpPositions {
+    fn of(ops: &[Op]) -> OpPositions {
+        let mut positions = crate::fxhash::FxHashMap::default();
+        positions.reserve(ops.len());
+        for (i, op) in ops.iter().enumerate() {
+            let i = u32::try_from(i).expect("fewer than 2^32 ops");
+            let previous = positions.insert((op.conn, op.seq_in_conn), i);
             debug_assert!(
                 previous.is_none(),
                 "two ops named conn {} request {}",
@@ -220,7 +244,108 @@ impl History {
                 op.seq_in_conn
             );
         }
-        ops
+        OpPositions {
+            ops_count: ops.len(),
+            positions,
+        }
+    }
+}
+
+/// Every op by `(connection, index on the connection)`: how a checker
+/// finds the op behind an execution, a reply or a message in O(1).
+pub struct OpIndex<'a> {
+    ops: &'a [Op],
+    positions: std::borrow::Cow<'a, OpPositions>,
+    /// Per execution, the position of its op, if the cache has it.
+    op_of_execution: &'a [u32],
+}
+
+/// No op (in [`IndexCache::op_of_execution`]).
+const NO_OP: u32 = u32::MAX;
+
+impl<'a> OpIndex<'a> {
+    /// The op named `(conn, seq_in_conn)`.
+    pub fn get(&self, key: &(ConnId, u64)) -> Option<&'a Op> {
+        let &i = self.positions.positions.get(key)?;
+        Some(&self.ops[i as usize])
+    }
+
+    /// The op of `exec`, the execution at `index` in the history: what
+    /// [`OpIndex::get`] finds for its name, read from a vector the
+    /// checkers that walk the executions share (a hash lookup per
+    /// execution per checker missed the cache on most). Checked against
+    /// the name, so a history changed since cannot mislead it.
+    pub fn of_execution(&self, index: usize, exec: &Execution) -> Option<&'a Op> {
+        match self.op_of_execution.get(index) {
+            // Rare (a request whose op was never recorded): asked again.
+            Some(&NO_OP) => self.get(&(exec.conn, exec.seq_in_conn)),
+            Some(&i) => self
+                .ops
+                .get(i as usize)
+                .filter(|op| op.conn == exec.conn && op.seq_in_conn == exec.seq_in_conn)
+                .or_else(|| self.get(&(exec.conn, exec.seq_in_conn))),
+            None => self.get(&(exec.conn, exec.seq_in_conn)),
+        }
+    }
+}
+
+impl History {
+    /// The [`OpIndex`] of this run's ops. A dozen checkers and the
+    /// coverage count look ops up by name; the table is built once per
+    /// history (each building its own was a tenth of the checks' CPU). A
+    /// history whose ops changed since (tests push to one between checks)
+    /// gets a fresh one.
+    pub fn op_index(&self) -> OpIndex<'_> {
+        let cached = self
+            .index_cache
+            .ops
+            .get_or_init(|| OpPositions::of(&self.ops));
+        let positions = match cached.ops_count == self.ops.len() {
+            true => std::borrow::Cow::Borrowed(cached),
+            false => std::borrow::Cow::Owned(OpPositions::of(&self.ops)),
+        };
+        let op_of_execution = match (&positions, self.index_cache.op_of_execution.get()) {
+            (std::borrow::Cow::Owned(_), _) => &[][..],
+            (_, Some(built)) if built.len() == self.executions.len() => built.as_slice(),
+            (_, Some(_)) => &[][..],
+            (std::borrow::Cow::Borrowed(positions), None) => self
+                .index_cache
+                .op_of_execution
+                .get_or_init(|| {
+                    let of = |e: &Execution| positions.positions.get(&(e.conn, e.seq_in_conn));
+                    self.executions
+                        .iter()
+                        .map(|e| of(e).copied().unwrap_or(NO_OP))
+                        .collect()
+                })
+                .as_slice(),
+        };
+        OpIndex {
+            ops: &self.ops,
+            positions,
+            op_of_execution,
+        }
+    }
+
+    /// The [`FirstExecutions`] of this run, built once per history as
+    /// [`History::op_index`] is (five checkers place requests by it).
+    pub fn first_executions(&self) -> std::borrow::Cow<'_, FirstExecutions> {
+        let build = || {
+            let mut first = FirstExecutions::default();
+            first.reserve(self.executions.len());
+            for (i, e) in self.executions.iter().enumerate() {
+                first.entry((e.conn, e.seq_in_conn)).or_insert(i);
+            }
+            first
+        };
+        let (count, cached) = self
+            .index_cache
+            .first_executions
+            .get_or_init(|| (self.executions.len(), build()));
+        match *count == self.executions.len() {
+            true => std::borrow::Cow::Borrowed(cached),
+            false => std::borrow::Cow::Owned(build()),
+        }
     }
 
     /// Whether a request whose last byte the engine got after

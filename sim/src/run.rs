@@ -81,8 +81,10 @@ pub struct RunReport {
     pub wall: Duration,
     /// Wall time of the simulation alone (the rest went to checkers).
     pub run_wall: Duration,
-    /// Wall time of each checker that ran, in `check::all()` order.
-    pub check_walls: Vec<(&'static str, Duration)>,
+    /// Wall and thread CPU time of each checker that ran, in
+    /// `check::all()` order, then of the coverage and argument-class
+    /// counts (named `coverage` and `arg-classes`).
+    pub check_walls: Vec<CheckTime>,
     /// This thread's CPU time for the whole run, and for the simulation
     /// alone: wall time counts the waits of a loaded machine too, CPU
     /// time only this run's work, so figures compare across loads.
@@ -106,6 +108,29 @@ impl RunReport {
     /// The first violated checker's name.
     pub fn first_checker(&self) -> Option<&'static str> {
         self.violations.first().map(|v| v.checker)
+    }
+}
+
+/// What one checker (or count) of a run cost.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckTime {
+    pub name: &'static str,
+    pub wall: Duration,
+    /// Thread CPU time: on a loaded machine, the figure that compares.
+    pub cpu_ns: u64,
+}
+
+impl CheckTime {
+    /// Runs `f`, timing it under `name`.
+    fn measure<T>(name: &'static str, times: &mut Vec<CheckTime>, f: impl FnOnce() -> T) -> T {
+        let (started, cpu_started_ns) = (Instant::now(), thread_cpu_ns());
+        let out = f();
+        times.push(CheckTime {
+            name,
+            wall: started.elapsed(),
+            cpu_ns: thread_cpu_ns().saturating_sub(cpu_started_ns),
+        });
+        out
     }
 }
 
@@ -163,9 +188,11 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
     // A history cut short by a panic is not worth checking.
     let skip_checks = options.skip_checks || !violations.is_empty();
     for checker in check::all().into_iter().filter(|_| !skip_checks) {
-        let checker_started = Instant::now();
         let counted = |counts: &mut CheckCounts| checker.check_counted(&history, &facts, counts);
-        match crate::panic::catch(|| counted(&mut model_counts)) {
+        let verdict = CheckTime::measure(checker.name(), &mut check_walls, || {
+            crate::panic::catch(|| counted(&mut model_counts))
+        });
+        match verdict {
             Ok(Ok(())) => {}
             Ok(Err(v)) => violations.push(v),
             Err(message) => violations.push(Violation {
@@ -173,7 +200,6 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
                 message: format!("checker {} panicked: {message}", checker.name()),
             }),
         }
-        check_walls.push((checker.name(), checker_started.elapsed()));
     }
     if world.stats.bound_hit {
         violations.push(Violation {
@@ -185,8 +211,12 @@ pub fn run(config: &RunConfig, options: RunOptions) -> RunReport {
             ),
         });
     }
-    let coverage = crate::coverage::Coverage::of_run(&history);
-    let arg_classes = ArgClasses::of_history(&history);
+    let coverage = CheckTime::measure("coverage", &mut check_walls, || {
+        crate::coverage::Coverage::of_run(&history)
+    });
+    let arg_classes = CheckTime::measure("arg-classes", &mut check_walls, || {
+        ArgClasses::of_history(&history)
+    });
     RunReport {
         config: config.clone(),
         knobs,

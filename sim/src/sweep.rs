@@ -10,7 +10,7 @@ use seedkv_engine::PlantedBug;
 
 use crate::check::CheckCounts;
 use crate::knobs::Overrides;
-use crate::run::{run, RunConfig, RunOptions, RunReport};
+use crate::run::{run, CheckTime, RunConfig, RunOptions, RunReport};
 
 /// Worker threads at most.
 pub const SWEEP_JOBS_MAX: usize = 256;
@@ -53,8 +53,9 @@ pub struct SweepSummary {
     /// with other work does not inflate.
     pub cpu_ns: u64,
     pub sim_cpu_ns: u64,
-    /// Wall time per checker, summed over runs, in `check::all()` order.
-    pub check_walls: Vec<(&'static str, Duration)>,
+    /// Wall and CPU time per checker (and count), summed over runs, in
+    /// [`RunReport::check_walls`] order.
+    pub check_walls: Vec<CheckTime>,
     /// Replies the reference model compared, and declined to predict.
     pub model_counts: CheckCounts,
     pub failures_count: u64,
@@ -118,10 +119,14 @@ impl SweepSummary {
             "CPU time per core: sim / checks",
             format!("{sim_cpu_s:.2} s / {:.2} s", cpu_s - sim_cpu_s),
         );
-        for (name, wall) in &self.check_walls {
+        for t in &self.check_walls {
             row(
-                &format!("  checker {name}"),
-                format!("{:.2} s", wall.as_secs_f64()),
+                &format!("  checker {}", t.name),
+                format!(
+                    "{:.2} s CPU ({:.2} s wall)",
+                    t.cpu_ns as f64 / 1e9,
+                    t.wall.as_secs_f64()
+                ),
             );
         }
         row(
@@ -226,10 +231,15 @@ pub fn sweep(config: &SweepConfig, on_done: &(dyn Fn(&RunReport) + Sync)) -> Swe
                 sum.persist.add(&report.stats.persist);
                 sum.model_counts.add(report.model_counts);
                 sum.coverage.merge(&report.coverage);
-                for (i, &(name, wall)) in report.check_walls.iter().enumerate() {
-                    match sum.check_walls.get_mut(i) {
-                        Some(slot) => slot.1 += wall,
-                        None => sum.check_walls.push((name, wall)),
+                // By name: a run whose checkers were skipped (a panic)
+                // timed only the counts.
+                for t in &report.check_walls {
+                    match sum.check_walls.iter_mut().find(|s| s.name == t.name) {
+                        Some(slot) => {
+                            slot.wall += t.wall;
+                            slot.cpu_ns += t.cpu_ns;
+                        }
+                        None => sum.check_walls.push(*t),
                     }
                 }
                 if report.failed() {

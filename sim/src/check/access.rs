@@ -879,7 +879,7 @@ impl Checker for AccessCheck {
         let ops = index_ops(history);
         let mut state = State::default();
         for (index, exec) in history.executions.iter().enumerate() {
-            let Some(&op) = ops.get(&(exec.conn, exec.seq_in_conn)) else {
+            let Some(op) = ops.of_execution(index, exec) else {
                 continue;
             };
             // Any workload's ACL SAVE and LOAD change what the file or the

@@ -42,7 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use seedkv_engine::resp::Frame;
 
-use super::latency::CpuTimeline;
+use super::latency::LazyCpuTimeline;
 use super::pipeline::render_args;
 use super::pop_model::{is_modelled_key, Kind, PopModel};
 use crate::check::{Checker, RunFacts, Violation};
@@ -225,14 +225,8 @@ impl Waiter<'_> {
 
 /// Builds the placeable waiters, sorted by park order.
 fn waiters(history: &History) -> Vec<Waiter<'_>> {
-    let mut ops: FxHashMap<(ConnId, u64), &Op> = FxHashMap::default();
-    for op in &history.ops {
-        ops.insert((op.conn, op.seq_in_conn), op);
-    }
-    let mut exec_of: FxHashMap<(ConnId, u64), usize> = FxHashMap::default();
-    for (i, e) in history.executions.iter().enumerate() {
-        exec_of.entry((e.conn, e.seq_in_conn)).or_insert(i);
-    }
+    let ops = history.op_index();
+    let exec_of = history.first_executions();
     let closed: BTreeMap<ConnId, TimeNs> = history
         .conns
         .iter()
@@ -240,7 +234,7 @@ fn waiters(history: &History) -> Vec<Waiter<'_>> {
         .collect();
     let mut out = Vec::new();
     for r in &history.received {
-        let Some(&op) = ops.get(&(r.conn, r.seq_in_conn)) else {
+        let Some(op) = ops.get(&(r.conn, r.seq_in_conn)) else {
             continue;
         };
         // Nothing of its connection may be ahead of it.
@@ -389,10 +383,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
     {
         return Ok(());
     }
-    let mut ops: FxHashMap<(ConnId, u64), &Op> = FxHashMap::default();
-    for op in &history.ops {
-        ops.insert((op.conn, op.seq_in_conn), op);
-    }
+    let ops = history.op_index();
     let all = waiters(history);
     let mut by_park: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     let mut by_exec: FxHashMap<usize, usize> = FxHashMap::default();
@@ -407,10 +398,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
         }
     }
     gone.sort_unstable();
-    let mut exec_of: FxHashMap<(ConnId, u64), usize> = FxHashMap::default();
-    for (i, e) in history.executions.iter().enumerate() {
-        exec_of.entry((e.conn, e.seq_in_conn)).or_insert(i);
-    }
+    let exec_of = history.first_executions();
     let resumed: FxHashSet<usize> = history
         .received
         .iter()
@@ -422,7 +410,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
         })
         .collect();
     let mut gone = gone.into_iter().peekable();
-    let cpu = CpuTimeline::new(history);
+    let cpu = LazyCpuTimeline::new(history);
     let mut walk = Walk {
         model: PopModel::default(),
         waiters: all,
@@ -446,7 +434,7 @@ fn check_blocking(history: &History, bound_ns: u64) -> Result<(), String> {
                 walk.unblock(w);
             }
         }
-        let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+        let op = ops.of_execution(j, exec);
         let reply = op.and_then(|o| o.complete.as_ref()).map(|(_, f)| f);
         let waiter = by_exec.get(&j).copied().filter(|&w| walk.is_blocked(w));
         let served = waiter.is_some_and(|w| match reply {
@@ -571,7 +559,7 @@ fn check_timeout(
     w: &Waiter<'_>,
     at_ns: TimeNs,
     bound_ns: u64,
-    cpu: &CpuTimeline,
+    cpu: &LazyCpuTimeline<'_>,
 ) -> Result<(), String> {
     if w.timeout.forever() {
         return Err(format!(
@@ -594,7 +582,11 @@ fn check_timeout(
     }
     let deadline_ns = w.received.at_ns + w.timeout.ms_hi * 1_000_000 + TIMEOUT_SLACK_NS;
     let late_ns = at_ns.saturating_sub(deadline_ns);
-    let busy_ns = cpu.busy_ns(deadline_ns, at_ns);
+    if late_ns <= bound_ns {
+        // Within the bound whatever the CPU did meanwhile.
+        return Ok(());
+    }
+    let busy_ns = cpu.get().busy_ns(deadline_ns, at_ns);
     if late_ns > bound_ns + busy_ns {
         return Err(format!(
             "{} timed out only at {at_ns} ns, {late_ns} ns after its {} ms timeout; other \

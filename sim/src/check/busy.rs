@@ -26,8 +26,8 @@ use seedkv_engine::resp::Frame;
 use seedkv_engine::cmd::flags::WRITE;
 
 use super::{Checker, RunFacts, Violation};
-use crate::fxhash::{FxHashMap, FxHashSet};
-use crate::history::{ConnId, Execution, History, Op};
+use crate::fxhash::FxHashSet;
+use crate::history::{ConnId, Execution, History};
 
 pub struct BusyWindow;
 
@@ -82,10 +82,7 @@ impl Checker for BusyWindow {
 }
 
 fn check_busy(history: &History) -> Result<(), String> {
-    let mut replies: FxHashMap<(ConnId, u64), &Op> = FxHashMap::default();
-    for op in &history.ops {
-        replies.insert((op.conn, op.seq_in_conn), op);
-    }
+    let replies = history.op_index();
     let reply_of = |e: &Execution| -> Option<&Frame> {
         let op = replies.get(&(e.conn, e.seq_in_conn))?;
         op.complete.as_ref().map(|(_, f)| f)
@@ -170,7 +167,7 @@ fn check_killed_wrote_nothing(history: &History) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::ScriptRun;
+    use crate::history::{Op, ScriptRun};
 
     const BUSY: &[u8] =
         b"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";

@@ -33,7 +33,6 @@ use super::model::redis_c::glob_match;
 use super::pipeline::{parse_i64, render_args};
 use super::scan::{scan_calls_max, SCAN_CALLS_SLACK};
 use crate::check::{Checker, RunFacts, Violation};
-use crate::fxhash::FxHashMap;
 use crate::history::{ConnId, Execution, History, Op};
 
 /// Key prefixes whose elements are tracked.
@@ -518,10 +517,7 @@ fn check_collection_scans(history: &History) -> Result<(), String> {
     if found.is_empty() {
         return Ok(());
     }
-    let mut exec_of: FxHashMap<(ConnId, u64), usize> = FxHashMap::default();
-    for (i, e) in history.executions.iter().enumerate() {
-        exec_of.entry((e.conn, e.seq_in_conn)).or_insert(i);
-    }
+    let exec_of = history.first_executions();
     let mut pending: BTreeMap<usize, Vec<Window>> = BTreeMap::new();
     for iteration in found {
         let execs: Option<Vec<usize>> = iteration
@@ -546,7 +542,7 @@ fn check_collection_scans(history: &History) -> Result<(), String> {
             open_window(&mut w, &tracker);
             open.push(w);
         }
-        let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+        let op = ops.of_execution(j, exec);
         if let Some(op) = op {
             let reply = op.complete.as_ref().map(|(_, f)| f);
             let changes = tracker.apply(exec, &op.args, reply);

@@ -33,7 +33,6 @@ use seedkv_engine::resp::Frame;
 
 use super::pipeline::render_args;
 use crate::check::{Checker, RunFacts, Violation};
-use crate::fxhash::FxHashMap;
 use crate::history::{ConnId, History, Op};
 use crate::workload::lists::{parse_rotation_key, ROTATION_LISTS_COUNT};
 
@@ -137,10 +136,7 @@ fn check_conservation(history: &History) -> Result<(), String> {
     if found.is_empty() {
         return Ok(());
     }
-    let mut exec_of: FxHashMap<(ConnId, u64), usize> = FxHashMap::default();
-    for (i, e) in history.executions.iter().enumerate() {
-        exec_of.entry((e.conn, e.seq_in_conn)).or_insert(i);
-    }
+    let exec_of = history.first_executions();
     // Snapshots by the execution index of their first and last LRANGE.
     let mut opening: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     let mut closing: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -166,7 +162,7 @@ fn check_conservation(history: &History) -> Result<(), String> {
             let g = found[s].group;
             opened.insert(s, writes.get(&g).copied().unwrap_or(0));
         }
-        let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+        let op = ops.of_execution(j, exec);
         let reply_is_error = op
             .and_then(|o| o.complete.as_ref())
             .is_some_and(|(_, f)| matches!(f, Frame::Error(_)));

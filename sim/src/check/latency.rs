@@ -156,25 +156,24 @@ fn new_histogram() -> Histogram<u64> {
         .expect("valid histogram bounds")
 }
 
-/// Each executed request's execution, by `(connection, index)`: looked up
-/// once per op, never walked in order, so a hash table.
-fn executions_by_request(history: &History) -> FxHashMap<(ConnId, u64), &Execution> {
-    let mut map = FxHashMap::default();
-    map.reserve(history.executions.len());
-    for exec in &history.executions {
-        map.entry((exec.conn, exec.seq_in_conn)).or_insert(exec);
-    }
-    map
+/// Each executed request's (first) execution, by `(connection, index)`.
+fn execution_of<'h>(
+    history: &'h History,
+    first: &crate::history::FirstExecutions,
+    op: &Op,
+) -> Option<&'h Execution> {
+    let &i = first.get(&(op.conn, op.seq_in_conn))?;
+    Some(&history.executions[i])
 }
 
 /// Latency rows per (command, class), completed and executed requests only,
 /// sorted by class then command.
 pub fn latency_rows(history: &History) -> Vec<LatencyRow> {
-    let execs = executions_by_request(history);
+    let execs = history.first_executions();
     let mut histograms: BTreeMap<(CommandClass, String), Histogram<u64>> = BTreeMap::new();
     for op in &history.ops {
         let (Some((complete_ns, _)), Some(exec)) =
-            (&op.complete, execs.get(&(op.conn, op.seq_in_conn)))
+            (&op.complete, execution_of(history, &execs, op))
         else {
             continue;
         };
@@ -236,6 +235,27 @@ pub(crate) struct CpuTimeline {
     ends_ns: Vec<TimeNs>,
     /// `busy_before_ns[i]`: total duration of executions `0..i`.
     busy_before_ns: Vec<u64>,
+}
+
+/// A [`CpuTimeline`] built the first time it is asked for: the checkers
+/// that read it do only for a request that took long, which most runs
+/// have none of.
+pub(crate) struct LazyCpuTimeline<'h> {
+    history: &'h History,
+    built: std::cell::OnceCell<CpuTimeline>,
+}
+
+impl<'h> LazyCpuTimeline<'h> {
+    pub(crate) fn new(history: &'h History) -> LazyCpuTimeline<'h> {
+        LazyCpuTimeline {
+            history,
+            built: std::cell::OnceCell::new(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> &CpuTimeline {
+        self.built.get_or_init(|| CpuTimeline::new(self.history))
+    }
 }
 
 impl CpuTimeline {
@@ -370,9 +390,9 @@ fn check_fast_latency(
     if bound_ns == 0 {
         return Ok(());
     }
-    let execs = executions_by_request(history);
-    let cpu = CpuTimeline::new(history);
-    let stalls = Stalls::new(history);
+    let execs = history.first_executions();
+    let cpu = LazyCpuTimeline::new(history);
+    let stalls = std::cell::OnceCell::new();
     // The latest reply time of each connection's requests so far, to tell
     // a request sent alone from one pipelined behind its predecessors.
     let mut conn_busy_until_ns: FxHashMap<ConnId, TimeNs> = FxHashMap::default();
@@ -384,17 +404,18 @@ fn check_fast_latency(
         let reply_ns = op.complete.as_ref().map_or(TimeNs::MAX, |(t, _)| *t);
         *busy_until_ns = (*busy_until_ns).max(reply_ns);
         let (Some((complete_ns, reply)), Some(exec)) =
-            (&op.complete, execs.get(&(op.conn, op.seq_in_conn)))
+            (&op.complete, execution_of(history, &execs, op))
         else {
             continue;
         };
-        let request_bytes: usize = op.args.iter().map(Vec::len).sum();
-        if !FAST_COMMANDS.contains(&exec.name)
-            || is_stall(exec)
-            || pipelined
-            || request_bytes > FAST_REQUEST_BYTES_MAX
-            || reply_bytes_max(reply) > FAST_REPLY_BYTES_MAX
+        // The cheap tests first: most requests are pipelined or sent
+        // under faults, and an MSET's request has thousands of arguments.
+        if pipelined
             || op.invoke_ns < history.faults_end_ns
+            || !FAST_COMMANDS.contains(&exec.name)
+            || is_stall(exec)
+            || op.args.iter().map(Vec::len).sum::<usize>() > FAST_REQUEST_BYTES_MAX
+            || reply_bytes_max(reply) > FAST_REPLY_BYTES_MAX
         {
             continue;
         }
@@ -404,11 +425,15 @@ fn check_fast_latency(
             .get(op.client as usize)
             .and_then(Option::as_ref);
         let bound_ns = bound_ns + slow_read_allowance_ns(reader, reply);
-        if latency_ns <= bound_ns || stalls.overlap(from, to) {
+        if latency_ns <= bound_ns
+            || stalls
+                .get_or_init(|| Stalls::new(history))
+                .overlap(from, to)
+        {
             continue;
         }
         let own_ns = exec.end_ns.min(to).saturating_sub(exec.start_ns.max(from));
-        let others_ns = cpu.busy_ns(from, to).saturating_sub(own_ns);
+        let others_ns = cpu.get().busy_ns(from, to).saturating_sub(own_ns);
         let unexplained_ns = latency_ns.saturating_sub(others_ns);
         if unexplained_ns > bound_ns {
             return Err(format!(

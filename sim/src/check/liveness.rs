@@ -93,17 +93,18 @@ fn blocking_allowances(history: &History) -> Vec<Option<u64>> {
     }
     for indices in by_conn.values_mut() {
         indices.sort_by_key(|&i| history.ops[i].seq_in_conn);
-        // Blocking requests of this connection not yet answered.
-        let mut waiting: Vec<&Op> = Vec::new();
+        // Blocking requests of this connection not yet answered, each
+        // with its longest wait (parsed once, not once per later request).
+        let mut waiting: Vec<(&Op, Option<u64>)> = Vec::new();
         for &i in indices.iter() {
             let op = &history.ops[i];
-            waiting.retain(|w| w.complete.as_ref().is_none_or(|(at, _)| *at > op.invoke_ns));
-            if blocking_timeout(&op.args).is_some() {
-                waiting.push(op);
+            waiting.retain(|(w, _)| w.complete.as_ref().is_none_or(|(at, _)| *at > op.invoke_ns));
+            if let Some(timeout) = blocking_timeout(&op.args) {
+                waiting.push((op, timeout.wait_ns_max()));
             }
-            allowances[i] = waiting.iter().try_fold(0u64, |sum, w| {
-                Some(sum + blocking_timeout(&w.args)?.wait_ns_max()?)
-            });
+            allowances[i] = waiting
+                .iter()
+                .try_fold(0u64, |sum, &(_, wait_ns_max)| Some(sum + wait_ns_max?));
         }
     }
     allowances
@@ -145,6 +146,7 @@ mod tests {
             script_runs: Vec::new(),
             reply_slices: Vec::new(),
             slice_waits: Vec::new(),
+            ..History::default()
         }
     }
 

@@ -22,6 +22,7 @@ pub mod complexity;
 pub mod latency;
 pub mod linearizability;
 pub mod model;
+pub mod name_buffer;
 pub mod no_freeze;
 pub mod persistence;
 pub mod pop_model;

@@ -122,7 +122,7 @@ impl Checker for ReferenceModel {
         let ops = index_ops(history);
         let mut model = KeyspaceModel::without_touched_keys();
         for (index, exec) in history.executions.iter().enumerate() {
-            let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+            let op = ops.of_execution(index, exec);
             let expected = model.apply(exec, op);
             let Some(op) = op else { continue };
             let Some((_, reply)) = &op.complete else {
@@ -325,6 +325,8 @@ pub(crate) struct KeyspaceModel {
     unknown_dbs: [bool; DB_COUNT],
     conns: FxHashMap<ConnId, ConnState>,
     table: CommandTable,
+    /// [`KeyspaceModel::arity_of`]'s answers, by name address and length.
+    arities: FxHashMap<(usize, usize), commands::Arity>,
     touched: Touched,
     /// Record `touched` keys (the SCAN checker reads them; the reference
     /// model does not, and MSETs of thousands of keys would copy each name).
@@ -345,6 +347,7 @@ impl KeyspaceModel {
             unknown_dbs: [false; DB_COUNT],
             conns: FxHashMap::default(),
             table: CommandTable::new(seedkv_engine::commands::FAMILIES),
+            arities: FxHashMap::default(),
             touched: Touched::default(),
             track_touched: true,
         }
@@ -597,7 +600,7 @@ impl KeyspaceModel {
     }
 
     pub(crate) fn store(&mut self, db: usize, key: &[u8], entry: Entry) {
-        self.unknown_keys[db].remove(key);
+        self.know_key(db, key);
         match self.keys[db].get_mut(key) {
             Some(old) => *old = entry,
             None => {
@@ -607,8 +610,16 @@ impl KeyspaceModel {
         self.note_touched(db, key);
     }
 
+    /// Takes `key` off the unknown keys of `db`. Most runs have none: a
+    /// set's removal hashes the key even then, and every store comes here.
+    fn know_key(&mut self, db: usize, key: &[u8]) {
+        if !self.unknown_keys[db].is_empty() {
+            self.unknown_keys[db].remove(key);
+        }
+    }
+
     pub(crate) fn remove(&mut self, db: usize, key: &[u8]) {
-        self.unknown_keys[db].remove(key);
+        self.know_key(db, key);
         self.keys[db].remove(key);
         self.note_touched(db, key);
     }

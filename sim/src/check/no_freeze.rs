@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 
 use super::complexity::{bound_units, full_name, terms_of, Context, Term};
 use crate::check::{Checker, RunFacts, Violation};
+use crate::fxhash::FxHashMap;
 use crate::history::{ConnId, Execution, History};
 
 /// The checker.
@@ -43,11 +44,11 @@ impl Checker for NoFreeze {
 
 /// One judged execution: its work and its bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Judged {
+pub struct Judged<'n> {
     /// Index in `History::executions`.
     pub index: usize,
     /// Full command name (`slowlog|get`).
-    pub name: String,
+    pub name: &'n str,
     pub work_units: u64,
     /// `None`: the table declares nothing for this command.
     pub bound_units: Option<u64>,
@@ -68,8 +69,15 @@ fn arg_bytes_max(history: &History) -> u64 {
 /// hands each to `visit` (stopping at the first `Err` it returns).
 pub fn judge<E>(
     history: &History,
-    mut visit: impl FnMut(&Execution, Judged) -> Result<(), E>,
+    mut visit: impl FnMut(&Execution, Judged<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
+    // Each (container, command) name's full name and terms, found once:
+    // a name built and a table searched per execution were most of this
+    // checker. Keyed by the names' addresses, which the engine's
+    // `&'static` names keep (two addresses of one name just make two
+    // equal entries).
+    type Names = FxHashMap<(usize, usize, usize, usize), (String, Option<&'static [Term]>)>;
+    let mut names = Names::default();
     let arg_bytes_max = arg_bytes_max(history);
     // Per (connection, group request): executions so far and their bounds.
     let mut groups: BTreeMap<(ConnId, u64), (u64, u64)> = BTreeMap::new();
@@ -77,8 +85,14 @@ pub fn judge<E>(
         let Some(sizes) = e.sizes.as_deref() else {
             continue;
         };
-        let name = full_name(sizes.container, e.name);
-        let terms = terms_of(&name);
+        let address = |s: &'static str| (s.as_ptr() as usize, s.len());
+        let ((c_at, c_len), (n_at, n_len)) = (address(sizes.container), address(e.name));
+        let (name, terms) = names.entry((c_at, c_len, n_at, n_len)).or_insert_with(|| {
+            let name = full_name(sizes.container, e.name);
+            let terms = terms_of(&name);
+            (name, terms)
+        });
+        let terms = *terms;
         let groups_own =
             terms.is_some_and(|t| t.contains(&Term::Exec) || t.contains(&Term::Script));
         let (group_count, group_bound_units) = match groups_own {
@@ -126,8 +140,9 @@ fn thousands(n: u64) -> String {
 pub fn check_no_freeze(history: &History) -> Result<(), String> {
     judge(history, |e, j| {
         let sizes = e.sizes.as_deref().expect("judged executions have sizes");
-        let name = j.name.to_uppercase();
+        let name = || j.name.to_uppercase();
         let Some(bound) = j.bound_units else {
+            let name = name();
             return Err(format!(
                 "execution #{}: {name} of conn {} request #{} has no declared complexity \
                  (add it to check::complexity::TABLE)",
@@ -138,6 +153,7 @@ pub fn check_no_freeze(history: &History) -> Result<(), String> {
             return Ok(());
         }
         let (b, a) = (&sizes.before, &sizes.after);
+        let name = name();
         Err(format!(
             "execution #{}: {name} of conn {} request #{} charged {} units; bound for {} \
              args ({} bytes) over values of {} elements and {} string bytes ({} and {} \

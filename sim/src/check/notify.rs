@@ -348,7 +348,7 @@ fn owed_messages(history: &History, ops: &OpIndex<'_>) -> Vec<Message> {
         while let Some(r) = removals.next_if(|r| r.executions_before <= i) {
             remove(&mut model, r, &mut owed);
         }
-        let Some(op) = ops.get(&(exec.conn, exec.seq_in_conn)) else {
+        let Some(op) = ops.of_execution(i, exec) else {
             continue;
         };
         if exec.name.is_empty() {

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use seedkv_engine::resp::Frame;
 
+use super::name_buffer::NameBuffer;
 use super::{Checker, RunFacts, Violation};
 use crate::history::{ConnId, History, Op};
 use crate::workload::PREFIXED_NAMESPACES;
@@ -93,8 +94,8 @@ impl Checker for PipelineOrder {
             for (i, &(silenced, op)) in ops.iter().enumerate() {
                 let queued = in_multi
                     && matches!(&op.complete, Some((_, Frame::Simple(s))) if s == b"QUEUED");
-                let name = op.args[0].to_ascii_uppercase();
-                match name.as_slice() {
+                let mut name_buffer = NameBuffer::default();
+                match name_buffer.upper(&op.args[0]) {
                     b"MULTI" => in_multi = true,
                     b"EXEC" | b"DISCARD" | b"RESET" => in_multi = false,
                     _ => {}
@@ -208,9 +209,9 @@ pub fn reply_plausible(args: &[Vec<u8>], reply: &Frame) -> Result<(), String> {
     if matches!(reply, Frame::Error(_)) {
         return Ok(());
     }
-    let name = args[0].to_ascii_uppercase();
+    let mut name_buffer = NameBuffer::default();
     let keys_count = args.len() as i64 - 1;
-    match name.as_slice() {
+    match name_buffer.upper(&args[0]) {
         b"PING" => match (args.len(), reply) {
             (1, Frame::Simple(s)) if s == b"PONG" => Ok(()),
             (2, Frame::Bulk(b)) if *b == args[1] => Ok(()),
@@ -381,6 +382,7 @@ mod tests {
             script_runs: Vec::new(),
             reply_slices: Vec::new(),
             slice_waits: Vec::new(),
+            ..History::default()
         }
     }
 

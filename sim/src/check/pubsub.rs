@@ -100,16 +100,19 @@ fn violation(message: String) -> Result<(), Violation> {
 /// The subscription kind a subscribe-family command changes, and whether
 /// it subscribes.
 fn subscription_command(name: &[u8]) -> Option<(MessageKind, bool)> {
-    let upper = name.to_ascii_uppercase();
-    Some(match upper.as_slice() {
-        b"SUBSCRIBE" => (MessageKind::Message, true),
-        b"UNSUBSCRIBE" => (MessageKind::Message, false),
-        b"PSUBSCRIBE" => (MessageKind::PMessage, true),
-        b"PUNSUBSCRIBE" => (MessageKind::PMessage, false),
-        b"SSUBSCRIBE" => (MessageKind::SMessage, true),
-        b"SUNSUBSCRIBE" => (MessageKind::SMessage, false),
-        _ => return None,
-    })
+    // Compared in place: every executed request comes here.
+    const COMMANDS: [(&[u8], (MessageKind, bool)); 6] = [
+        (b"SUBSCRIBE", (MessageKind::Message, true)),
+        (b"UNSUBSCRIBE", (MessageKind::Message, false)),
+        (b"PSUBSCRIBE", (MessageKind::PMessage, true)),
+        (b"PUNSUBSCRIBE", (MessageKind::PMessage, false)),
+        (b"SSUBSCRIBE", (MessageKind::SMessage, true)),
+        (b"SUNSUBSCRIBE", (MessageKind::SMessage, false)),
+    ];
+    COMMANDS
+        .iter()
+        .find(|(command, _)| name.eq_ignore_ascii_case(command))
+        .map(|&(_, what)| what)
 }
 
 /// Whether `op` publishes, and on a shard channel.
@@ -117,10 +120,10 @@ fn publish_command(op: &Op) -> Option<bool> {
     if op.args.len() != 3 {
         return None;
     }
-    let upper = op.args[0].to_ascii_uppercase();
-    match upper.as_slice() {
-        b"PUBLISH" => Some(false),
-        b"SPUBLISH" => Some(true),
+    let name = &op.args[0];
+    match () {
+        _ if name.eq_ignore_ascii_case(b"PUBLISH") => Some(false),
+        _ if name.eq_ignore_ascii_case(b"SPUBLISH") => Some(true),
         _ => None,
     }
 }
@@ -170,7 +173,7 @@ impl Checker for PubSubDelivery {
         if history.executions.is_empty() {
             return by_client_intervals(history, &publishes, &ops);
         }
-        by_execution_order(history, &mut publishes, &ops)?;
+        by_execution_order(history, &mut publishes)?;
         check_deliveries(history, &publishes, |p| p.exec.map(|e| e as u64))?;
         check_no_loss(history, &publishes, &ops)
     }
@@ -181,8 +184,8 @@ impl Checker for PubSubDelivery {
 fn by_execution_order(
     history: &History,
     publishes: &mut BTreeMap<&[u8], Publish>,
-    ops: &BTreeMap<(ConnId, u64), &Op>,
 ) -> Result<(), Violation> {
+    let ops = history.op_index();
     let mut held: BTreeMap<ConnId, BTreeSet<(MessageKind, Vec<u8>)>> = BTreeMap::new();
     let mut disconnects = history.pubsub.server_disconnects.iter().peekable();
     for (index, exec) in history.executions.iter().enumerate() {
@@ -190,7 +193,7 @@ fn by_execution_order(
             held.remove(&conn);
             disconnects.next();
         }
-        let Some(op) = ops.get(&(exec.conn, exec.seq_in_conn)) else {
+        let Some(op) = ops.of_execution(index, exec) else {
             continue;
         };
         if exec.name.is_empty() {

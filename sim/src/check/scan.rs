@@ -277,11 +277,7 @@ fn check_scans(history: &History) -> Result<(), String> {
     if found.is_empty() {
         return Ok(());
     }
-    let mut exec_index: crate::fxhash::FxHashMap<(ConnId, u64), usize> =
-        crate::fxhash::FxHashMap::default();
-    for (i, e) in history.executions.iter().enumerate() {
-        exec_index.entry((e.conn, e.seq_in_conn)).or_insert(i);
-    }
+    let exec_index = history.first_executions();
     // Windows waiting to open, by first execution.
     let mut pending: BTreeMap<usize, Vec<Window>> = BTreeMap::new();
     for iteration in found {
@@ -323,7 +319,7 @@ fn check_scans(history: &History) -> Result<(), String> {
                 w.skipped = true;
             }
         }
-        model.apply(exec, ops.get(&(exec.conn, exec.seq_in_conn)).copied());
+        model.apply(exec, ops.of_execution(i, exec));
         for w in open.iter_mut() {
             follow_window(w, &model, now);
         }

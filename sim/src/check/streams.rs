@@ -44,7 +44,7 @@ use super::model::index_ops;
 use super::pipeline::render_args;
 use crate::check::{CheckCounts, Checker, RunFacts, Violation};
 use crate::fxhash::FxHashMap;
-use crate::history::{ConnId, Execution, History, Op, Received};
+use crate::history::{ConnId, Execution, History, Received};
 
 mod groups;
 mod state;
@@ -137,7 +137,7 @@ pub(crate) fn check_streams_counted(
         if crash_at == Some(index) {
             walk.forget_all();
         }
-        let Some(op) = ops.get(&(exec.conn, exec.seq_in_conn)).copied() else {
+        let Some(op) = ops.of_execution(index, exec) else {
             continue;
         };
         if exec.name.is_empty() {
@@ -193,7 +193,7 @@ fn judged_key<'a>(name: &str, args: &'a [Vec<u8>]) -> Option<&'a Vec<u8>> {
 /// executed or parked when the engine received them.
 fn placed_requests<'a>(
     history: &'a History,
-    ops: &FxHashMap<(ConnId, u64), &'a Op>,
+    ops: &crate::history::OpIndex<'a>,
 ) -> FxHashMap<(ConnId, u64), &'a Received> {
     let mut out = FxHashMap::default();
     for r in &history.received {

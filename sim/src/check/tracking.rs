@@ -139,7 +139,7 @@ fn timelines(history: &History, ops: &crate::history::OpIndex) -> Timelines {
         if exec.name.is_empty() {
             continue;
         }
-        let Some(op) = ops.get(&(exec.conn, exec.seq_in_conn)) else {
+        let Some(op) = ops.of_execution(at, exec) else {
             continue;
         };
         if op.workload == WORKLOAD {

@@ -100,8 +100,9 @@ fn resolve_executions<'a>(
     history
         .executions
         .iter()
-        .map(|exec| {
-            let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied()?;
+        .enumerate()
+        .map(|(index, exec)| {
+            let op = ops.of_execution(index, exec)?;
             let (spec, name) = resolve(table, &op.args)?;
             Some(Resolved { op, spec, name })
         })
@@ -129,7 +130,10 @@ impl Coverage {
         };
         // Counted by borrowed names first, turned into the sorted owned
         // maps once per run (not one String per execution).
-        let mut commands: FxHashMap<Cow<'static, str>, u64> = FxHashMap::default();
+        // Each name's count with its listed options, looked up once per
+        // name (a search of OPTIONS per execution was a tenth of the count).
+        let mut commands: FxHashMap<Cow<'static, str>, (u64, &'static [&'static str])> =
+            FxHashMap::default();
         let mut option_counts: FxHashMap<(Cow<'static, str>, &'static str), u64> =
             FxHashMap::default();
         let resolved = resolve_executions(&table, history, &ops);
@@ -144,17 +148,28 @@ impl Coverage {
                 .filter(|r| names_execution(&r.name, exec.name))
             {
                 Some(r) => {
-                    for option in options::options_in(&r.name, &r.op.args) {
+                    let (count, listed) = commands
+                        .entry(r.name.clone())
+                        .or_insert_with(|| (0, options::options_of(&r.name)));
+                    *count += 1;
+                    if listed.is_empty() {
+                        continue;
+                    }
+                    for option in options::options_among(&r.name, listed, &r.op.args) {
                         *option_counts.entry((r.name.clone(), option)).or_default() += 1;
                     }
-                    *commands.entry(r.name.clone()).or_default() += 1;
                 }
-                None => *commands.entry(Cow::Borrowed(exec.name)).or_default() += 1,
+                None => {
+                    commands
+                        .entry(Cow::Borrowed(exec.name))
+                        .or_insert((0, &[]))
+                        .0 += 1
+                }
             }
         }
         coverage.commands = commands
             .into_iter()
-            .map(|(name, n)| (name.into_owned(), n))
+            .map(|(name, (n, _))| (name.into_owned(), n))
             .collect();
         coverage.options = option_counts
             .into_iter()

@@ -248,7 +248,15 @@ pub fn options_in<'a>(
     command: &str,
     args: &'a [Vec<u8>],
 ) -> impl Iterator<Item = &'static str> + 'a {
-    let options = options_of(command);
+    options_among(command, options_of(command), args)
+}
+
+/// [`options_in`] with `command`'s [`options_of`] given.
+pub fn options_among<'a>(
+    command: &str,
+    options: &'static [&'static str],
+    args: &'a [Vec<u8>],
+) -> impl Iterator<Item = &'static str> + 'a {
     let skip = if command.contains('|') { 2 } else { 1 };
     args.iter().skip(skip).filter_map(move |arg| {
         options

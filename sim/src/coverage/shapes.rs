@@ -99,7 +99,7 @@ struct Life {
 /// Counts per shape in `history` (`ops` indexes its requests).
 pub fn detect(
     history: &History,
-    ops: &FxHashMap<(ConnId, u64), &Op>,
+    ops: &crate::history::OpIndex<'_>,
     resolved: &[Option<super::Resolved<'_>>],
 ) -> BTreeMap<&'static str, u64> {
     debug_assert_eq!(resolved.len(), history.executions.len());
@@ -107,7 +107,6 @@ pub fn detect(
         counts: BTreeMap::new(),
         db_of: FxHashMap::default(),
         lives: (0..DB_COUNT).map(|_| FxHashMap::default()).collect(),
-        life_slots: Vec::new(),
         watched: BTreeMap::new(),
         channels: FxHashMap::default(),
         patterns: FxHashMap::default(),
@@ -161,8 +160,13 @@ pub fn detect(
 /// of its own execution or `usize::MAX`, the keys it waits on), by start.
 fn parked_intervals(
     history: &History,
-    ops: &FxHashMap<(ConnId, u64), &Op>,
+    ops: &crate::history::OpIndex<'_>,
 ) -> Vec<(usize, usize, Vec<Vec<u8>>)> {
+    // Nothing received that may block: nothing parked (and no table of
+    // every execution to build).
+    if history.received.is_empty() {
+        return Vec::new();
+    }
     let executed: FxHashMap<(ConnId, u64), usize> = history
         .executions
         .iter()
@@ -232,11 +236,13 @@ fn has_token(args: &[Vec<u8>], tokens: &[&str]) -> bool {
 struct Detector {
     counts: BTreeMap<&'static str, u64>,
     db_of: FxHashMap<ConnId, usize>,
-    /// Per database, each key's slot in `life_slots` (a key's life is
-    /// looked up by a borrowed name: every execution touches one; a slot
-    /// index, unlike a borrowed `Life`, lets a hit cost one lookup).
-    lives: Vec<FxHashMap<Vec<u8>, usize>>,
-    life_slots: Vec<Life>,
+    /// Per database, the life of each key that was ever given a TTL. A key
+    /// without an entry has the default [`Life`] (no TTL, nothing pending,
+    /// not removed), and every transition out of the default starts with a
+    /// TTL: so a write to one of the many keys that never had one costs a
+    /// lookup in this small map and no insert (inserting every key a run
+    /// writes was 7% of a sweep's CPU).
+    lives: Vec<FxHashMap<Vec<u8>, Life>>,
     /// Key (db 0 names; WATCH is rare elsewhere) -> watching connections.
     watched: BTreeMap<Vec<u8>, BTreeSet<ConnId>>,
     channels: FxHashMap<ConnId, BTreeSet<Vec<u8>>>,
@@ -251,8 +257,7 @@ impl Detector {
     /// Counts `ttl-removed-by:` or `ttl-recreated-by:` with a name that is
     /// not in [`SHAPES`] under the listed one when there is one.
     fn count_path(&mut self, prefix: &str, path: &str) {
-        let full = format!("{prefix}{path}");
-        if let Some(shape) = SHAPES.iter().find(|s| **s == full) {
+        if let Some(shape) = SHAPES.iter().find(|s| s.strip_prefix(prefix) == Some(path)) {
             self.count(shape);
         }
     }
@@ -348,6 +353,10 @@ impl Detector {
         args: &[Vec<u8>],
     ) {
         let Some(spec) = spec else { return };
+        // Nothing watched (most runs): no key of this write can be.
+        if self.watched.is_empty() {
+            return;
+        }
         let several = spec
             .key_indices(args.len())
             .into_iter()
@@ -357,17 +366,27 @@ impl Detector {
         }
     }
 
-    fn life(&mut self, db: usize, key: &[u8]) -> &mut Life {
-        let slot = match self.lives[db].get(key) {
-            Some(&slot) => slot,
-            None => {
-                let slot = self.life_slots.len();
-                self.life_slots.push(Life::default());
-                self.lives[db].insert(key.to_vec(), slot);
-                slot
-            }
-        };
-        &mut self.life_slots[slot]
+    /// The key's life, `None` for the default one (see [`Detector::lives`]).
+    fn life_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Life> {
+        self.lives[db].get_mut(key)
+    }
+
+    /// Whether the key has a TTL.
+    fn has_ttl(&self, db: usize, key: &[u8]) -> bool {
+        self.lives[db].get(key).is_some_and(|life| life.ttl)
+    }
+
+    /// Gives the key a TTL or takes it away (`ttl`); nothing else changes.
+    fn set_ttl(&mut self, db: usize, key: &[u8], ttl: bool) {
+        if let Some(life) = self.life_mut(db, key) {
+            life.ttl = ttl;
+        } else if ttl {
+            let life = Life {
+                ttl,
+                ..Life::default()
+            };
+            self.lives[db].insert(key.to_vec(), life);
+        }
     }
 
     /// The keys with a TTL in the databases `dbs` selects.
@@ -377,7 +396,7 @@ impl Detector {
             keys.extend(
                 lives
                     .iter()
-                    .filter(|(_, &slot)| self.life_slots[slot].ttl)
+                    .filter(|(_, life)| life.ttl)
                     .map(|(k, _)| (d, k.clone())),
             );
         }
@@ -386,20 +405,19 @@ impl Detector {
 
     /// Removes `(db, key)` by `path` if it had a TTL.
     fn remove(&mut self, db: usize, key: &[u8], path: &str) {
-        let life = self.life(db, key);
-        if life.ttl {
-            *life = Life {
-                removed: true,
-                ..Life::default()
-            };
-            self.count_path("ttl-removed-by:", path);
-        }
+        let Some(life) = self.life_mut(db, key).filter(|life| life.ttl) else {
+            return;
+        };
+        *life = Life {
+            removed: true,
+            ..Life::default()
+        };
+        self.count_path("ttl-removed-by:", path);
     }
 
     /// `(db, key)` seen absent.
     fn seen_absent(&mut self, db: usize, key: &[u8]) {
-        let life = self.life(db, key);
-        if life.ttl {
+        if let Some(life) = self.life_mut(db, key).filter(|life| life.ttl) {
             let path = life.pending.unwrap_or("expiry");
             self.remove(db, key, path);
         }
@@ -407,11 +425,11 @@ impl Detector {
 
     /// `(db, key)` written by `name` (which may have created it).
     fn created(&mut self, db: usize, key: &[u8], name: &str) {
-        let life = self.life(db, key);
-        if life.removed {
-            life.removed = false;
-            self.count_path("ttl-recreated-by:", name);
-        }
+        let Some(life) = self.life_mut(db, key).filter(|life| life.removed) else {
+            return;
+        };
+        life.removed = false;
+        self.count_path("ttl-recreated-by:", name);
     }
 
     fn ttl_life(
@@ -441,7 +459,11 @@ impl Detector {
             "exists" if args.len() == 2 => {
                 match int {
                     Some(0) => self.seen_absent(db, &args[1]),
-                    Some(_) => self.life(db, &args[1]).pending = None,
+                    Some(_) => {
+                        if let Some(life) = self.life_mut(db, &args[1]) {
+                            life.pending = None;
+                        }
+                    }
                     None => {}
                 }
                 return;
@@ -488,11 +510,11 @@ impl Detector {
             }
             "move" if int == Some(1) => {
                 self.count("db:move");
-                let had_ttl = self.life(db, &args[1]).ttl;
+                let had_ttl = self.has_ttl(db, &args[1]);
                 self.remove(db, &args[1], "move");
                 if let Some(to) = parse_usize(args.get(2)).filter(|&t| t < DB_COUNT) {
                     self.created(to, &args[1], "move");
-                    self.life(to, &args[1]).ttl = had_ttl;
+                    self.set_ttl(to, &args[1], had_ttl);
                 }
                 return;
             }
@@ -509,11 +531,11 @@ impl Detector {
                 return;
             }
             "rename" | "renamenx" if reply.is_some() && int != Some(0) => {
-                let had_ttl = self.life(db, &args[1]).ttl;
+                let had_ttl = self.has_ttl(db, &args[1]);
                 self.remove(db, &args[1], "rename");
                 self.remove(db, &args[2], "rename-over");
                 self.created(db, &args[2], "rename");
-                self.life(db, &args[2]).ttl = had_ttl;
+                self.set_ttl(db, &args[2], had_ttl);
                 return;
             }
             _ => {}
@@ -529,32 +551,40 @@ impl Detector {
             return;
         };
         if name == "persist" && int == Some(1) {
-            self.life(db, &args[1]).ttl = false;
+            self.set_ttl(db, &args[1], false);
             return;
         }
         // A SET without KEEPTTL (and not refused by NX/XX) replaces the value.
         let set_over = matches!(name, "set" | "setex" | "psetex")
             && !has_token(args, &["KEEPTTL"])
             && !matches!(reply, Some(Frame::Null) | None);
-        if set_over && self.life(db, &args[1]).ttl {
+        if set_over && self.has_ttl(db, &args[1]) {
             self.remove(db, &args[1], "set");
             // The same SET is not also the key's re-creation.
-            self.life(db, &args[1]).removed = false;
+            if let Some(life) = self.life_mut(db, &args[1]) {
+                life.removed = false;
+            }
         }
         let created_nothing = matches!(reply, Some(Frame::Null) | None) || int == Some(0);
         for i in creation_targets(name, spec, args) {
             let Some(k) = key(i) else { continue };
-            if !created_nothing || matches!(name, "set" | "mset") && reply.is_some() {
-                self.created(db, k, name);
-            }
-            let life = self.life(db, k);
+            let creates = !created_nothing || matches!(name, "set" | "mset") && reply.is_some();
+            let Some(life) = self.life_mut(db, k) else {
+                continue;
+            };
             if life.ttl {
                 life.pending = Some(spec.name);
             }
+            if creates && life.removed {
+                life.removed = false;
+                self.count_path("ttl-recreated-by:", name);
+            }
         }
         if gives_ttl && reply.is_some() {
-            let life = self.life(db, &args[1]);
-            life.ttl = true;
+            self.set_ttl(db, &args[1], true);
+            let life = self
+                .life_mut(db, &args[1])
+                .expect("a key given a TTL has a life");
             life.pending = None;
             life.removed = false;
         }

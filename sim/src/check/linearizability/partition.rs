@@ -10,6 +10,7 @@ use super::register::recognise;
 use super::{Action, KeyOp, NOT_AN_INTEGER, OVERFLOW};
 use crate::check::model::redis_c::parse_i64_strict;
 use crate::check::model::{is_harmless, is_single_key_command, modelled_keys, DB_COUNT};
+use crate::check::name_buffer::NameBuffer;
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{History, Op};
 
@@ -56,6 +57,9 @@ fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
     }
 }
 
+/// What [`recognise`] made of an op.
+type Recognised<'h> = Result<(&'h [u8], Action), bool>;
+
 /// A key in a database, borrowed from the history.
 pub(super) type KeyId<'a> = (usize, &'a [u8]);
 
@@ -86,12 +90,17 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
     // so exclusions are recorded for those alone: the workloads' MSETs and
     // DELs of thousands of other keys then cost one lookup per key. Keys
     // are borrowed from the history, never copied.
-    let candidates: FxHashSet<&'h [u8]> = history
+    // Each op is recognised once (its SET's value copied once), here.
+    let mut recognised: Vec<Option<Recognised<'h>>> = history
         .ops
         .iter()
-        .filter_map(|op| match op.args.first() {
-            Some(_) => recognise(&op.args).ok().map(|(key, _)| key),
-            None => None,
+        .map(|op| op.args.first().map(|_| recognise(&op.args)))
+        .collect();
+    let candidates: FxHashSet<&'h [u8]> = recognised
+        .iter()
+        .filter_map(|r| match r {
+            Some(Ok((key, _))) => Some(*key),
+            _ => None,
         })
         .collect();
     let mut excluded: FxHashSet<KeyId<'h>> = FxHashSet::default();
@@ -108,7 +117,8 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
                 continue;
             }
             let reply = op.complete.as_ref().map(|(_, frame)| frame);
-            let name = op.args[0].to_ascii_lowercase();
+            let mut name_buffer = NameBuffer::default();
+            let name = name_buffer.lower(&op.args[0]);
             let mut exclude = |db: Option<usize>, writes: Writes<'h>| match (writes, db) {
                 (Writes::Nothing, _) => {}
                 (Writes::Keys(names), Some(db)) => excluded.extend(
@@ -126,7 +136,7 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
                 (Writes::Db | Writes::Everything, _) => excluded_dbs = [true; DB_COUNT],
             };
             // Connection state first: these change how later requests read.
-            match name.as_slice() {
+            match name {
                 b"select" => {
                     conn.db = match reply {
                         _ if conn.in_multi || conn.opaque => None,
@@ -181,7 +191,8 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
             // Writes queued in MULTI run later, at EXEC, in the same
             // database (a queued SELECT made `db` unknown above).
             let write_db = conn.db.filter(|_| !conn.opaque);
-            match recognise(&op.args) {
+            let recognised = recognised[i].take().expect("each op is partitioned once");
+            match recognised {
                 Ok((key, action)) if conn.in_multi || conn.opaque || conn.db.is_none() => {
                     if !action.reads_only() {
                         exclude(write_db, Writes::Keys(vec![key]));

@@ -72,9 +72,10 @@ impl Action {
 /// Recognises a single-key operation. `Err(true)`: a write the register
 /// model cannot follow (TTL options); `Err(false)`: not a single-key form.
 pub(super) fn recognise(args: &[Vec<u8>]) -> Result<(&[u8], Action), bool> {
-    let name = args[0].to_ascii_lowercase();
+    let mut name_buffer = crate::check::name_buffer::NameBuffer::default();
+    let name = name_buffer.lower(&args[0]);
     let key = args.get(1).ok_or(false)?.as_slice();
-    let action = match (name.as_slice(), args.len()) {
+    let action = match (name, args.len()) {
         (b"get", 2) => Action::Get,
         (b"set", n) if n >= 3 => {
             let (mut nx, mut xx, mut get) = (false, false, false);

@@ -92,8 +92,8 @@ fn arity(name: &str) -> Option<i64> {
 }
 
 /// Which collection family models `name`, with its arity.
-#[derive(Clone, Copy)]
-enum Family {
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Family {
     Lists,
     Hashes,
     Sets,
@@ -101,6 +101,24 @@ enum Family {
     Bitmaps,
     Geo,
     Hll,
+}
+
+/// What [`family_arity`] and [`arity`] say of one command name.
+pub(crate) type Arity = (Option<(Family, i64)>, Option<i64>);
+
+impl KeyspaceModel {
+    /// The name's family and arity. Asked for every execution, and a
+    /// walk of the families' name matches each time was a tenth of the
+    /// model; remembered by the name's address, which the engine's
+    /// `&'static` names keep (a pure function of the text, so two
+    /// addresses of one name agree).
+    fn arity_of(&mut self, name: &'static str) -> Arity {
+        let key = (name.as_ptr() as usize, name.len());
+        *self.arities.entry(key).or_insert_with(|| {
+            let family = family_arity(name);
+            (family, arity(name).or(family.map(|(_, n)| n)))
+        })
+    }
 }
 
 fn family_arity(name: &str) -> Option<(Family, i64)> {
@@ -200,8 +218,8 @@ impl KeyspaceModel {
         if name == "hello" {
             return self.hello(exec, args, reply);
         }
-        let family = family_arity(name);
-        match arity(name).or(family.map(|(_, n)| n)) {
+        let (family, arity) = self.arity_of(name);
+        match arity {
             None => {
                 let db = self.conns[&exec.conn].db;
                 return self.apply_unmodelled(exec, args, db);

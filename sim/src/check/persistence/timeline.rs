@@ -76,7 +76,7 @@ impl Timelines {
             dbs: vec![Vec::new(); DB_COUNT],
         };
         for (i, exec) in history.executions[..executions_count].iter().enumerate() {
-            let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+            let op = ops.of_execution(i, exec);
             model.apply(exec, op);
             let prefix = i + 1;
             let touched = model.touched();

@@ -314,7 +314,7 @@ fn bitmaps_replay() {
     let ops = super::super::index_ops(&b.history);
     let mut model = super::super::KeyspaceModel::new();
     for exec in &b.history.executions {
-        let op = ops.get(&(exec.conn, exec.seq_in_conn)).copied();
+        let op = ops.get(&(exec.conn, exec.seq_in_conn));
         if matches!(model.apply(exec, op), super::super::Expected::Unpredictable) {
             let args = op.map(|o| super::super::render_args(&o.args));
             eprintln!("declined: {}", args.unwrap_or_default());
