@@ -215,6 +215,10 @@ fn record_removal(
     }
 }
 
+/// What both kinds of channel names start with (`__keyspace@`,
+/// `__keyevent@`).
+const KEY_CHANNELS_PREFIX: &[u8] = b"__key";
+
 /// Publishes one event on the keyspace and keyevent channels the config
 /// enables, in that order (as `notifyKeyspaceEvent`); returns the work.
 #[cold]
@@ -226,6 +230,17 @@ fn publish_event(
 ) -> u64 {
     let flags = server.config.notify_keyspace_events;
     let mut work_units = 0;
+    if !server.pubsub.may_reach(KEY_CHANNELS_PREFIX) {
+        // Nobody could receive it: the same work as publishing to no
+        // subscriber and no pattern, without building the channel names.
+        if flags & class::KEYSPACE != 0 {
+            work_units += 1 + key.len() as u64 / crate::cmd::REPLY_BYTES_PER_WORK_UNIT;
+        }
+        if flags & class::KEYEVENT != 0 {
+            work_units += 1;
+        }
+        return work_units;
+    }
     if flags & class::KEYSPACE != 0 {
         let mut channel = format!("__keyspace@{db}__:").into_bytes();
         channel.extend_from_slice(key);
