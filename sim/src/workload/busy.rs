@@ -47,11 +47,11 @@ const ITERATIONS_PER_MS: u64 = 50_000;
 const SHORT_ITERATIONS: u64 = 1_000;
 
 /// Virtual milliseconds a long loop runs past the threshold: long enough
-/// that the others' think time (at most 1 ms) lands a command, and its
-/// kill, in the busy window; no longer, since a loop's real cost is its
+/// that the others' think time (at most 1 ms) lands a command, and after
+/// its `-BUSY` the kill, in the busy window; no longer, since a loop's real cost is its
 /// VM instructions (400k-turn loops every 0.1-1 ms once made one seed in
 /// 32 a sixth of the default sweep's CPU).
-const PAST_THRESHOLD_MS: u64 = 2;
+const PAST_THRESHOLD_MS: u64 = 3;
 
 /// One scripter batch in this many runs a script; the others are the
 /// small commands the other clients send. Scripts are then a small share
@@ -237,7 +237,10 @@ mod tests {
             seed: 7,
             bug: None,
             overrides: Overrides {
-                ops: Some(600),
+                // A busy seed's three clients; one scripter batch in six
+                // is a script: enough of them to see every kind of kill.
+                clients: Some(super::super::busy::BUSY_CLIENTS),
+                ops: Some(1200),
                 no_faults: true,
                 workloads: Some(vec![WorkloadKind::Busy]),
                 ..Overrides::default()
