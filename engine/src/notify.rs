@@ -215,6 +215,10 @@ fn record_removal(
     }
 }
 
+/// What both kinds of channel names start with (`__keyspace@`,
+/// `__keyevent@`).
+const KEY_CHANNELS_PREFIX: &[u8] = b"__key";
+
 /// Publishes one event on the keyspace and keyevent channels the config
 /// enables, in that order (as `notifyKeyspaceEvent`); returns the work.
 #[cold]
@@ -226,9 +230,19 @@ fn publish_event(
 ) -> u64 {
     let flags = server.config.notify_keyspace_events;
     let mut work_units = 0;
+    if !server.pubsub.may_reach(KEY_CHANNELS_PREFIX) {
+        // Nobody could receive it: the same work as publishing to no
+        // subscriber and no pattern, without building the channel names.
+        if flags & class::KEYSPACE != 0 {
+            work_units += 1 + key.len() as u64 / crate::cmd::REPLY_BYTES_PER_WORK_UNIT;
+        }
+        if flags & class::KEYEVENT != 0 {
+            work_units += 1;
+        }
+        return work_units;
+    }
     if flags & class::KEYSPACE != 0 {
-        let mut channel = format!("__keyspace@{db}__:").into_bytes();
-        channel.extend_from_slice(key);
+        let channel = key_channel(b"__keyspace@", db, key);
         work_units += 1 + key.len() as u64 / crate::cmd::REPLY_BYTES_PER_WORK_UNIT;
         crate::pubsub::publish(
             &mut server.pubsub,
@@ -240,18 +254,42 @@ fn publish_event(
         );
     }
     if flags & class::KEYEVENT != 0 {
-        let channel = format!("__keyevent@{db}__:{event}");
+        let channel = key_channel(b"__keyevent@", db, event.as_bytes());
         work_units += 1;
         crate::pubsub::publish(
             &mut server.pubsub,
             clients,
             caller,
-            (channel.as_bytes(), key),
+            (&channel, key),
             1,
             &mut work_units,
         );
     }
     work_units
+}
+
+/// `{kind}{db}__:{suffix}`, the name of a keyspace or keyevent channel,
+/// built without the formatting machinery (every write of a run with
+/// notifications and a listener builds two).
+fn key_channel(kind: &[u8], db: usize, suffix: &[u8]) -> Vec<u8> {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = db;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let digits = &digits[at..];
+    let mut channel = Vec::with_capacity(kind.len() + digits.len() + 3 + suffix.len());
+    channel.extend_from_slice(kind);
+    channel.extend_from_slice(digits);
+    channel.extend_from_slice(b"__:");
+    channel.extend_from_slice(suffix);
+    channel
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! in Redis's per-channel client lists.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 
 use crate::client::ClientId;
 use crate::clients::Clients;
@@ -140,6 +141,20 @@ impl PubSub {
         self.patterns
             .iter()
             .map(|(p, subs)| (p.as_slice(), subs.as_slice()))
+    }
+
+    /// Whether a PUBLISH to a channel starting with `prefix` could reach
+    /// anyone: a pattern is subscribed, or a channel with that prefix.
+    /// Keyspace notifications ask it before they build channel names.
+    pub fn may_reach(&self, prefix: &[u8]) -> bool {
+        if !self.patterns.is_empty() {
+            return true;
+        }
+        let from = (Bound::Included(prefix), Bound::Unbounded);
+        self.channels
+            .range::<[u8], _>(from)
+            .next()
+            .is_some_and(|(channel, _)| channel.starts_with(prefix))
     }
 
     /// Channels with at least one subscriber (INFO `pubsub_channels`).

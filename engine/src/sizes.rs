@@ -180,7 +180,7 @@ fn stream_keys(args: &[Vec<u8>]) -> std::ops::Range<usize> {
 
 /// Sizes of the values at `keys` in `db`, without expiring or touching
 /// anything.
-pub fn measure_values(db: &Db, keys: &[Vec<u8>]) -> ValueSizes {
+pub fn measure_values<'k>(db: &Db, keys: impl Iterator<Item = &'k [u8]>) -> ValueSizes {
     let mut sizes = ValueSizes::default();
     for key in keys {
         if let Some(value) = db.keys.get(key) {
@@ -190,14 +190,54 @@ pub fn measure_values(db: &Db, keys: &[Vec<u8>]) -> ValueSizes {
     sizes
 }
 
+/// The keys a measurement weighs again after the command, copied (a
+/// handler may take its arguments apart) into one buffer: every request
+/// is measured, and a copy per key was most of the measurement's cost.
+#[derive(Debug)]
+pub struct KeyCopies {
+    bytes: Vec<u8>,
+    /// Where each key ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl KeyCopies {
+    /// Copies `args[i]` for each index in `indices` (whose buffer is kept
+    /// for the ends).
+    fn of(args: &[Vec<u8>], mut indices: Vec<usize>) -> KeyCopies {
+        let mut bytes = Vec::with_capacity(indices.iter().map(|&i| args[i].len()).sum());
+        for end in indices.iter_mut() {
+            bytes.extend_from_slice(&args[*end]);
+            *end = bytes.len();
+        }
+        KeyCopies {
+            bytes,
+            ends: indices,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter().copied())
+            .map(|(start, end)| &self.bytes[start..end])
+    }
+}
+
 /// A measurement under way: the sizes taken before the command ran, and
-/// the keys to weigh again after it (copied: a handler may take its
-/// arguments apart).
+/// the keys to weigh again after it.
 #[derive(Debug)]
 pub struct Measuring {
     pub sizes: Sizes,
     pub db: usize,
-    pub keys: Vec<Vec<u8>>,
+    pub keys: KeyCopies,
 }
 
 impl Measuring {
@@ -206,7 +246,7 @@ impl Measuring {
         let mut sizes = self.sizes;
         sizes.reply_bytes = reply_bytes as u64;
         if let Some(db) = server.keyspace.dbs.get(self.db) {
-            sizes.after = measure_values(db, &self.keys);
+            sizes.after = measure_values(db, self.keys.iter());
         }
         Box::new(sizes)
     }
@@ -221,10 +261,7 @@ pub fn measure_before(
     (container, spec): (Option<&'static CommandSpec>, &CommandSpec),
     args: &[Vec<u8>],
 ) -> Measuring {
-    let keys: Vec<Vec<u8>> = touched_keys(spec, args)
-        .into_iter()
-        .map(|i| args[i].clone())
-        .collect();
+    let keys = KeyCopies::of(args, touched_keys(spec, args));
     let dbs = &server.keyspace.dbs;
     // A keyless write declared O(N) may visit every value; SAVE
     // serializes them all.
@@ -245,7 +282,7 @@ pub fn measure_before(
         args_count: args.len() as u64,
         args_bytes: args.iter().map(|a| a.len() as u64).sum(),
         keys_count: keys.len() as u64,
-        before: measure_values(&dbs[db], &keys),
+        before: measure_values(&dbs[db], keys.iter()),
         after: ValueSizes::default(),
         db_keys: dbs[db].len() as u64,
         all_keys: dbs.iter().map(|d| d.len() as u64).sum(),

@@ -410,3 +410,19 @@ fn lpush_and_expire_reply_before_their_event_as_redis_does() {
         [">set(s)", "Simple([79, 75])"]
     );
 }
+
+#[test]
+fn channel_names_spell_the_database_in_decimal() {
+    assert_eq!(
+        super::key_channel(b"__keyspace@", 0, b"k"),
+        b"__keyspace@0__:k"
+    );
+    assert_eq!(
+        super::key_channel(b"__keyevent@", 15, b"set"),
+        b"__keyevent@15__:set"
+    );
+    assert_eq!(
+        super::key_channel(b"__keyspace@", 1234, b""),
+        b"__keyspace@1234__:"
+    );
+}

@@ -4,9 +4,10 @@
 //! expect.
 //!
 //! Client 0 is the scripter: it lowers the threshold to a few
-//! milliseconds, loads a library, then runs scripts and functions that
-//! loop for up to several virtual milliseconds, some after a write (those
-//! cannot be killed and run to their end). The other clients send small
+//! milliseconds, loads a library, then, one batch in [`SCRIPT_ONE_IN`]
+//! (small commands otherwise), runs scripts and functions that loop up to
+//! a couple of virtual milliseconds past the threshold, some after a
+//! write (those cannot be killed and run to their end). The other clients send small
 //! commands on `busy:` keys and FUNCTION STATS; a `-BUSY` reply makes
 //! them send the kill its text names (SCRIPT KILL for a script, FUNCTION
 //! KILL for a function), and now and then the other one, which Redis
@@ -31,18 +32,43 @@ pub const BUSY_CLIENTS: u32 = 3;
 /// `busy-reply-threshold` the scripter sets, in this range. A slice (the
 /// engine's `SLICE_INSTRUCTIONS`) is about 0.94 virtual ms, so even the
 /// lowest threshold leaves a script one slice before others get `-BUSY`,
-/// and the highest is crossed by the longest loop with some 3.5 ms to go.
+/// and every long loop crosses its run's threshold by
+/// [`PAST_THRESHOLD_MS`].
 pub const BUSY_THRESHOLD_MS_MIN: u64 = 1;
 pub const BUSY_THRESHOLD_MS_MAX: u64 = 4;
 
-/// Loop iterations of a script: a Lua loop turn is two VM instructions,
-/// so the longest is about 800k instructions, 8 slices or 7.5 virtual
-/// ms, past every threshold; the shortest ends inside its first slice.
-/// The window is drawn in virtual time, so it needs no longer loops: a
-/// loop's real cost is its VM instructions (they once were 2M turns,
-/// near half the default sweep's CPU for one seed in 32), its virtual
-/// cost the work units the engine charges for them.
-const LOOP_ITERATIONS: &[u64] = &[1_000, 60_000, 150_000, 400_000];
+/// Loop iterations in about a virtual millisecond: a loop turn is two VM
+/// instructions (FORLOOP, ADD), a slice's 100k instructions are about
+/// 0.94 virtual ms (the engine's `SLICE_INSTRUCTIONS` at the cost model's
+/// rate).
+const ITERATIONS_PER_MS: u64 = 50_000;
+
+/// A short loop: it ends inside its first slice, before any threshold.
+const SHORT_ITERATIONS: u64 = 1_000;
+
+/// Virtual milliseconds a long loop runs past the threshold: long enough
+/// that the others' think time (at most 1 ms) lands a command, and after
+/// its `-BUSY` the kill, in the busy window; no longer, since a loop's real cost is its
+/// VM instructions (400k-turn loops every 0.1-1 ms once made one seed in
+/// 32 a sixth of the default sweep's CPU).
+const PAST_THRESHOLD_MS: u64 = 3;
+
+/// One scripter batch in this many runs a script; the others are the
+/// small commands the other clients send. Scripts are then a small share
+/// of the run's commands (each costs up to ~300k VM instructions), and
+/// the others' commands still land before, inside and past the window.
+const SCRIPT_ONE_IN: u32 = 6;
+
+/// Loop iterations for a run whose threshold is `threshold_ms`: a quarter
+/// end in their first slice, a quarter at half the threshold (before
+/// it), half [`PAST_THRESHOLD_MS`] past it.
+fn loop_iterations(rng: &mut ChaCha8Rng, threshold_ms: u64) -> u64 {
+    match rng.gen_range(0..4) {
+        0 => SHORT_ITERATIONS,
+        1 => threshold_ms * ITERATIONS_PER_MS / 2,
+        _ => (threshold_ms + PAST_THRESHOLD_MS) * ITERATIONS_PER_MS,
+    }
+}
 
 /// Pause between batches, scripter and others: short beside the loops,
 /// so that the others' commands land inside a run, before and past its
@@ -116,7 +142,11 @@ impl Busy {
             ]));
             return;
         }
-        let n = LOOP_ITERATIONS[rng.gen_range(0..LOOP_ITERATIONS.len())].to_string();
+        if !rng.gen_ratio(1, SCRIPT_ONE_IN) {
+            batch.push(small_request(rng));
+            return;
+        }
+        let n = loop_iterations(rng, self.threshold_ms).to_string();
         let n = n.as_bytes();
         batch.push(match rng.gen_range(0..4) {
             0 => request(&[b"EVAL", LOOP_SCRIPT.as_bytes(), b"0", n]),
@@ -140,6 +170,16 @@ impl Busy {
             4 => request(&[b"SCRIPT", b"KILL"]),
             _ => request(&[b"FUNCTION", b"KILL"]),
         });
+    }
+}
+
+/// The scripter's batch between scripts: one of the others' reads and
+/// writes (never a kill: its own script is over when it sends).
+fn small_request(rng: &mut ChaCha8Rng) -> Request {
+    match rng.gen_range(0..3) {
+        0 => request(&[b"PING"]),
+        1 => request(&[b"GET", COUNTER_KEY]),
+        _ => request(&[b"INCR", b"busy:other"]),
     }
 }
 
@@ -197,7 +237,10 @@ mod tests {
             seed: 7,
             bug: None,
             overrides: Overrides {
-                ops: Some(600),
+                // A busy seed's three clients; one scripter batch in six
+                // is a script: enough of them to see every kind of kill.
+                clients: Some(super::super::busy::BUSY_CLIENTS),
+                ops: Some(1200),
                 no_faults: true,
                 workloads: Some(vec![WorkloadKind::Busy]),
                 ..Overrides::default()
