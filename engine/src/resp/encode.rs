@@ -44,23 +44,14 @@ impl<'a> ReplyWriter<'a> {
 
     /// `<prefix><n>\r\n`, assembled on the stack and appended in one
     /// copy: every integer reply and length header passes here, and one
-    /// capacity check instead of three is measurable per request.
-    ///
-    /// The buffer grows exactly as the byte, the digits and the CRLF
-    /// appended one after the other would grow it (its capacity is client
-    /// memory that INFO and MEMORY STATS report).
+    /// copy instead of three is measurable per request.
     fn header(&mut self, prefix: u8, n: i64) {
         let mut buf = [0u8; HEADER_MAX_BYTES];
         let end = HEADER_MAX_BYTES - 2;
         buf[end..].copy_from_slice(b"\r\n");
-        let digits_start = write_digits_before(&mut buf, end, n);
-        let start = digits_start - 1;
+        let start = write_digits_before(&mut buf, end, n) - 1;
         buf[start] = prefix;
-        let digits = end - digits_start;
-        self.out.reserve(1);
-        self.out.reserve(1 + digits);
-        self.out.reserve(3 + digits);
-        self.out.extend_from_slice(&buf[start..]);
+        self.append_header(&buf[start..]);
     }
 
     /// `+OK` style status reply. `s` must not contain CR or LF.
@@ -101,9 +92,24 @@ impl<'a> ReplyWriter<'a> {
     /// [`fmt_i64`]), for a caller that stored them too (INCR).
     pub fn int_decimal(&mut self, digits: &[u8]) {
         debug_assert!(crate::resp::parse::string2ll(digits).is_some());
-        self.out.push(b':');
-        self.out.extend_from_slice(digits);
-        self.out.extend_from_slice(b"\r\n");
+        let mut buf = [0u8; HEADER_MAX_BYTES];
+        let end = 1 + digits.len();
+        buf[0] = b':';
+        buf[1..end].copy_from_slice(digits);
+        buf[end..end + 2].copy_from_slice(b"\r\n");
+        self.append_header(&buf[..end + 2]);
+    }
+
+    /// Appends an assembled header (`prefix`, digits, CRLF), growing the
+    /// buffer exactly as the three appended one after the other would (its
+    /// capacity is client memory that INFO and MEMORY STATS report).
+    #[inline]
+    fn append_header(&mut self, header: &[u8]) {
+        let digits = header.len() - 3;
+        self.out.reserve(1);
+        self.out.reserve(1 + digits);
+        self.out.reserve(3 + digits);
+        self.out.extend_from_slice(header);
     }
 
     pub fn bulk(&mut self, data: &[u8]) {
