@@ -733,6 +733,11 @@ impl Engine {
     /// looked (a command's, or the cron's keyspace notifications) for
     /// transmission, and closes those now over their output limits.
     fn queue_deliveries(&mut self, now: Now) {
+        // After almost every command nothing was delivered: no work, and
+        // the lists keep their buffers.
+        if self.server.pubsub.delivered.is_empty() && self.server.tracking.delivered.is_empty() {
+            return;
+        }
         let delivered = std::mem::take(&mut self.server.pubsub.delivered);
         for &(id, was_idle) in &delivered {
             if was_idle {

@@ -45,6 +45,10 @@ pub struct CommandStatsTable {
     /// Name identity -> index into `entries`; several keys may point at one
     /// entry. Never iterated.
     index: FxHashMap<NameKey, usize>,
+    /// The last identity found and its index: a pipeline repeats its
+    /// command, and comparing four words is cheaper than hashing them.
+    /// Entries are never removed, so an index stays valid.
+    last: Option<(NameKey, usize)>,
 }
 
 impl CommandStatsTable {
@@ -68,9 +72,16 @@ impl CommandStatsTable {
     #[inline]
     pub fn entry(&mut self, name: CommandName) -> &mut CommandStats {
         let key = NameKey::of(&name);
-        let slot = match self.index.get(&key) {
-            Some(&slot) => slot,
-            None => self.add_key(key, name),
+        let slot = match self.last {
+            Some((last, slot)) if last == key => slot,
+            _ => {
+                let slot = match self.index.get(&key) {
+                    Some(&slot) => slot,
+                    None => self.add_key(key, name),
+                };
+                self.last = Some((key, slot));
+                slot
+            }
         };
         debug_assert_eq!(self.entries[slot].0, name);
         &mut self.entries[slot].1
@@ -125,6 +136,17 @@ mod tests {
         t.entry(CommandName::top(b)).calls += 1;
         assert_eq!(t.len(), 1);
         assert_eq!(t.get(&CommandName::top("get")).map(|s| s.calls), Some(2));
+    }
+
+    #[test]
+    fn repeated_and_alternating_names_count_in_their_own_entries() {
+        let mut t = CommandStatsTable::default();
+        for name in ["incr", "incr", "get", "incr", "get", "get", "get"] {
+            t.entry(CommandName::top(name)).calls += 1;
+        }
+        assert_eq!(t.get(&CommandName::top("incr")).map(|s| s.calls), Some(3));
+        assert_eq!(t.get(&CommandName::top("get")).map(|s| s.calls), Some(4));
+        assert_eq!(t.len(), 2);
     }
 
     #[test]

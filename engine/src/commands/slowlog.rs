@@ -74,9 +74,12 @@ pub struct SlowLog {
     /// The id of the next entry.
     pub next_id: u64,
     /// The current request's arguments, truncated, captured before its
-    /// handler ran: `captured[..captured_len]` are in use, the rest are
-    /// spare buffers. `captured_argc` is the request's full argument count.
-    captured: Vec<Vec<u8>>,
+    /// handler ran, back to back in one reused buffer (one copy per
+    /// argument on every request, no per-argument buffer): argument `i`
+    /// ends at `captured_ends[i]`, for `i < captured_len`.
+    /// `captured_argc` is the request's full argument count.
+    captured_bytes: Vec<u8>,
+    captured_ends: [usize; ENTRY_ARGS_MAX],
     captured_len: usize,
     captured_argc: usize,
 }
@@ -98,18 +101,17 @@ impl SlowLog {
             args.len()
         };
         debug_assert!(kept <= ENTRY_ARGS_MAX);
-        while self.captured.len() < kept {
-            self.captured.push(Vec::new());
-        }
-        for (slot, arg) in self.captured.iter_mut().zip(&args[..kept]) {
-            slot.clear();
+        let bytes = &mut self.captured_bytes;
+        bytes.clear();
+        for (end, arg) in self.captured_ends.iter_mut().zip(&args[..kept]) {
             if arg.len() > ENTRY_ARG_BYTES_MAX {
-                slot.extend_from_slice(&arg[..ENTRY_ARG_BYTES_MAX]);
+                bytes.extend_from_slice(&arg[..ENTRY_ARG_BYTES_MAX]);
                 let more = arg.len() - ENTRY_ARG_BYTES_MAX;
-                slot.extend_from_slice(format!("... ({more} more bytes)").as_bytes());
+                bytes.extend_from_slice(format!("... ({more} more bytes)").as_bytes());
             } else {
-                slot.extend_from_slice(arg);
+                bytes.extend_from_slice(arg);
             }
+            *end = bytes.len();
         }
         self.captured_len = kept;
         self.captured_argc = args.len();
@@ -121,7 +123,12 @@ impl SlowLog {
         let id = self.next_id;
         self.next_id += 1;
         if max_len > 0 {
-            let mut args: Vec<Vec<u8>> = self.captured[..self.captured_len].to_vec();
+            let mut args: Vec<Vec<u8>> = Vec::with_capacity(self.captured_len);
+            let mut start = 0;
+            for &end in &self.captured_ends[..self.captured_len] {
+                args.push(self.captured_bytes[start..end].to_vec());
+                start = end;
+            }
             if self.captured_argc > self.captured_len {
                 let more = self.captured_argc - self.captured_len;
                 args.push(format!("... ({more} more arguments)").into_bytes());

@@ -72,10 +72,13 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
                 // the stored string is rewritten where it is (its TTL and
                 // access stamp stay), saving a second lookup and a free.
                 Some(next) => {
-                    rewrite_integer(s, next);
+                    // Formatted once: the digits stored are the reply's.
+                    let mut digits = [0u8; 20];
+                    let text = fmt_i64(&mut digits, next);
+                    *s = RString::from_slice(text);
                     ctx.modified_in_place(key);
                     notify(ctx, class::STRING, "incrby", key);
-                    return ctx.int(next);
+                    return ctx.w().int_decimal(text);
                 }
                 _ => v,
             },
@@ -92,15 +95,6 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], delta: i64) {
     ctx.store(key, Value::Str(RString::new(text)), true);
     notify(ctx, class::STRING, "incrby", key);
     ctx.int(next);
-}
-
-/// Overwrites `s` with `value`'s decimal digits, leaving it as a fresh
-/// INCR result would be: int-encoded (not raw) and inline (every integer's
-/// text fits), so nothing is allocated.
-fn rewrite_integer(s: &mut RString, value: i64) {
-    let mut digits = [0u8; 20];
-    let text = fmt_i64(&mut digits, value);
-    *s = RString::from_slice(text);
 }
 
 fn incr(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
