@@ -272,18 +272,9 @@ fn publish_event(
 /// built without the formatting machinery (every write of a run with
 /// notifications and a listener builds two).
 fn key_channel(kind: &[u8], db: usize, suffix: &[u8]) -> Vec<u8> {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = db;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let digits = &digits[at..];
+    let mut buf = [0u8; 20];
+    // A database index is below `databases` (an i32 config), so it fits.
+    let digits = crate::resp::encode::fmt_i64(&mut buf, db as i64);
     let mut channel = Vec::with_capacity(kind.len() + digits.len() + 3 + suffix.len());
     channel.extend_from_slice(kind);
     channel.extend_from_slice(digits);
