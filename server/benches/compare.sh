@@ -140,6 +140,7 @@ done
 median() { tr ' ' '\n' | { grep -v '^$' || true; } | sort -g | awk '{a[NR]=$1} END{if (NR) print a[int((NR+1)/2)]}'; }
 
 printf '\n%-11s %-4s %14s %14s %8s %12s %12s %8s\n' test P seedkv redis ratio "seedkv cpu" "redis cpu" "cpu"
+RATIOS=""; LOW=""
 for p in $PIPELINES; do
     for name in $(tr ',' '\n' <<<"$TESTS" | tr '[:lower:]' '[:upper:]'); do
         s=$(median <<<"${RPS["seedkv|$p|$name"]:-}")
@@ -149,8 +150,15 @@ for p in $PIPELINES; do
         rc=$(median <<<"${CPU["redis|$p|$name"]:-}")
         cratio=$( [ -n "$sc" ] && [ -n "$rc" ] && [ "$rc" != 0 ] && awk -v s="$sc" -v r="$rc" 'BEGIN{printf "%.2f", s/r}' || echo -)
         printf '%-11s %-4s %14s %14s %8s %12s %12s %8s\n' "$name" "$p" "${s:--}" "${r:--}" "$ratio" "${sc:--}" "${rc:--}" "$cratio"
+        if [ "$ratio" != - ]; then
+            RATIOS="$RATIOS $ratio"
+            awk -v x="$ratio" 'BEGIN{exit !(x < 0.9)}' && LOW="$LOW $name-P$p"
+        fi
     done
 done
+# The issue's figure: the geometric mean of the ratios, and any test below 0.9.
+tr ' ' '\n' <<<"$RATIOS" | awk 'NF {l += log($1); n++} END {if (n) printf "geometric mean of %d ratios: %.3f\n", n, exp(l / n)}'
+echo "tests below 0.9x:${LOW:- none}"
 echo "(requests/s, median of $ROUNDS rounds; $REQUESTS requests, $CLIENTS clients; ratio = seedkv/redis;"
 echo " cpu = the server's user+system CPU ns per request, median; cpu ratio = seedkv/redis, lower is better;"
 echo " load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs)"

@@ -97,13 +97,18 @@ impl Engine {
             self.process_unblocked(now, &mut args);
             self.args = args;
         }
-        let period_s = primary::config_u64(&self.server.config, "repl-ping-replica-period");
-        let repl = &mut self.server.repl;
-        let due = repl.last_ping_mono_ns + period_s.max(1) * 1_000_000_000 <= now.mono_ns;
+        let repl = &self.server.repl;
         // No PING during a failover: the offset must hold still for the
         // target to catch up (Redis's `manual_failover_in_progress`).
-        let pings = !repl.is_replica() && repl.failover.is_none();
-        if due && !repl.replicas.is_empty() && pings {
+        // The period is read only when a ping could be sent: this runs
+        // every turn, and reading a config parameter parses its text.
+        let pings = !repl.replicas.is_empty() && !repl.is_replica() && repl.failover.is_none();
+        let due = pings && {
+            let period_s = primary::config_u64(&self.server.config, "repl-ping-replica-period");
+            repl.last_ping_mono_ns + period_s.max(1) * 1_000_000_000 <= now.mono_ns
+        };
+        if due {
+            let repl = &mut self.server.repl;
             repl.last_ping_mono_ns = now.mono_ns;
             // Between inputs the propagated stream is empty: the PING does
             // not cut a unit in two.
