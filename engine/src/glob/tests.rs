@@ -200,3 +200,47 @@ fn naive_step_entry(p: &[u8], s: &[u8], nocase: bool) -> bool {
     }
     naive(p, s, nocase)
 }
+
+/// Every pattern of the literal-prefix-and-star shape, over a small
+/// alphabet with both cases, answers and counts steps exactly as the
+/// general matcher does, with and without NOCASE.
+#[test]
+fn prefix_star_fast_path_equals_the_general_matcher() {
+    let alphabet: &[u8] = b"aAb";
+    let words = |max: usize| {
+        let mut all = vec![Vec::new()];
+        let mut frontier = vec![Vec::new()];
+        for _ in 0..max {
+            let mut next = Vec::new();
+            for w in &frontier {
+                for &c in alphabet {
+                    let mut w2: Vec<u8> = w.clone();
+                    w2.push(c);
+                    next.push(w2);
+                }
+            }
+            all.extend(next.iter().cloned());
+            frontier = next;
+        }
+        all
+    };
+    let mut checked = 0;
+    for prefix in words(3) {
+        let mut pattern = prefix.clone();
+        pattern.push(b'*');
+        assert_eq!(literal_prefix_star(&pattern), Some(&prefix[..]));
+        for string in words(4) {
+            for nocase in [false, true] {
+                let (mut fast, mut general) = (0, 0);
+                let a = prefix_star(&prefix, &string, nocase, &mut fast);
+                let b = general_match(&pattern, &string, nocase, &mut general);
+                assert_eq!((a, fast), (b, general), "{pattern:?} {string:?} {nocase}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 4000);
+    for other in [&b"a*b"[..], b"a?*", b"[a]*", b"\\a*", b"a", b"", b"**"] {
+        assert_eq!(literal_prefix_star(other), None, "{other:?}");
+    }
+}
