@@ -83,8 +83,7 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
     let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
     // Every op in (connection, request index) order: one sort instead of a
     // map of per-connection lists.
-    let mut order: Vec<usize> = (0..history.ops.len()).collect();
-    order.sort_unstable_by_key(|&i| (history.ops[i].conn, history.ops[i].seq_in_conn, i));
+    let order = history.ops_in_conn_order();
     let mut keys: FxHashMap<KeyId<'h>, Vec<KeyOp>> = FxHashMap::default();
     // Only keys that some single-key operation names can ever be searched,
     // so exclusions are recorded for those alone: the workloads' MSETs and
@@ -105,13 +104,15 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
         .collect();
     let mut excluded: FxHashSet<KeyId<'h>> = FxHashSet::default();
     let mut excluded_dbs = [false; DB_COUNT];
-    for indices in order.chunk_by(|&a, &b| history.ops[a].conn == history.ops[b].conn) {
+    let conn_of = |i: u32| history.ops[i as usize].conn;
+    for indices in order.chunk_by(|&a, &b| conn_of(a) == conn_of(b)) {
         let mut conn = ConnView {
             db: Some(0),
             in_multi: false,
             opaque: false,
         };
-        for &i in indices.iter() {
+        for &i in indices {
+            let i = i as usize;
             let op = &history.ops[i];
             if op.args.is_empty() {
                 continue;
