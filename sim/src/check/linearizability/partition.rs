@@ -25,9 +25,19 @@ enum Writes<'a> {
 }
 
 fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
-    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    if let Some((keys, writes)) = modelled_keys(&name, args) {
-        return match (name.as_str(), writes) {
+    // Lowercased on the stack when it can be (every op the recogniser
+    // declines comes here); a long or non-UTF-8 name as before.
+    let mut name_buffer = NameBuffer::default();
+    let lowered: String;
+    let name: &str = match std::str::from_utf8(name_buffer.lower(&args[0])) {
+        Ok(name) if !name.is_empty() || args[0].is_empty() => name,
+        _ => {
+            lowered = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+            &lowered
+        }
+    };
+    if let Some((keys, writes)) = modelled_keys(name, args) {
+        return match (name, writes) {
             ("flushdb", _) => Writes::Db,
             ("flushall", _) => Writes::Everything,
             (_, true) => Writes::Keys(keys),
@@ -46,13 +56,13 @@ fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
                 .into_iter()
                 .map(|i| args[i].as_slice())
                 .collect();
-            match keys.is_empty() || matches!(name.as_str(), "move" | "copy") {
+            match keys.is_empty() || matches!(name, "move" | "copy") {
                 true => Writes::Everything,
                 false => Writes::Keys(keys),
             }
         }
-        _ if is_harmless(&name) => Writes::Nothing,
-        _ if is_single_key_command(&name) && args.len() >= 2 => Writes::Keys(vec![&args[1]]),
+        _ if is_harmless(name) => Writes::Nothing,
+        _ if is_single_key_command(name) && args.len() >= 2 => Writes::Keys(vec![&args[1]]),
         _ => Writes::Everything,
     }
 }
