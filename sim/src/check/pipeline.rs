@@ -329,7 +329,7 @@ fn parse_u64(bytes: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Conn, Execution};
+    use crate::history::{Conn, Execution, Op};
 
     fn req(parts: &[&str]) -> Vec<Vec<u8>> {
         parts.iter().map(|p| p.as_bytes().to_vec()).collect()
