@@ -65,8 +65,7 @@ pub struct Silenced<'a>(std::borrow::Cow<'a, [u32]>);
 impl Silenced<'_> {
     /// Whether the op at `index` in `history.ops` was silenced.
     pub fn contains(&self, index: usize) -> bool {
-        !self.0.is_empty()
-            && u32::try_from(index).is_ok_and(|i| self.0.binary_search(&i).is_ok())
+        !self.0.is_empty() && u32::try_from(index).is_ok_and(|i| self.0.binary_search(&i).is_ok())
     }
 }
 
@@ -87,7 +86,9 @@ fn find_silenced(history: &History) -> Vec<u32> {
     }
     let order = history.ops_in_conn_order();
     let mut silenced = Vec::new();
-    for indices in order.chunk_by(|&a, &b| history.ops[a as usize].conn == history.ops[b as usize].conn) {
+    for indices in
+        order.chunk_by(|&a, &b| history.ops[a as usize].conn == history.ops[b as usize].conn)
+    {
         let mut state = ReplyState::default();
         for &i in indices {
             if !state.request(&history.ops[i as usize].args) {
