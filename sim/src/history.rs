@@ -216,6 +216,44 @@ pub struct IndexCache {
     op_of_execution: std::sync::OnceLock<Vec<u32>>,
     /// With the number of executions it was built over.
     first_executions: std::sync::OnceLock<(usize, FirstExecutions)>,
+    /// See [`History::ops_by_conn`].
+    conn_order: std::sync::OnceLock<ConnOrder>,
+    /// The ops CLIENT REPLY silenced (`crate::reply_mode::silenced`),
+    /// ascending, with the number of ops it was built over.
+    silenced: std::sync::OnceLock<(usize, Vec<u32>)>,
+}
+
+/// Every op's position in [`History::ops`], by connection (ascending) and
+/// within one in recording order, and whether that is also each
+/// connection's request order.
+#[derive(Clone, Debug, Default)]
+struct ConnOrder {
+    positions: Vec<u32>,
+    /// Within every connection `seq_in_conn` never decreases along
+    /// `positions`: then the order is also `(conn, seq_in_conn, position)`.
+    seq_follows_recording: bool,
+}
+
+impl ConnOrder {
+    fn of(ops: &[Op]) -> ConnOrder {
+        // The key beside the position: a sort that read it from the ops
+        // missed the cache on every comparison.
+        let mut keyed: Vec<(ConnId, u32)> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| (op.conn, u32::try_from(i).expect("fewer than 2^32 ops")))
+            .collect();
+        keyed.sort_unstable();
+        let positions: Vec<u32> = keyed.into_iter().map(|(_, i)| i).collect();
+        let seq_follows_recording = positions.windows(2).all(|w| {
+            let (a, b) = (&ops[w[0] as usize], &ops[w[1] as usize]);
+            a.conn != b.conn || a.seq_in_conn <= b.seq_in_conn
+        });
+        ConnOrder {
+            positions,
+            seq_follows_recording,
+        }
+    }
 }
 
 /// The index in [`History::executions`] of the first execution recorded
@@ -345,6 +383,64 @@ impl History {
         match *count == self.executions.len() {
             true => std::borrow::Cow::Borrowed(cached),
             false => std::borrow::Cow::Owned(build()),
+        }
+    }
+
+    /// Every op's position in [`History::ops`], grouped by connection
+    /// (ascending [`ConnId`]) and within one in recording order: what a
+    /// map of per-connection lists gives, built once per history and
+    /// shared (five checkers grouped the ops by connection each).
+    pub fn ops_by_conn(&self) -> std::borrow::Cow<'_, [u32]> {
+        match self.conn_order() {
+            std::borrow::Cow::Borrowed(order) => std::borrow::Cow::Borrowed(&order.positions),
+            std::borrow::Cow::Owned(order) => std::borrow::Cow::Owned(order.positions),
+        }
+    }
+
+    /// Every op's position in [`History::ops`] in `(connection, request
+    /// index, position)` order: each connection's requests as it sent
+    /// them. The same as [`History::ops_by_conn`] unless a connection's
+    /// ops were recorded out of request order.
+    pub fn ops_in_conn_order(&self) -> std::borrow::Cow<'_, [u32]> {
+        let order = self.conn_order();
+        if order.seq_follows_recording {
+            return match order {
+                std::borrow::Cow::Borrowed(order) => std::borrow::Cow::Borrowed(&order.positions),
+                std::borrow::Cow::Owned(order) => std::borrow::Cow::Owned(order.positions),
+            };
+        }
+        let mut positions = order.positions.clone();
+        positions.sort_by_key(|&i| {
+            let op = &self.ops[i as usize];
+            (op.conn, op.seq_in_conn)
+        });
+        std::borrow::Cow::Owned(positions)
+    }
+
+    fn conn_order(&self) -> std::borrow::Cow<'_, ConnOrder> {
+        let cached = self
+            .index_cache
+            .conn_order
+            .get_or_init(|| ConnOrder::of(&self.ops));
+        match cached.positions.len() == self.ops.len() {
+            true => std::borrow::Cow::Borrowed(cached),
+            false => std::borrow::Cow::Owned(ConnOrder::of(&self.ops)),
+        }
+    }
+
+    /// `build`'s positions of silenced ops, built once per history (the
+    /// pipeline-order and liveness checkers both ask).
+    pub(crate) fn silenced_cached(
+        &self,
+        build: impl Fn(&History) -> Vec<u32>,
+    ) -> std::borrow::Cow<'_, [u32]> {
+        let (count, cached) = self
+            .index_cache
+            .silenced
+            .get_or_init(|| (self.ops.len(), build(self)));
+        match *count == self.ops.len() {
+            true => std::borrow::Cow::Borrowed(cached),
+            false => std::borrow::Cow::Owned(build(self)),
         }
     }
 

@@ -14,8 +14,6 @@
 //! takes effect only at EXEC; no workload sends one there (the `rare`
 //! section asserts it).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use crate::history::History;
 
 /// One connection's CLIENT REPLY flags, as Redis 7.0.15 keeps them.
@@ -30,24 +28,22 @@ impl ReplyState {
     /// Takes the next request sent on the connection; returns whether the
     /// server answers it.
     pub fn request(&mut self, args: &[Vec<u8>]) -> bool {
-        let word = |i: usize| args.get(i).map(|a| a.to_ascii_lowercase());
-        let name = word(0).unwrap_or_default();
+        // Compared in place: every request of a run comes here, and a
+        // lowercased copy of each word was most of this function's cost.
+        let word_is = |i: usize, w: &[u8]| args.get(i).is_some_and(|a| a.eq_ignore_ascii_case(w));
         let mut replies = true;
-        if name == b"client" && args.len() == 3 && word(1).as_deref() == Some(b"reply") {
-            match word(2).as_deref() {
-                Some(b"on") => *self = ReplyState::default(),
-                Some(b"off") => {
-                    self.off = true;
-                    replies = false;
-                }
-                Some(b"skip") => {
-                    self.skip_next |= !self.off;
-                    replies = false;
-                }
-                // A syntax error, answered unless suppressed.
-                _ => {}
+        if word_is(0, b"client") && args.len() == 3 && word_is(1, b"reply") {
+            if word_is(2, b"on") {
+                *self = ReplyState::default();
+            } else if word_is(2, b"off") {
+                self.off = true;
+                replies = false;
+            } else if word_is(2, b"skip") {
+                self.skip_next |= !self.off;
+                replies = false;
             }
-        } else if name == b"reset" && args.len() == 1 {
+            // Anything else is a syntax error, answered unless suppressed.
+        } else if word_is(0, b"reset") && args.len() == 1 {
             self.off = false;
             self.skip_next = false;
         }
@@ -63,30 +59,44 @@ impl ReplyState {
     }
 }
 
-/// The indices in `history.ops` of the requests CLIENT REPLY silenced.
-pub fn silenced(history: &History) -> BTreeSet<usize> {
+/// The requests CLIENT REPLY silenced, by index in `history.ops`.
+pub struct Silenced<'a>(std::borrow::Cow<'a, [u32]>);
+
+impl Silenced<'_> {
+    /// Whether the op at `index` in `history.ops` was silenced.
+    pub fn contains(&self, index: usize) -> bool {
+        !self.0.is_empty() && u32::try_from(index).is_ok_and(|i| self.0.binary_search(&i).is_ok())
+    }
+}
+
+/// The requests CLIENT REPLY silenced, found once per history.
+pub fn silenced(history: &History) -> Silenced<'_> {
+    Silenced(history.silenced_cached(find_silenced))
+}
+
+/// The positions in `history.ops` of the silenced requests, ascending.
+fn find_silenced(history: &History) -> Vec<u32> {
     let sends_client_reply = history.ops.iter().any(|op| {
         op.args.len() == 3
             && op.args[0].eq_ignore_ascii_case(b"client")
             && op.args[1].eq_ignore_ascii_case(b"reply")
     });
     if !sends_client_reply {
-        return BTreeSet::new();
+        return Vec::new();
     }
-    let mut by_conn: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for (i, op) in history.ops.iter().enumerate() {
-        by_conn.entry(op.conn).or_default().push(i);
-    }
-    let mut silenced = BTreeSet::new();
-    for indices in by_conn.values_mut() {
-        indices.sort_by_key(|&i| history.ops[i].seq_in_conn);
+    let order = history.ops_in_conn_order();
+    let mut silenced = Vec::new();
+    for indices in
+        order.chunk_by(|&a, &b| history.ops[a as usize].conn == history.ops[b as usize].conn)
+    {
         let mut state = ReplyState::default();
-        for &i in indices.iter() {
-            if !state.request(&history.ops[i].args) {
-                silenced.insert(i);
+        for &i in indices {
+            if !state.request(&history.ops[i as usize].args) {
+                silenced.push(i);
             }
         }
     }
+    silenced.sort_unstable();
     silenced
 }
 

@@ -396,9 +396,8 @@ fn check_fast_latency(
     // The latest reply time of each connection's requests so far, to tell
     // a request sent alone from one pipelined behind its predecessors.
     let mut conn_busy_until_ns: FxHashMap<ConnId, TimeNs> = FxHashMap::default();
-    let mut in_conn_order: Vec<&Op> = history.ops.iter().collect();
-    in_conn_order.sort_by_key(|op| (op.conn, op.seq_in_conn));
-    for op in in_conn_order {
+    for &position in history.ops_in_conn_order().iter() {
+        let op = &history.ops[position as usize];
         let busy_until_ns = conn_busy_until_ns.entry(op.conn).or_insert(0);
         let pipelined = *busy_until_ns > op.invoke_ns;
         let reply_ns = op.complete.as_ref().map_or(TimeNs::MAX, |(t, _)| *t);

@@ -38,7 +38,7 @@ impl Checker for Liveness {
         let silenced = crate::reply_mode::silenced(history);
         for (i, (op, allowance)) in history.ops.iter().zip(allowances).enumerate() {
             let Some(allowance) = allowance else { continue };
-            if silenced.contains(&i) {
+            if silenced.contains(i) {
                 continue;
             }
             let bound = facts.liveness_bound_ns + allowance;
@@ -87,16 +87,14 @@ fn blocking_allowances(history: &History) -> Vec<Option<u64>> {
     {
         return allowances;
     }
-    let mut by_conn: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for (i, op) in history.ops.iter().enumerate() {
-        by_conn.entry(op.conn).or_default().push(i);
-    }
-    for indices in by_conn.values_mut() {
-        indices.sort_by_key(|&i| history.ops[i].seq_in_conn);
+    let order = history.ops_in_conn_order();
+    let conn_of = |i: u32| history.ops[i as usize].conn;
+    for indices in order.chunk_by(|&a, &b| conn_of(a) == conn_of(b)) {
         // Blocking requests of this connection not yet answered, each
         // with its longest wait (parsed once, not once per later request).
         let mut waiting: Vec<(&Op, Option<u64>)> = Vec::new();
-        for &i in indices.iter() {
+        for &i in indices {
+            let i = i as usize;
             let op = &history.ops[i];
             waiting.retain(|(w, _)| w.complete.as_ref().is_none_or(|(at, _)| *at > op.invoke_ns));
             if let Some(timeout) = blocking_timeout(&op.args) {

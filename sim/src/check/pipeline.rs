@@ -17,13 +17,12 @@
 //! from the engine), and shapes are checked only for commands whose every
 //! success reply has one shape.
 
-use std::collections::BTreeMap;
-
 use seedkv_engine::resp::Frame;
 
 use super::name_buffer::NameBuffer;
 use super::{Checker, RunFacts, Violation};
-use crate::history::{ConnId, History, Op};
+use crate::fxhash::FxHashMap;
+use crate::history::{ConnId, History};
 use crate::workload::PREFIXED_NAMESPACES;
 
 pub struct PipelineOrder;
@@ -55,8 +54,9 @@ impl Checker for PipelineOrder {
                 }
             }
         }
-        // Executions per connection, by request index.
-        let mut executed: BTreeMap<ConnId, Vec<u64>> = BTreeMap::new();
+        // Executions per connection, by request index (looked up, never
+        // walked in order).
+        let mut executed: FxHashMap<ConnId, Vec<u64>> = FxHashMap::default();
         for e in &history.executions {
             // A script's calls are recorded under the script's own index.
             if e.in_exec != Some(e.seq_in_conn) {
@@ -67,22 +67,23 @@ impl Checker for PipelineOrder {
             seqs.sort_unstable();
         }
         let silenced = crate::reply_mode::silenced(history);
-        let mut per_conn: BTreeMap<ConnId, Vec<(bool, &Op)>> = BTreeMap::new();
-        for (i, op) in history.ops.iter().enumerate() {
-            let silenced = silenced.contains(&i);
-            per_conn.entry(op.conn).or_default().push((silenced, op));
-        }
+        let by_conn = history.ops_by_conn();
         let empty = Vec::new();
-        for (conn, ops) in &per_conn {
+        let op_at = |i: u32| &history.ops[i as usize];
+        for positions in by_conn.chunk_by(|&a, &b| op_at(a).conn == op_at(b).conn) {
+            let conn = &op_at(positions[0]).conn;
+            let ops = positions
+                .iter()
+                .map(|&i| (silenced.contains(i as usize), op_at(i)));
             let seqs = executed.get(conn).unwrap_or(&empty);
             if let Some(w) = seqs.windows(2).find(|w| w[0] == w[1]) {
                 return violation(format!("conn {conn}: request {} executed twice", w[0]));
             }
             if let Some(&last) = seqs.last() {
-                if last >= ops.len() as u64 {
+                if last >= positions.len() as u64 {
                     return violation(format!(
                         "conn {conn}: the engine executed request #{last} but only {} were sent",
-                        ops.len()
+                        positions.len()
                     ));
                 }
             }
@@ -91,7 +92,7 @@ impl Checker for PipelineOrder {
             // Between MULTI and EXEC/DISCARD a request may be answered
             // +QUEUED, and runs only if EXEC does.
             let mut in_multi = false;
-            for (i, &(silenced, op)) in ops.iter().enumerate() {
+            for (i, (silenced, op)) in ops.enumerate() {
                 let queued = in_multi
                     && matches!(&op.complete, Some((_, Frame::Simple(s))) if s == b"QUEUED");
                 let mut name_buffer = NameBuffer::default();
@@ -328,7 +329,7 @@ fn parse_u64(bytes: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Conn, Execution};
+    use crate::history::{Conn, Execution, Op};
 
     fn req(parts: &[&str]) -> Vec<Vec<u8>> {
         parts.iter().map(|p| p.as_bytes().to_vec()).collect()

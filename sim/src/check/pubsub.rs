@@ -34,6 +34,7 @@ use seedkv_engine::resp::Frame;
 
 use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
+use crate::fxhash::FxHashMap;
 use crate::history::{ConnId, Delivery, History, MessageKind, Op};
 
 mod requests;
@@ -165,17 +166,17 @@ impl Checker for PubSubDelivery {
         if publishes.is_empty() {
             return Ok(());
         }
-        let ops: BTreeMap<(ConnId, u64), &Op> = history
-            .ops
-            .iter()
-            .map(|op| ((op.conn, op.seq_in_conn), op))
-            .collect();
         if history.executions.is_empty() {
+            let ops: BTreeMap<(ConnId, u64), &Op> = history
+                .ops
+                .iter()
+                .map(|op| ((op.conn, op.seq_in_conn), op))
+                .collect();
             return by_client_intervals(history, &publishes, &ops);
         }
         by_execution_order(history, &mut publishes)?;
         check_deliveries(history, &publishes, |p| p.exec.map(|e| e as u64))?;
-        check_no_loss(history, &publishes, &ops)
+        check_no_loss(history, &publishes, &history.op_index())
     }
 }
 
@@ -324,9 +325,9 @@ fn check_deliveries(
 }
 
 /// Requests of each connection in execution order: (execution index,
-/// request index).
-fn executions_by_conn(history: &History) -> BTreeMap<ConnId, Vec<(usize, u64)>> {
-    let mut by_conn: BTreeMap<ConnId, Vec<(usize, u64)>> = BTreeMap::new();
+/// request index). Looked up by connection, never walked in order.
+fn executions_by_conn(history: &History) -> FxHashMap<ConnId, Vec<(usize, u64)>> {
+    let mut by_conn: FxHashMap<ConnId, Vec<(usize, u64)>> = FxHashMap::default();
     for (index, e) in history.executions.iter().enumerate() {
         by_conn
             .entry(e.conn)
@@ -352,7 +353,7 @@ fn delivered_before(history: &History) -> BTreeMap<(&[u8], Target), u64> {
 fn check_no_loss(
     history: &History,
     publishes: &BTreeMap<&[u8], Publish>,
-    ops: &BTreeMap<(ConnId, u64), &Op>,
+    ops: &crate::history::OpIndex,
 ) -> Result<(), Violation> {
     let by_conn = executions_by_conn(history);
     let delivered = delivered_before(history);

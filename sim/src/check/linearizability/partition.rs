@@ -25,9 +25,19 @@ enum Writes<'a> {
 }
 
 fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
-    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    if let Some((keys, writes)) = modelled_keys(&name, args) {
-        return match (name.as_str(), writes) {
+    // Lowercased on the stack when it can be (every op the recogniser
+    // declines comes here); a long or non-UTF-8 name as before.
+    let mut name_buffer = NameBuffer::default();
+    let lowered: String;
+    let name: &str = match std::str::from_utf8(name_buffer.lower(&args[0])) {
+        Ok(name) if !name.is_empty() || args[0].is_empty() => name,
+        _ => {
+            lowered = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+            &lowered
+        }
+    };
+    if let Some((keys, writes)) = modelled_keys(name, args) {
+        return match (name, writes) {
             ("flushdb", _) => Writes::Db,
             ("flushall", _) => Writes::Everything,
             (_, true) => Writes::Keys(keys),
@@ -46,13 +56,13 @@ fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
                 .into_iter()
                 .map(|i| args[i].as_slice())
                 .collect();
-            match keys.is_empty() || matches!(name.as_str(), "move" | "copy") {
+            match keys.is_empty() || matches!(name, "move" | "copy") {
                 true => Writes::Everything,
                 false => Writes::Keys(keys),
             }
         }
-        _ if is_harmless(&name) => Writes::Nothing,
-        _ if is_single_key_command(&name) && args.len() >= 2 => Writes::Keys(vec![&args[1]]),
+        _ if is_harmless(name) => Writes::Nothing,
+        _ if is_single_key_command(name) && args.len() >= 2 => Writes::Keys(vec![&args[1]]),
         _ => Writes::Everything,
     }
 }
@@ -83,8 +93,7 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
     let table = CommandTable::new(seedkv_engine::commands::FAMILIES);
     // Every op in (connection, request index) order: one sort instead of a
     // map of per-connection lists.
-    let mut order: Vec<usize> = (0..history.ops.len()).collect();
-    order.sort_unstable_by_key(|&i| (history.ops[i].conn, history.ops[i].seq_in_conn, i));
+    let order = history.ops_in_conn_order();
     let mut keys: FxHashMap<KeyId<'h>, Vec<KeyOp>> = FxHashMap::default();
     // Only keys that some single-key operation names can ever be searched,
     // so exclusions are recorded for those alone: the workloads' MSETs and
@@ -105,13 +114,15 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
         .collect();
     let mut excluded: FxHashSet<KeyId<'h>> = FxHashSet::default();
     let mut excluded_dbs = [false; DB_COUNT];
-    for indices in order.chunk_by(|&a, &b| history.ops[a].conn == history.ops[b].conn) {
+    let conn_of = |i: u32| history.ops[i as usize].conn;
+    for indices in order.chunk_by(|&a, &b| conn_of(a) == conn_of(b)) {
         let mut conn = ConnView {
             db: Some(0),
             in_multi: false,
             opaque: false,
         };
-        for &i in indices.iter() {
+        for &i in indices {
+            let i = i as usize;
             let op = &history.ops[i];
             if op.args.is_empty() {
                 continue;
