@@ -128,7 +128,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 != 0 || model.is_empty() {
+            if !x.is_multiple_of(3) || model.is_empty() {
                 let at = (x >> 8) % 64;
                 q.push(at, i);
                 model.push((at, i));
