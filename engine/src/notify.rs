@@ -241,8 +241,11 @@ fn publish_event(
         }
         return work_units;
     }
+    // One buffer for both names, kept between events: no allocation per
+    // notification.
+    let mut channel = std::mem::take(&mut server.pubsub.channel_scratch);
     if flags & class::KEYSPACE != 0 {
-        let channel = key_channel(b"__keyspace@", db, key);
+        key_channel(&mut channel, b"__keyspace@", db, key);
         work_units += 1 + key.len() as u64 / crate::cmd::REPLY_BYTES_PER_WORK_UNIT;
         crate::pubsub::publish(
             &mut server.pubsub,
@@ -254,7 +257,7 @@ fn publish_event(
         );
     }
     if flags & class::KEYEVENT != 0 {
-        let channel = key_channel(b"__keyevent@", db, event.as_bytes());
+        key_channel(&mut channel, b"__keyevent@", db, event.as_bytes());
         work_units += 1;
         crate::pubsub::publish(
             &mut server.pubsub,
@@ -265,22 +268,22 @@ fn publish_event(
             &mut work_units,
         );
     }
+    server.pubsub.channel_scratch = channel;
     work_units
 }
 
 /// `{kind}{db}__:{suffix}`, the name of a keyspace or keyevent channel,
-/// built without the formatting machinery (every write of a run with
+/// written over `channel`, without the formatting machinery (every write of a run with
 /// notifications and a listener builds two).
-fn key_channel(kind: &[u8], db: usize, suffix: &[u8]) -> Vec<u8> {
+fn key_channel(channel: &mut Vec<u8>, kind: &[u8], db: usize, suffix: &[u8]) {
     let mut buf = [0u8; 20];
     // A database index is below `databases` (an i32 config), so it fits.
     let digits = crate::resp::encode::fmt_i64(&mut buf, db as i64);
-    let mut channel = Vec::with_capacity(kind.len() + digits.len() + 3 + suffix.len());
+    channel.clear();
     channel.extend_from_slice(kind);
     channel.extend_from_slice(digits);
     channel.extend_from_slice(b"__:");
     channel.extend_from_slice(suffix);
-    channel
 }
 
 #[cfg(test)]

@@ -413,16 +413,12 @@ fn lpush_and_expire_reply_before_their_event_as_redis_does() {
 
 #[test]
 fn channel_names_spell_the_database_in_decimal() {
-    assert_eq!(
-        super::key_channel(b"__keyspace@", 0, b"k"),
-        b"__keyspace@0__:k"
-    );
-    assert_eq!(
-        super::key_channel(b"__keyevent@", 15, b"set"),
-        b"__keyevent@15__:set"
-    );
-    assert_eq!(
-        super::key_channel(b"__keyspace@", 1234, b""),
-        b"__keyspace@1234__:"
-    );
+    // One buffer throughout, longer name first: each name replaces the last.
+    let mut channel = b"stale bytes from an earlier, longer name".to_vec();
+    super::key_channel(&mut channel, b"__keyspace@", 0, b"k");
+    assert_eq!(channel, b"__keyspace@0__:k");
+    super::key_channel(&mut channel, b"__keyevent@", 15, b"set");
+    assert_eq!(channel, b"__keyevent@15__:set");
+    super::key_channel(&mut channel, b"__keyspace@", 1234, b"");
+    assert_eq!(channel, b"__keyspace@1234__:");
 }

@@ -376,10 +376,36 @@ fn lossy(bytes: &[u8]) -> String {
 }
 
 fn parse_i64(line: &[u8]) -> Result<i64, String> {
-    std::str::from_utf8(line)
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-        .ok_or_else(|| format!("Protocol error: bad integer {:?}", lossy(line)))
+    decimal_i64(line).ok_or_else(|| format!("Protocol error: bad integer {:?}", lossy(line)))
+}
+
+/// `str::parse::<i64>` over bytes, without the UTF-8 check: an optional
+/// sign, then one or more ASCII digits, `None` on overflow. Every integer
+/// and length line of every reply goes through it.
+fn decimal_i64(line: &[u8]) -> Option<i64> {
+    let (negative, digits) = match line.first() {
+        Some(b'-') => (true, &line[1..]),
+        Some(b'+') => (false, &line[1..]),
+        _ => (false, line),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &b in digits {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        n = n.checked_mul(10)?;
+        // Accumulated on the sign's side, so that i64::MIN parses.
+        n = if negative {
+            n.checked_sub(i64::from(digit))?
+        } else {
+            n.checked_add(i64::from(digit))?
+        };
+    }
+    Some(n)
 }
 
 fn parse_double(line: &[u8]) -> Result<f64, String> {

@@ -402,3 +402,45 @@ mod prop {
         }
     }
 }
+
+/// The byte parser of integer lines agrees with `str::parse::<i64>` on
+/// signs, empty digits, non-digits, the extremes and overflow.
+#[test]
+fn integer_lines_parse_as_str_parse_does() {
+    let cases: &[&[u8]] = &[
+        b"0",
+        b"-0",
+        b"+0",
+        b"7",
+        b"-7",
+        b"+7",
+        b"",
+        b"-",
+        b"+",
+        b"--1",
+        b"+-1",
+        b" 1",
+        b"1 ",
+        b"1a",
+        b"9223372036854775807",
+        b"9223372036854775808",
+        b"-9223372036854775808",
+        b"-9223372036854775809",
+        b"00000000000000000000042",
+        b"99999999999999999999999",
+        b"\xff1",
+        b"1/",
+        b"1:",
+    ];
+    for &line in cases {
+        let want = std::str::from_utf8(line)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok());
+        assert_eq!(
+            super::decimal_i64(line),
+            want,
+            "{:?}",
+            String::from_utf8_lossy(line)
+        );
+    }
+}
