@@ -277,7 +277,11 @@ fn finish_run(
             Err(e) => return ctx.error(&kind.run_error(name, &e)),
         }
     } else {
-        write_script_error(&mut w, &value, name);
+        // Reads three fields by name: without the per-key pcall.
+        let _ = convert::unlimited(lua, || {
+            write_script_error(&mut w, &value, name);
+            Ok(())
+        });
         1
     };
     ctx.work(elements);

@@ -153,25 +153,27 @@ fn body(yielder: &Yielder<Resume, Suspend>, start: Start) -> Outcome {
         argv,
     } = start;
     lua.scope(|scope| {
-        let host = scope.create_function(|_, args: MultiValue| {
-            match yielder.suspend(Suspend::Host(args)) {
-                Resume::Host(result) => result,
-                Resume::Go => Ok(MultiValue::new()),
-            }
-        })?;
-        let slice = scope.create_function(|_, ()| {
-            let _ = yielder.suspend(Suspend::Slice);
-            Ok(())
-        })?;
-        lua.set_app_data(api::RunFunctions { host, slice });
-        let outcome = (|| {
-            let (keys, argv) = super::convert::unlimited(&lua, || {
-                Ok((string_array(&lua, &keys)?, string_array(&lua, &argv)?))
+        // Two closures and the KEYS and ARGV tables: bounded by the
+        // request's size, so made without mlua's per-value pcall.
+        let made = super::convert::unlimited(&lua, || {
+            let host = scope.create_function(|_, args: MultiValue| {
+                match yielder.suspend(Suspend::Host(args)) {
+                    Resume::Host(result) => result,
+                    Resume::Go => Ok(MultiValue::new()),
+                }
             })?;
-            match entry {
-                Entry::Eval { run } => run.call::<(bool, Value)>((function, keys, argv)),
-                Entry::Function { call } => call.call::<(bool, Value)>((function, keys, argv)),
-            }
+            let slice = scope.create_function(|_, ()| {
+                let _ = yielder.suspend(Suspend::Slice);
+                Ok(())
+            })?;
+            let (keys, argv) = (string_array(&lua, &keys)?, string_array(&lua, &argv)?);
+            Ok((host, slice, keys, argv))
+        });
+        let (host, slice, keys, argv) = made?;
+        lua.set_app_data(api::RunFunctions { host, slice });
+        let outcome = (|| match entry {
+            Entry::Eval { run } => run.call::<(bool, Value)>((function, keys, argv)),
+            Entry::Function { call } => call.call::<(bool, Value)>((function, keys, argv)),
         })();
         lua.remove_app_data::<api::RunFunctions>();
         outcome
