@@ -317,12 +317,31 @@ fn write_table(out: &mut Out, t: &Table, depth: usize) {
         }
         return;
     }
-    // t[1], t[2]... up to the first nil, as Redis walks it (rawgeti).
-    let items: Vec<Value> = t.sequence_values::<Value>().map_while(Result::ok).collect();
+    let items = sequence(t);
     w.array_len(items.len());
     for v in &items {
         write_value(out, v, depth + 1);
     }
+}
+
+/// t[1], t[2]... up to the first nil, as Redis walks a reply array
+/// (`lua_rawgeti` until nil). Read with mlua's `for_each_value`, which
+/// pushes the table once and reads `1..=#t` by `rawgeti` (its
+/// `sequence_values` pushes the table and checks the stack per element:
+/// three times the instructions). `#t` is a border, and every border is
+/// at or past the first nil's predecessor, so stopping at the first nil
+/// reads exactly Redis's elements.
+fn sequence(t: &Table) -> Vec<Value> {
+    let mut items = Vec::new();
+    let _ = t.for_each_value(|v: Value| {
+        if v == Value::Nil {
+            // Stops the walk: the error goes nowhere.
+            return Err(mlua::Error::runtime("first nil"));
+        }
+        items.push(v);
+        Ok(())
+    });
+    items
 }
 
 /// An error reply from raw bytes: `-` included by the caller; CR/LF become
