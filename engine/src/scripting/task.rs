@@ -171,10 +171,10 @@ fn body(yielder: &Yielder<Resume, Suspend>, start: Start) -> Outcome {
         });
         let (host, slice, keys, argv) = made?;
         lua.set_app_data(api::RunFunctions { host, slice });
-        let outcome = (|| match entry {
+        let outcome = match entry {
             Entry::Eval { run } => run.call::<(bool, Value)>((function, keys, argv)),
             Entry::Function { call } => call.call::<(bool, Value)>((function, keys, argv)),
-        })();
+        };
         lua.remove_app_data::<api::RunFunctions>();
         outcome
     })
