@@ -12,8 +12,15 @@ use mlua::{Function, Lua, MultiValue, Table, Value};
 
 use super::convert;
 
-/// The registry slot holding the current run's host function.
-pub const HOST_REGISTRY_KEY: &str = "seedkv.host";
+/// The functions of the run in progress, kept in the Lua state's app data
+/// while a task's body runs (see [`super::task`]): `host` serves the
+/// `redis.*` calls that need the server, `slice` suspends the run at the
+/// end of a slice (the count hook calls it). App data, not the registry:
+/// a named registry value is found by a Lua string made per lookup.
+pub struct RunFunctions {
+    pub host: Function,
+    pub slice: Function,
+}
 
 /// An error table's message (`ERR ...`), raised by a Redis API function.
 #[derive(Debug, Clone)]
@@ -60,7 +67,10 @@ pub fn error_message(e: &mlua::Error) -> (Vec<u8>, bool) {
 }
 
 fn host(lua: &Lua) -> mlua::Result<Function> {
-    lua.named_registry_value::<Function>(HOST_REGISTRY_KEY)
+    match lua.app_data_ref::<RunFunctions>() {
+        Some(run) => Ok(run.host.clone()),
+        None => Err(mlua::Error::runtime("no script is running")),
+    }
 }
 
 fn call(lua: &Lua, raise_errors: bool, args: MultiValue) -> mlua::Result<Value> {

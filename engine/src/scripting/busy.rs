@@ -252,6 +252,7 @@ fn end(ctx: &mut Ctx, running: Running, outcome: Outcome) {
     running.slice_at.set(u64::MAX);
     let Running {
         task,
+        lua,
         run,
         name,
         caller_db,
@@ -260,7 +261,8 @@ fn end(ctx: &mut Ctx, running: Running, outcome: Outcome) {
         ..
     } = running;
     ctx.server.scripting.spare_stack = task.into_stack();
-    super::finish_run(ctx, run, (kind, &name, caller_db, protocol), outcome);
+    let about = (kind, &name[..], caller_db, protocol);
+    super::finish_run(ctx, (&lua, run), about, outcome);
 }
 
 /// SCRIPT KILL (`kind` Eval) and FUNCTION KILL (`kind` Function), as

@@ -149,9 +149,10 @@ fn rejected(lua: &Lua, msg: &str) -> mlua::Result<Value> {
 
 /// [`rejected`] with the error code given in `msg`.
 fn error_table(lua: &Lua, msg: &str) -> mlua::Result<Value> {
-    let t = lua.create_table()?;
-    t.raw_set("err", msg)?;
-    t.raw_set("ignore_error_stats_update", true)?;
+    let names = convert::FieldNames::of(lua)?;
+    let t = convert::unlimited(lua, || {
+        convert::marked_error_table(lua, &names, msg.as_bytes())
+    })?;
     Ok(Value::Table(t))
 }
 

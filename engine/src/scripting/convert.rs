@@ -12,7 +12,7 @@
 //! {err=} -> error, {ok=} -> status, {double=}, {big_number=},
 //! {verbatim_string=}, {map=}, {set=}, else an array up to the first nil.
 
-use mlua::{Lua, Table, Value};
+use mlua::{AppDataRef, Lua, Table, Value};
 
 use crate::resp::{Frame, Protocol, ReplyWriter};
 
@@ -20,8 +20,72 @@ use crate::resp::{Frame, Protocol, ReplyWriter};
 /// that contains itself would otherwise recurse forever).
 pub const REPLY_DEPTH_MAX: usize = 1000;
 
+/// The field names the conversions read and write (`err`, `ok`,
+/// `double`...), created once per Lua state and kept in its app data. Why:
+/// a `&str` key makes a new Lua string per lookup, and under the state's
+/// memory limit mlua protects each such allocation with a C closure and a
+/// `pcall` of its own, seven times per table of a script's reply.
+pub struct FieldNames {
+    pub err: mlua::String,
+    pub ok: mlua::String,
+    double: mlua::String,
+    big_number: mlua::String,
+    verbatim_string: mlua::String,
+    map: mlua::String,
+    set: mlua::String,
+    format: mlua::String,
+    string: mlua::String,
+    ignore_error_stats_update: mlua::String,
+}
+
+impl FieldNames {
+    /// Creates the names in `lua` and keeps them in its app data.
+    pub fn install(lua: &Lua) -> mlua::Result<()> {
+        let name = |s: &str| lua.create_string(s);
+        let names = FieldNames {
+            err: name("err")?,
+            ok: name("ok")?,
+            double: name("double")?,
+            big_number: name("big_number")?,
+            verbatim_string: name("verbatim_string")?,
+            map: name("map")?,
+            set: name("set")?,
+            format: name("format")?,
+            string: name("string")?,
+            ignore_error_stats_update: name("ignore_error_stats_update")?,
+        };
+        lua.set_app_data(names);
+        Ok(())
+    }
+
+    /// The names of `lua` (every state the engine creates installs them).
+    pub fn of(lua: &Lua) -> mlua::Result<AppDataRef<'_, FieldNames>> {
+        lua.app_data_ref::<FieldNames>()
+            .ok_or_else(|| mlua::Error::runtime("the Lua state has no field names"))
+    }
+}
+
+/// Runs `f`, which converts values of a bounded size between Rust and Lua,
+/// with the state's memory limit lifted. Why: under a limit mlua protects
+/// every string, table and field it creates with a `pcall` through a new
+/// C closure, which costs more than the conversion itself. The memory is
+/// counted all the same: the limit is back before the script runs on, and
+/// its next allocation fails if the conversion took the state past it
+/// (Redis has no limit at all).
+pub fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
+    let limit = lua.set_memory_limit(0)?;
+    let result = f();
+    lua.set_memory_limit(limit)?;
+    result
+}
+
 /// A command's reply (one frame) as the Lua value `redis.call` returns.
 pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp: Protocol) -> mlua::Result<Value> {
+    let names = FieldNames::of(lua)?;
+    unlimited(lua, || to_lua(lua, &names, frame, resp))
+}
+
+fn to_lua(lua: &Lua, names: &FieldNames, frame: &Frame, resp: Protocol) -> mlua::Result<Value> {
     Ok(match frame {
         Frame::Integer(n) => Value::Number(*n as f64),
         Frame::Bulk(b) => Value::String(lua.create_string(b)?),
@@ -29,50 +93,50 @@ pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp: Protocol) -> mlua::Result<Va
             Protocol::Resp2 => Value::Boolean(false),
             Protocol::Resp3 => Value::Nil,
         },
-        Frame::Simple(s) => single_field(lua, "ok", Value::String(lua.create_string(s)?))?,
-        Frame::Error(e) => Value::Table(error_table(lua, e)?),
+        Frame::Simple(s) => single_field(lua, &names.ok, Value::String(lua.create_string(s)?))?,
+        Frame::Error(e) => Value::Table(error_table_with(lua, names, e)?),
         Frame::Array(items) | Frame::Push(items) => {
             let t = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, frame_to_lua(lua, item, resp)?)?;
+                t.raw_set(i + 1, to_lua(lua, names, item, resp)?)?;
             }
             Value::Table(t)
         }
         Frame::Map(pairs) => {
             let inner = lua.create_table()?;
             for (k, v) in pairs {
-                let key = frame_to_lua(lua, k, resp)?;
+                let key = to_lua(lua, names, k, resp)?;
                 if key != Value::Nil {
-                    inner.raw_set(key, frame_to_lua(lua, v, resp)?)?;
+                    inner.raw_set(key, to_lua(lua, names, v, resp)?)?;
                 }
             }
-            single_field(lua, "map", Value::Table(inner))?
+            single_field(lua, &names.map, Value::Table(inner))?
         }
         Frame::Set(items) => {
             let inner = lua.create_table()?;
             for item in items {
-                let key = frame_to_lua(lua, item, resp)?;
+                let key = to_lua(lua, names, item, resp)?;
                 if key != Value::Nil {
                     inner.raw_set(key, true)?;
                 }
             }
-            single_field(lua, "set", Value::Table(inner))?
+            single_field(lua, &names.set, Value::Table(inner))?
         }
-        Frame::Double(d) => single_field(lua, "double", Value::Number(*d))?,
+        Frame::Double(d) => single_field(lua, &names.double, Value::Number(*d))?,
         Frame::Boolean(b) => Value::Boolean(*b),
         Frame::BigNumber(s) => {
-            single_field(lua, "big_number", Value::String(lua.create_string(s)?))?
+            single_field(lua, &names.big_number, Value::String(lua.create_string(s)?))?
         }
         Frame::Verbatim { format, data } => {
             let inner = lua.create_table()?;
-            inner.raw_set("string", lua.create_string(data)?)?;
-            inner.raw_set("format", lua.create_string(format)?)?;
-            single_field(lua, "verbatim_string", Value::Table(inner))?
+            inner.raw_set(&names.string, lua.create_string(data)?)?;
+            inner.raw_set(&names.format, lua.create_string(format)?)?;
+            single_field(lua, &names.verbatim_string, Value::Table(inner))?
         }
     })
 }
 
-fn single_field(lua: &Lua, name: &str, v: Value) -> mlua::Result<Value> {
+fn single_field(lua: &Lua, name: &mlua::String, v: Value) -> mlua::Result<Value> {
     let t = lua.create_table()?;
     t.raw_set(name, v)?;
     Ok(Value::Table(t))
@@ -81,10 +145,16 @@ fn single_field(lua: &Lua, name: &str, v: Value) -> mlua::Result<Value> {
 /// Redis's `luaPushErrorBuff` for an error reply (without its `-`): the
 /// code up to the first space stays, a message without one gets `ERR`;
 /// marked so that error stats do not count it twice.
-pub fn error_table(lua: &Lua, reply: &[u8]) -> mlua::Result<Table> {
+fn error_table_with(lua: &Lua, names: &FieldNames, reply: &[u8]) -> mlua::Result<Table> {
+    marked_error_table(lua, names, &normalize_error(reply))
+}
+
+/// `{err = msg, ignore_error_stats_update = true}` for a message that
+/// already has its code (a script call's own refusals).
+pub fn marked_error_table(lua: &Lua, names: &FieldNames, msg: &[u8]) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("err", lua.create_string(normalize_error(reply))?)?;
-    t.raw_set("ignore_error_stats_update", true)?;
+    t.raw_set(&names.err, lua.create_string(msg)?)?;
+    t.raw_set(&names.ignore_error_stats_update, true)?;
     Ok(t)
 }
 
@@ -110,20 +180,35 @@ pub fn normalize_error(reply: &[u8]) -> Vec<u8> {
 /// version the script chose with `redis.setresp` (it decides how booleans
 /// reply); `w` speaks the caller's protocol. Returns the elements written,
 /// for work accounting.
-pub fn write_lua_reply(w: &mut ReplyWriter, script_resp: Protocol, v: &Value) -> u64 {
-    let mut elements = 0;
-    write_value(w, script_resp, v, 0, &mut elements);
-    elements
-}
-
-fn write_value(
+pub fn write_lua_reply(
     w: &mut ReplyWriter,
+    names: &FieldNames,
     script_resp: Protocol,
     v: &Value,
-    depth: usize,
-    elements: &mut u64,
-) {
-    *elements += 1;
+) -> u64 {
+    let mut out = Out {
+        w,
+        names,
+        script_resp,
+        elements: 0,
+    };
+    write_value(&mut out, v, 0);
+    out.elements
+}
+
+/// Where a reply is written and what writing it needs.
+struct Out<'a, 'w> {
+    w: &'a mut ReplyWriter<'w>,
+    names: &'a FieldNames,
+    /// The version the script chose (it decides how booleans reply).
+    script_resp: Protocol,
+    /// Elements written, for work accounting.
+    elements: u64,
+}
+
+fn write_value(out: &mut Out, v: &Value, depth: usize) {
+    let (w, script_resp) = (&mut *out.w, out.script_resp);
+    out.elements += 1;
     if depth > REPLY_DEPTH_MAX {
         w.error("ERR reached lua stack limit");
         return;
@@ -137,7 +222,7 @@ fn write_value(
         },
         Value::Integer(n) => w.int(*n),
         Value::Number(n) => w.int(truncate(*n)),
-        Value::Table(t) => write_table(w, script_resp, t, depth, elements),
+        Value::Table(t) => write_table(out, t, depth),
         _ => w.null(),
     }
 }
@@ -152,27 +237,22 @@ pub fn truncate(n: f64) -> i64 {
     }
 }
 
-fn string_field(t: &Table, name: &str) -> Option<mlua::String> {
+fn string_field(t: &Table, name: &mlua::String) -> Option<mlua::String> {
     match t.raw_get::<Value>(name) {
         Ok(Value::String(s)) => Some(s),
         _ => None,
     }
 }
 
-fn write_table(
-    w: &mut ReplyWriter,
-    script_resp: Protocol,
-    t: &Table,
-    depth: usize,
-    elements: &mut u64,
-) {
-    if let Some(err) = string_field(t, "err") {
+fn write_table(out: &mut Out, t: &Table, depth: usize) {
+    let (w, names) = (&mut *out.w, out.names);
+    if let Some(err) = string_field(t, &names.err) {
         let mut msg = b"-".to_vec();
         msg.extend_from_slice(&err.as_bytes());
         write_error_bytes(w, &msg);
         return;
     }
-    if let Some(ok) = string_field(t, "ok") {
+    if let Some(ok) = string_field(t, &names.ok) {
         let mut line = b"+".to_vec();
         line.extend(
             ok.as_bytes()
@@ -183,12 +263,12 @@ fn write_table(
         w.raw(&line);
         return;
     }
-    match t.raw_get::<Value>("double") {
+    match t.raw_get::<Value>(&names.double) {
         Ok(Value::Number(d)) => return w.double(d),
         Ok(Value::Integer(n)) => return w.double(n as f64),
         _ => {}
     }
-    if let Some(big) = string_field(t, "big_number") {
+    if let Some(big) = string_field(t, &names.big_number) {
         let text: Vec<u8> = big
             .as_bytes()
             .iter()
@@ -205,8 +285,9 @@ fn write_table(
         }
         return;
     }
-    if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
-        if let (Some(format), Some(s)) = (string_field(&v, "format"), string_field(&v, "string")) {
+    if let Ok(Value::Table(v)) = t.raw_get::<Value>(&names.verbatim_string) {
+        let format = string_field(&v, &names.format);
+        if let (Some(format), Some(s)) = (format, string_field(&v, &names.string)) {
             let format = format.as_bytes();
             if format.len() >= 3 {
                 let fmt = String::from_utf8_lossy(&format[..3]).into_owned();
@@ -216,37 +297,51 @@ fn write_table(
             }
         }
     }
-    if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
+    if let Ok(Value::Table(m)) = t.raw_get::<Value>(&names.map) {
         let pairs: Vec<(Value, Value)> = m.pairs::<Value, Value>().filter_map(Result::ok).collect();
         w.map_len(pairs.len());
         for (k, v) in &pairs {
-            write_value(w, script_resp, k, depth + 1, elements);
-            write_value(w, script_resp, v, depth + 1, elements);
+            write_value(out, k, depth + 1);
+            write_value(out, v, depth + 1);
         }
         return;
     }
-    if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
+    if let Ok(Value::Table(s)) = t.raw_get::<Value>(&names.set) {
         let members: Vec<Value> = s
             .pairs::<Value, Value>()
             .filter_map(|p| p.ok().map(|(k, _)| k))
             .collect();
         w.set_len(members.len());
         for k in &members {
-            write_value(w, script_resp, k, depth + 1, elements);
+            write_value(out, k, depth + 1);
         }
         return;
     }
-    let mut items = Vec::new();
-    loop {
-        match t.raw_get::<Value>(items.len() + 1) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
-        }
-    }
+    let items = sequence(t);
     w.array_len(items.len());
     for v in &items {
-        write_value(w, script_resp, v, depth + 1, elements);
+        write_value(out, v, depth + 1);
     }
+}
+
+/// t[1], t[2]... up to the first nil, as Redis walks a reply array
+/// (`lua_rawgeti` until nil). Read with mlua's `for_each_value`, which
+/// pushes the table once and reads `1..=#t` by `rawgeti` (its
+/// `sequence_values` pushes the table and checks the stack per element:
+/// three times the instructions). `#t` is a border, and every border is
+/// at or past the first nil's predecessor, so stopping at the first nil
+/// reads exactly Redis's elements.
+fn sequence(t: &Table) -> Vec<Value> {
+    let mut items = Vec::new();
+    let _ = t.for_each_value(|v: Value| {
+        if v == Value::Nil {
+            // Stops the walk: the error goes nowhere.
+            return Err(mlua::Error::runtime("first nil"));
+        }
+        items.push(v);
+        Ok(())
+    });
+    items
 }
 
 /// An error reply from raw bytes: `-` included by the caller; CR/LF become

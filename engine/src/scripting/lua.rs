@@ -37,7 +37,10 @@ pub const LUA_MEMORY_MAX_BYTES: usize = 512 << 20;
 
 /// The prelude's entry points (see [`super::sandbox`]).
 pub struct Api {
-    pub new_env: Function,
+    /// The environment every script runs in (read-only; see
+    /// [`super::sandbox`]).
+    pub env: Table,
+    /// `run(function, KEYS, ARGV)`: the protected call of a script.
     pub run: Function,
 }
 
@@ -84,6 +87,7 @@ impl Vm {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
         lua.set_memory_limit(LUA_MEMORY_MAX_BYTES)?;
+        super::convert::FieldNames::install(&lua)?;
         let globals = lua.globals();
         for name in ["dofile", "loadfile", "print", "module", "require"] {
             globals.raw_set(name, Value::Nil)?;
@@ -110,7 +114,7 @@ impl Vm {
             .set_name(PRELUDE_CHUNK_NAME)
             .call((redis, math, bit, handler, errmsg))?;
         let api = Api {
-            new_env: api.get("new_env")?,
+            env: api.get("env")?,
             run: api.get("run")?,
         };
         let vm = Vm {
@@ -195,8 +199,9 @@ pub fn install_count_hook(vm: &Vm, loading: Option<Rc<Cell<bool>>>) {
                 slice_end.set(counted.get().saturating_add(SLICE_INSTRUCTIONS));
                 // The task's body registered it: this suspends the
                 // script's stack until the engine resumes it.
-                let slice: Option<Function> =
-                    lua.named_registry_value(super::task::SLICE_REGISTRY_KEY)?;
+                let slice = lua
+                    .app_data_ref::<super::api::RunFunctions>()
+                    .map(|run| run.slice.clone());
                 if let Some(slice) = slice {
                     slice.call::<()>(())?;
                 }

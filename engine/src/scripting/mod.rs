@@ -182,7 +182,6 @@ impl Scripting {
             lua: vm.lua.clone(),
             function,
             entry: busy::Entry::Eval {
-                new_env: vm.api.new_env.clone(),
                 run: vm.api.run.clone(),
             },
             counters: vm.counters(),
@@ -259,7 +258,7 @@ pub fn eval(ctx: &mut Ctx, args: &mut [Vec<u8>], kind: EvalKind) {
 /// SHA or the function's name.
 fn finish_run(
     ctx: &mut Ctx,
-    run: Run,
+    (lua, run): (&mlua::Lua, Run),
     (kind, name, caller_db, protocol): (busy::ScriptKind, &str, usize, Protocol),
     outcome: task::Outcome,
 ) {
@@ -273,9 +272,16 @@ fn finish_run(
     let mut reply = Vec::new();
     let mut w = ReplyWriter::new(&mut reply, protocol);
     let elements = if ok {
-        convert::write_lua_reply(&mut w, run.resp, &value)
+        match convert::FieldNames::of(lua) {
+            Ok(names) => convert::write_lua_reply(&mut w, &names, run.resp, &value),
+            Err(e) => return ctx.error(&kind.run_error(name, &e)),
+        }
     } else {
-        write_script_error(&mut w, &value, name);
+        // Reads three fields by name: without the per-key pcall.
+        let _ = convert::unlimited(lua, || {
+            write_script_error(&mut w, &value, name);
+            Ok(())
+        });
         1
     };
     ctx.work(elements);

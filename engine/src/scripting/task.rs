@@ -40,10 +40,6 @@ use super::api;
 /// hundred bytes each. The host function runs on the engine's stack.
 pub const SCRIPT_STACK_BYTES: usize = 1 << 20;
 
-/// The registry name of the function the count hook calls at the end of
-/// every slice; present only while a task's body runs.
-pub const SLICE_REGISTRY_KEY: &str = "seedkv.slice";
-
 /// Why a task gave control back.
 pub enum Suspend {
     /// A slice of instructions ran out (see [`super::lua::SLICE_INSTRUCTIONS`]).
@@ -80,8 +76,8 @@ pub struct Task {
 /// How a run enters Lua: the prelude function that calls the script's
 /// code in a protected call and returns `(ok, value)`.
 pub enum Entry {
-    /// EVAL: the sandbox prelude's `run(function, new_env(KEYS, ARGV))`.
-    Eval { new_env: Function, run: Function },
+    /// EVAL: the sandbox prelude's `run(function, KEYS, ARGV)`.
+    Eval { run: Function },
     /// FCALL: the functions prelude's `call(callback, keys, args)`.
     Function { call: Function },
 }
@@ -157,30 +153,29 @@ fn body(yielder: &Yielder<Resume, Suspend>, start: Start) -> Outcome {
         argv,
     } = start;
     lua.scope(|scope| {
-        let host = scope.create_function(|_, args: MultiValue| {
-            match yielder.suspend(Suspend::Host(args)) {
-                Resume::Host(result) => result,
-                Resume::Go => Ok(MultiValue::new()),
-            }
-        })?;
-        let slice = scope.create_function(|_, ()| {
-            let _ = yielder.suspend(Suspend::Slice);
-            Ok(())
-        })?;
-        lua.set_named_registry_value(api::HOST_REGISTRY_KEY, host)?;
-        lua.set_named_registry_value(SLICE_REGISTRY_KEY, slice)?;
-        let outcome = (|| {
-            let (keys, argv) = (string_array(&lua, &keys)?, string_array(&lua, &argv)?);
-            match entry {
-                Entry::Eval { new_env, run } => {
-                    let env: Table = new_env.call((keys, argv))?;
-                    run.call::<(bool, Value)>((function, env))
+        // Two closures and the KEYS and ARGV tables: bounded by the
+        // request's size, so made without mlua's per-value pcall.
+        let made = super::convert::unlimited(&lua, || {
+            let host = scope.create_function(|_, args: MultiValue| {
+                match yielder.suspend(Suspend::Host(args)) {
+                    Resume::Host(result) => result,
+                    Resume::Go => Ok(MultiValue::new()),
                 }
-                Entry::Function { call } => call.call::<(bool, Value)>((function, keys, argv)),
-            }
-        })();
-        lua.unset_named_registry_value(api::HOST_REGISTRY_KEY)?;
-        lua.unset_named_registry_value(SLICE_REGISTRY_KEY)?;
+            })?;
+            let slice = scope.create_function(|_, ()| {
+                let _ = yielder.suspend(Suspend::Slice);
+                Ok(())
+            })?;
+            let (keys, argv) = (string_array(&lua, &keys)?, string_array(&lua, &argv)?);
+            Ok((host, slice, keys, argv))
+        });
+        let (host, slice, keys, argv) = made?;
+        lua.set_app_data(api::RunFunctions { host, slice });
+        let outcome = match entry {
+            Entry::Eval { run } => run.call::<(bool, Value)>((function, keys, argv)),
+            Entry::Function { call } => call.call::<(bool, Value)>((function, keys, argv)),
+        };
+        lua.remove_app_data::<api::RunFunctions>();
         outcome
     })
 }

@@ -11,11 +11,11 @@
 //! so at run time they see the full `redis` API and the builtins, and at
 //! load time nothing but the load API, exactly as in Redis.
 
-/// Called with `(new_env, register_function)`: the sandbox prelude's
-/// environment maker (see `scripting::sandbox`) and the Rust
+/// Called with `(run_env, register_function)`: the sandbox prelude's
+/// environment (see `scripting::sandbox`) and the Rust
 /// `redis.register_function`. Returns `{ set_loading, load, call }`.
 pub const FUNCTIONS_PRELUDE: &str = r##"
-local new_env, register_function = ...
+local run_env, register_function = ...
 local error, tostring, setmetatable, setfenv, xpcall, pcall =
   error, tostring, setmetatable, setfenv, xpcall, pcall
 
@@ -25,8 +25,8 @@ local function nonexistent(k)
 end
 
 -- The run-time sandbox: builtins, read-only libraries and the full redis
--- table; no KEYS or ARGV (a function gets them as arguments).
-local run_env = new_env(nil, nil)
+-- table; no KEYS or ARGV (a function gets them as arguments: this state's
+-- sandbox never runs an EVAL, so they stay unset).
 local redis = run_env.redis
 local handler = run_env.__redis__err__handler
 local base_rawset = run_env.rawset

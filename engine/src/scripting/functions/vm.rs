@@ -63,7 +63,7 @@ impl FunctionsVm {
             .lua
             .load(FUNCTIONS_PRELUDE)
             .set_name(PRELUDE_CHUNK_NAME)
-            .call((vm.api.new_env.clone(), register))?;
+            .call((vm.api.env.clone(), register))?;
         let loading = Rc::new(Cell::new(false));
         lua::install_count_hook(&vm, Some(Rc::clone(&loading)));
         Ok(FunctionsVm {
