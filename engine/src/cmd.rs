@@ -165,11 +165,25 @@ impl CommandSpec {
 /// `by_name` keeps the specs in name order for COMMAND's listings. Lookups,
 /// which run once per request, go through `buckets` instead: the specs are
 /// grouped by name length and first letter, so that a lookup compares the
-/// request's name case-insensitively against the one or two specs that can
-/// match, without copying or lowercasing it.
+/// request's name case-insensitively against the few specs that can match,
+/// without copying it. Each spec carries its name's first eight bytes as
+/// one word ([`name_prefix`]): a bucket holds up to four names (`lpush`,
+/// `lmove`, `lmpop`, `ltrim`), and comparing them byte by byte without
+/// case was ~120 instructions of every LPUSH.
 pub struct CommandTable {
     by_name: BTreeMap<&'static str, &'static CommandSpec>,
-    buckets: Vec<Vec<&'static CommandSpec>>,
+    buckets: Vec<Vec<(u64, &'static CommandSpec)>>,
+}
+
+/// The first eight bytes of `name` (fewer if shorter, zero-padded),
+/// lowercased, as one little-endian word: two names of the same length
+/// agree on it exactly when those bytes agree ignoring ASCII case.
+fn name_prefix(name: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    for (w, b) in word.iter_mut().zip(name) {
+        *w = b.to_ascii_lowercase();
+    }
+    u64::from_le_bytes(word)
 }
 
 /// Longest command name we look up; longer names are unknown commands.
@@ -201,7 +215,7 @@ impl CommandTable {
                     && name.len() <= NAME_MAX_BYTES
                     && !name.iter().any(u8::is_ascii_uppercase)
                 {
-                    buckets[bucket_index(name.len(), name[0])].push(spec);
+                    buckets[bucket_index(name.len(), name[0])].push((name_prefix(name), spec));
                 }
             }
         }
@@ -215,7 +229,7 @@ impl CommandTable {
         let previous = self.by_name.insert(spec.name, spec);
         debug_assert!(previous.is_some(), "{} replaces no command", spec.name);
         let name = spec.name.as_bytes();
-        for slot in &mut self.buckets[bucket_index(name.len(), name[0])] {
+        for (_, slot) in &mut self.buckets[bucket_index(name.len(), name[0])] {
             if slot.name == spec.name {
                 *slot = spec;
             }
@@ -227,10 +241,21 @@ impl CommandTable {
         if name.len() > NAME_MAX_BYTES {
             return None;
         }
+        let prefix = name_prefix(name);
+        // Past the prefix only names longer than eight bytes have a rest.
+        let rest = name.get(8..).unwrap_or_default();
         let found = self.buckets[bucket_index(name.len(), first)]
             .iter()
-            .find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
-            .copied();
+            .find(|(spec_prefix, spec)| {
+                *spec_prefix == prefix
+                    && spec
+                        .name
+                        .as_bytes()
+                        .get(8..)
+                        .unwrap_or_default()
+                        .eq_ignore_ascii_case(rest)
+            })
+            .map(|&(_, spec)| spec);
         debug_assert_eq!(
             found.map(|s| s.name),
             lookup_in(name, |n| self.by_name.get(n).copied()).map(|s| s.name)
@@ -655,5 +680,55 @@ impl<'a> Ctx<'a> {
             self.work(cost);
             drop(value);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command is found by its name in any case, and a name that
+    /// differs from one in a single byte (inside or past the eight-byte
+    /// prefix) finds nothing, or the command it then spells.
+    #[test]
+    fn lookup_matches_whole_names_ignoring_case() {
+        let table = CommandTable::new(crate::commands::FAMILIES);
+        for spec in table.iter() {
+            let lower = spec.name.as_bytes();
+            let upper = lower.to_ascii_uppercase();
+            let mixed: Vec<u8> = lower
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if i % 2 == 0 {
+                        b.to_ascii_uppercase()
+                    } else {
+                        *b
+                    }
+                })
+                .collect();
+            for name in [lower, &upper[..], &mixed[..]] {
+                assert_eq!(table.lookup(name).map(|s| s.name), Some(spec.name));
+            }
+            for i in 0..lower.len() {
+                let mut changed = lower.to_vec();
+                changed[i] = b'#';
+                assert_eq!(
+                    table.lookup(&changed).map(|s| s.name),
+                    None,
+                    "{}",
+                    spec.name
+                );
+            }
+            let mut longer = lower.to_vec();
+            longer.push(b'x');
+            let expected = table.by_name.get(std::str::from_utf8(&longer).unwrap());
+            assert_eq!(
+                table.lookup(&longer).map(|s| s.name),
+                expected.map(|s| s.name)
+            );
+        }
+        assert!(table.lookup(b"").is_none());
+        assert!(table.lookup(&[b'a'; NAME_MAX_BYTES + 1]).is_none());
     }
 }
