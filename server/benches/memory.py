@@ -12,7 +12,7 @@ OBJECT ENCODING of the first key) and reads `used_memory` again; it prints
 
 Both servers are started on free ports with persistence off and stopped at
 the end. seedkv's `used_memory` is its counting allocator's figure
-(the usable size of every live block (mimalloc)), Redis's is jemalloc's.
+(malloc_usable_size of every live block), Redis's is jemalloc's.
 """
 import os
 import socket

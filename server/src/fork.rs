@@ -6,11 +6,8 @@
 //! ([`crate::storage::run_child`]) and leaves with `_exit`, running no
 //! destructor and touching nothing the other threads of the parent could
 //! have held locked at the fork (the log, channels, tokio). Allocation is
-//! the one shared facility it uses: mimalloc serves the child from the
-//! forking thread's own heap without a lock; its few locks guard rare
-//! paths (reserving a new arena, growing the page map, a thread's exit),
-//! which the parent's other threads (background free, AOF writer) would
-//! have to be inside at the very instant of the fork.
+//! the one shared facility it uses: glibc's malloc takes its locks around
+//! `fork` so the child's heap is consistent.
 //!
 //! The parent remembers each child's pid and reaps it with
 //! `waitpid(WNOHANG)` ([`Children::reap`]), on SIGCHLD and on a periodic
@@ -40,7 +37,7 @@ impl Children {
         // SAFETY: fork(2) has no memory-safety preconditions of its own; in
         // the child only this thread runs, and the code it runs (see
         // `child_main`) uses no lock another thread could hold, apart from
-        // the allocator's rare-path ones (see the module docs).
+        // malloc's, which glibc makes fork-safe.
         let pid = unsafe { libc::fork() };
         match pid {
             -1 => Err(std::io::Error::last_os_error()),
