@@ -315,9 +315,8 @@ fn set_generic(
         ];
         ctx.propagate(&argv);
     }
-    let value = std::mem::take(&mut args[value_index]);
+    let value = Value::Str(RString::from_arg(&mut args[value_index]));
     let key = &args[1];
-    let value = Value::Str(RString::new(value));
     let Some(value) = crate::planted::tracked_store(ctx, key, value, opts.keep_ttl) else {
         if !opts.get {
             send(ctx, ok);

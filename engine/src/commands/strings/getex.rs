@@ -48,8 +48,8 @@ fn getset(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     }
     // Redis 7.0 replays GETSET as the SET it amounts to.
     ctx.propagate(&[b"SET", args[1].as_slice(), &args[2]]);
-    let value = std::mem::take(&mut args[2]);
-    ctx.store(&args[1], Value::Str(RString::new(value)), false);
+    let value = RString::from_arg(&mut args[2]);
+    ctx.store(&args[1], Value::Str(value), false);
     notify(ctx, class::STRING, "set", &args[1]);
 }
 

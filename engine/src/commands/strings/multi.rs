@@ -79,8 +79,8 @@ fn mset_generic(ctx: &mut Ctx, args: &mut [Vec<u8>], nx: bool) {
         }
     }
     for pair in args[1..].chunks_exact_mut(2) {
-        let value = std::mem::take(&mut pair[1]);
-        ctx.store(&pair[0], Value::Str(RString::new(value)), false);
+        let value = RString::from_arg(&mut pair[1]);
+        ctx.store(&pair[0], Value::Str(value), false);
         notify(ctx, class::STRING, "set", &pair[0]);
         ctx.work(1);
     }
