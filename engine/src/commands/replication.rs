@@ -1,4 +1,4 @@
-//! PSYNC, REPLCONF, WAIT and ROLE, as Redis 7.0.15's `replication.c`
+//! PSYNC, SYNC, REPLCONF, WAIT and ROLE, as Redis 7.0.15's `replication.c`
 //! answers them (the state and the stream are in [`crate::repl`]).
 //!
 //! A full resync serializes the dataset on the command thread, as SAVE
@@ -11,7 +11,8 @@ use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::event::{Event, LogLevel};
 use crate::repl::primary::{self, Resync};
 use crate::repl::replica::Parts;
-use crate::repl::{ClientRole, ReplicaState, Waiter};
+use crate::client::CloseReason;
+use crate::repl::{ClientRole, RdbFilter, ReplicaState, Waiter};
 use crate::util::parse_i64_strict as parse_i64;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -23,6 +24,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         group: "server",
         summary: "Internal command used for replication",
         handler: Some(psync),
+        ..CommandSpec::DEFAULT
+    },
+    CommandSpec {
+        name: "sync",
+        arity: 1,
+        flags: ADMIN | NOSCRIPT | NO_MULTI,
+        acl_categories: &["admin", "slow", "dangerous"],
+        group: "server",
+        summary: "Internal command used for replication",
+        handler: Some(sync),
         ..CommandSpec::DEFAULT
     },
     CommandSpec {
@@ -73,11 +84,8 @@ fn psync(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
     {
         return;
     }
-    if ctx.server.repl.failover.is_some() {
-        return ctx.error("NOMASTERLINK Can't SYNC while failing over");
-    }
-    if let Some(refusal) = crate::repl::replica::refuses_sync(ctx.server) {
-        return ctx.error(refusal);
+    if refuses_sync(ctx) {
+        return;
     }
     let Some(offset) = parse_i64(&args[2]) else {
         return ctx.error(NOT_INTEGER);
@@ -94,6 +102,38 @@ fn psync(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
             full_sync(ctx, true);
         }
     }
+}
+
+/// SYNC: the protocol before PSYNC, still what `redis-cli --rdb`,
+/// `--functions-rdb` and `--replica` send: a full resync without the
+/// `+FULLRESYNC` line (Redis flags such a replica `CLIENT_PRE_PSYNC`).
+fn sync(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
+    if ctx.client().repl_role == ClientRole::Replica {
+        return;
+    }
+    if refuses_sync(ctx) {
+        return;
+    }
+    full_sync(ctx, false);
+}
+
+/// The refusals SYNC and PSYNC share, in `syncCommand`'s order; true when
+/// one was answered.
+fn refuses_sync(ctx: &mut Ctx) -> bool {
+    if ctx.server.repl.failover.is_some() {
+        ctx.error("NOMASTERLINK Can't SYNC while failing over");
+        return true;
+    }
+    if let Some(refusal) = crate::repl::replica::refuses_sync(ctx.server) {
+        ctx.error(refusal);
+        return true;
+    }
+    let hs = primary::handshake(&mut ctx.server.repl, ctx.client_id);
+    if hs.rdb_filter.is_some() && !hs.capa_eof {
+        ctx.error("ERR Filtered replica requires EOF capability");
+        return true;
+    }
+    false
 }
 
 /// `PSYNC <replid> <offset> FAILOVER`: our primary hands its role over to
@@ -146,9 +186,11 @@ fn continue_sync(ctx: &mut Ctx, backlog_bytes: &[u8]) {
     primary::add_replica(ctx.server, ctx.clients, at, (start, ReplicaState::Online));
 }
 
-/// `+FULLRESYNC <replid> <offset>`, then the RDB of the
+/// `+FULLRESYNC <replid> <offset>` (PSYNC only), then the RDB of the
 /// dataset as it is now, as a `$<len>` bulk or, under
-/// `repl-diskless-sync` to a replica that can read it, `$EOF:<mark>`.
+/// `repl-diskless-sync` to a replica that can read it, `$EOF:<mark>`. A
+/// filtered RDB always goes the diskless way (Redis never writes one to
+/// disk); an rdb-only replica is closed once its RDB is written.
 fn full_sync(ctx: &mut Ctx, psync: bool) {
     let repl = &mut ctx.server.repl;
     if repl.backlog.is_none() && repl.replicas.is_empty() {
@@ -166,15 +208,20 @@ fn full_sync(ctx: &mut Ctx, psync: bool) {
     propagation.reset_selected_db();
     // Bytes propagated earlier in this input are in the snapshot already.
     let start = ctx.server.repl.master_repl_offset + propagation.stream().len() as u64;
-    let capa_eof = primary::handshake(&mut ctx.server.repl, ctx.client_id).capa_eof;
-    let diskless = capa_eof
-        && crate::commands::config::config_get(&ctx.server.config, "repl-diskless-sync").as_deref()
-            == Some("yes");
+    let hs = primary::handshake(&mut ctx.server.repl, ctx.client_id).clone();
+    let diskless = hs.capa_eof
+        && (hs.rdb_filter.is_some()
+            || crate::commands::config::config_get(&ctx.server.config, "repl-diskless-sync")
+                .as_deref()
+                == Some("yes"));
     if psync {
         let line = format!("+FULLRESYNC {} {start}\r\n", ctx.server.repl.replid);
         ctx.reply.extend_from_slice(line.as_bytes());
     }
-    let (rdb, work_units) = crate::persist::rdb::snapshot(ctx.server, ctx.now, false);
+    let (rdb, work_units) = match hs.rdb_filter {
+        None => crate::persist::rdb::snapshot(ctx.server, ctx.now, false),
+        Some(filter) => crate::persist::rdb::snapshot_filtered(ctx.server, ctx.now, filter),
+    };
     ctx.work(work_units + rdb.len() as u64 / 64);
     if diskless {
         let mark = ctx.server.repl.eof_mark();
@@ -188,6 +235,18 @@ fn full_sync(ctx: &mut Ctx, psync: bool) {
         ctx.reply.extend_from_slice(&rdb);
     }
     ctx.server.repl.sync_full += 1;
+    if hs.rdb_only {
+        // Redis's replicaPutOnline for an rdb-only replica: no stream. Its
+        // name is the peer's ip with the listening port it announced.
+        let addr = &ctx.client().info.addr;
+        let name = format!("{}:{}", addr.rsplit_once(':').map_or("?", |(ip, _)| ip), hs.listening_port);
+        ctx.events.push_back(Event::Log {
+            level: LogLevel::Notice,
+            text: format!("RDB transfer completed, rdb only replica ({name}) should be disconnected asap"),
+        });
+        let id = ctx.client_id;
+        return crate::clients::close_client(ctx.clients, ctx.events, id, CloseReason::Quit);
+    }
     let state = match diskless {
         true => ReplicaState::WaitAck,
         false => ReplicaState::Online,
@@ -211,7 +270,21 @@ fn replconf(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
                 let hs = primary::handshake(&mut ctx.server.repl, ctx.client_id);
                 hs.listening_port = port as u16;
             }
-            "ip-address" | "rdb-only" | "rdb-filter-only" => {}
+            "ip-address" => {}
+            "rdb-only" => {
+                let Some(on) = parse_i64(value) else {
+                    return ctx.error(NOT_INTEGER);
+                };
+                if !(0..=1).contains(&on) {
+                    return ctx.error("ERR value is out of range, value must between 0 and 1");
+                }
+                primary::handshake(&mut ctx.server.repl, ctx.client_id).rdb_only = on == 1;
+            }
+            "rdb-filter-only" => {
+                if let Err(e) = rdb_filter(ctx, value) {
+                    return ctx.error(&e);
+                }
+            }
             "capa" => {
                 let hs = primary::handshake(&mut ctx.server.repl, ctx.client_id);
                 if value.eq_ignore_ascii_case(b"eof") {
@@ -230,6 +303,27 @@ fn replconf(ctx: &mut Ctx, args: &mut [Vec<u8>]) {
         }
     }
     ctx.ok();
+}
+
+/// `REPLCONF rdb-filter-only <filters>`: the filters are split as Redis's
+/// `sdssplitargs` splits them; every part is left out but those named
+/// (only `functions` exists). Like Redis, an unknown filter is refused
+/// after the filter is already set to leave everything out.
+fn rdb_filter(ctx: &mut Ctx, value: &[u8]) -> Result<(), String> {
+    let Some(filters) = crate::resp::parse::split_args(value) else {
+        return Err("ERR Missing rdb-filter-only values".to_string());
+    };
+    ctx.work(filters.len() as u64);
+    let hs = primary::handshake(&mut ctx.server.repl, ctx.client_id);
+    let filter = hs.rdb_filter.insert(RdbFilter::default());
+    for name in &filters {
+        if !name.eq_ignore_ascii_case(b"functions") {
+            let name = String::from_utf8_lossy(name);
+            return Err(format!("ERR Unsupported rdb-filter-only option: {name}"));
+        }
+        filter.functions = true;
+    }
+    Ok(())
 }
 
 /// `REPLCONF ACK <offset>` from a replica: it has applied the stream up to

@@ -140,6 +140,30 @@ pub(crate) fn snapshot(server: &Server, now: Now, aof_base: bool) -> (Vec<u8>, u
     (out, report.work_units)
 }
 
+/// A filtered snapshot for a replica that asked for one (`REPLCONF
+/// rdb-filter-only`): no keys (Redis's `SLAVE_REQ_RDB_EXCLUDE_DATA`), and
+/// the function libraries only if the filter keeps them.
+pub(crate) fn snapshot_filtered(
+    server: &Server,
+    now: Now,
+    filter: crate::repl::RdbFilter,
+) -> (Vec<u8>, u64) {
+    let opts = server.rdb_save_options(now, server.allocated_bytes.unwrap_or(0), false);
+    let mut out = Vec::new();
+    let functions = match filter.functions {
+        true => server.functions.rdb_records(opts.compress),
+        false => Vec::new(),
+    };
+    let no_keys = crate::db::Keyspace::new(0);
+    let report = crate::rdb::file::write_file(
+        &no_keys,
+        &functions,
+        &opts,
+        &mut |chunk: &[u8]| out.extend_from_slice(chunk),
+    );
+    (out, report.work_units)
+}
+
 /// Starts a foreground save of the whole dataset (SAVE, SHUTDOWN). The
 /// serialization happens now, on the command thread, as Redis's `rdbSave`.
 /// Returns the work it took.

@@ -32,6 +32,8 @@ pub mod replica;
 pub mod restart;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod sync_tests;
 pub mod writable;
 
 use std::collections::BTreeMap;
@@ -92,6 +94,19 @@ pub struct Handshake {
     pub listening_port: u16,
     pub capa_eof: bool,
     pub capa_psync2: bool,
+    /// `REPLCONF rdb-only 1`: the RDB and nothing after it (`redis-cli
+    /// --rdb`); the connection closes once the RDB is written.
+    pub rdb_only: bool,
+    /// `REPLCONF rdb-filter-only`: the RDB leaves out the keys, and the
+    /// function libraries unless the filter names `functions` (`redis-cli
+    /// --functions-rdb`, and `--replica` with an empty filter).
+    pub rdb_filter: Option<RdbFilter>,
+}
+
+/// What a filtered RDB keeps (Redis's `SLAVE_REQ_RDB_*` flags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RdbFilter {
+    pub functions: bool,
 }
 
 /// A client parked by WAIT until `numreplicas` acknowledged `offset`.

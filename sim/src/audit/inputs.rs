@@ -812,6 +812,13 @@ pub fn inputs() -> Vec<Input> {
         db("info", "INFO").declared(1.0, INFO_MEMORY),
         db("monitor", "MONITOR"),
         db("psync", "PSYNC ? notanumber").error_ok("the harmless form: a bad offset"),
+        c(
+            "sync",
+            "keys in the db",
+            &["MSET {kvs}", "REPLCONF rdb-filter-only functions"],
+            "SYNC",
+        )
+        .error_ok("the harmless form: a filtered SYNC without `capa eof` is refused"),
         db("replconf", "REPLCONF listening-port 6380"),
         db("role", "ROLE"),
         db("replicaof", "REPLICAOF NO ONE"),

@@ -618,6 +618,8 @@ pub const TABLE: &[(&str, &[Term])] = &[
     ("sunionstore", LINEAR),
     ("sunsubscribe", PUBSUB),
     ("swapdb", &[Clients, Tx]),
+    // A full resync as PSYNC's, without its first line.
+    ("sync", &[Dataset, Functions]),
     ("time", ONE),
     ("touch", ONE),
     ("ttl", ONE),

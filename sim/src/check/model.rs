@@ -854,6 +854,7 @@ pub(crate) fn is_harmless(name: &str) -> bool {
             | "failover"
             | "role"
             | "psync"
+            | "sync"
             | "replconf"
             | "dbsize"
             | "scan"

@@ -254,7 +254,7 @@ pub fn expected_error(args: &[Vec<u8>]) -> Option<&'static str> {
     let word = |i: usize| lower.get(i).map_or("", |s| s.as_str());
     match (word(0), word(1)) {
         ("debug", _) => Some("ERR DEBUG command not allowed"),
-        ("psync", _) => Some("ERR value is not an integer or out of range"),
+        ("psync" | "sync", _) => Some("ERR Filtered replica requires EOF capability"),
         ("save" | "bgsave" | "bgrewriteaof", _) => Some(ANY_REPLY),
         ("config", "rewrite") => Some("ERR The server is running without a config file"),
         ("script" | "function", "kill") => Some("NOTBUSY"),

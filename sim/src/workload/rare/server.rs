@@ -331,8 +331,9 @@ fn databases(s: &mut Section, _rng: &mut ChaCha8Rng) {
 
 fn persistence(s: &mut Section, _rng: &mut ChaCha8Rng) {
     // Replication in its harmless forms: no replica ever connects, so
-    // WAIT 0 answers 0 at once; a PSYNC with a bad offset is refused
-    // before the connection becomes a replica; REPLICAOF NO ONE on a
+    // WAIT 0 answers 0 at once; a filtered SYNC or PSYNC from a replica
+    // that cannot read an EOF-marked RDB is refused before the connection
+    // becomes a replica; REPLICAOF NO ONE on a
     // primary changes nothing; FAILOVER without a replica (or ABORT with
     // none in progress) is refused.
     s.batch(HOME_DB)
@@ -343,7 +344,11 @@ fn persistence(s: &mut Section, _rng: &mut ChaCha8Rng) {
         .add("REPLICAOF NO ONE")
         .add("SLAVEOF no one")
         .add("WAIT 0 0")
-        .add("REPLCONF listening-port 6380 capa eof capa psync2")
+        // A filter without `capa eof` makes SYNC and PSYNC refuse before
+        // either could turn the connection into a replica (this connection
+        // never announces `capa eof`).
+        .add("REPLCONF listening-port 6380 capa psync2 rdb-only 0 rdb-filter-only functions")
+        .add("SYNC")
         .add("PSYNC ? notanumber");
     s.batch(HOME_DB)
         .add("LASTSAVE")
