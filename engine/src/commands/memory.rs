@@ -120,9 +120,9 @@ fn memory_doctor(ctx: &mut Ctx, _args: &mut [Vec<u8>]) {
     let report = memory_report(ctx);
     ctx.work(report.keys_visited);
     let text: &str = if report.used_bytes < 5 * 1024 * 1024 {
-        "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting."
+        "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n"
     } else {
-        "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."
+        "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
     };
     ctx.w().verbatim("txt", text.as_bytes());
 }
@@ -230,6 +230,11 @@ mod tests {
             err("ERR syntax error")
         );
         assert_eq!(t.cmd(c, &["memory", "purge"]), crate::testing::simple("OK"));
+        // Redis's report ends its sentence with a newline (redis-cli 7.0.15).
+        let Frame::Bulk(doctor) = t.cmd(c, &["memory", "doctor"]) else {
+            panic!("doctor is a bulk (RESP2 verbatim)");
+        };
+        assert!(doctor.starts_with(b"Hi Sam, ") && doctor.ends_with(b"rebooting.\n"));
         let Frame::Array(help) = t.cmd(c, &["memory", "help"]) else {
             panic!("help is an array");
         };
