@@ -32,6 +32,9 @@ pub enum CloseReason {
     MaxClients,
     /// Idle for longer than `timeout` (see [`crate::idle`]). Close at once.
     IdleTimeout,
+    /// The largest connection when the clients' memory reached
+    /// `maxmemory-clients` (see [`crate::client_evict`]). Close at once.
+    ClientEviction,
     /// The replica ends its link to its primary (REPLICAOF, `repl-timeout`,
     /// a failed handshake or load; see [`crate::repl::replica`]). Close at
     /// once.

@@ -88,6 +88,9 @@ pub struct Config {
     /// `lazyfree-lazy-eviction`: how eviction samples, counts and frees
     /// (see [`crate::evict`]).
     pub maxmemory_samples: u32,
+    /// `maxmemory-clients`: bytes, or (negative) a percentage of
+    /// `maxmemory`; 0 turns client eviction off (see [`crate::client_evict`]).
+    pub maxmemory_clients: i64,
     pub lfu_log_factor: u32,
     /// `tracking-table-max-keys`: keys the tracking table may hold before
     /// keys are invalidated to make room (0: no limit).
@@ -155,6 +158,7 @@ impl Default for Config {
             maxmemory_bytes: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
             maxmemory_samples: 5,
+            maxmemory_clients: 0,
             lfu_log_factor: 10,
             tracking_table_max_keys: crate::tracking::TRACKING_TABLE_MAX_KEYS_DEFAULT,
             lfu_decay_time_min: 1,

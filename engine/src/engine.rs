@@ -391,6 +391,20 @@ impl Engine {
         self.broadcast_invalidations(now);
         self.after_input_persist(now);
         self.update_failover(now);
+        self.evict_clients(now);
+    }
+
+    /// `maxmemory-clients`: see [`crate::client_evict`]. Nothing to do (one
+    /// comparison) while the limit is 0.
+    fn evict_clients(&mut self, now: Now) {
+        let config = &self.server.config;
+        let limit =
+            crate::client_evict::limit_bytes(config.maxmemory_clients, config.maxmemory_bytes);
+        if limit > 0 {
+            let evicted =
+                crate::client_evict::evict_clients(limit, &mut self.clients, &mut self.events, now);
+            self.server.stats.evicted_clients += evicted;
+        }
     }
 
     /// Client-side caching's BCAST messages for the keys the input's
@@ -571,6 +585,7 @@ impl Engine {
     /// (drain as after any input). Without group commit, a no-op.
     pub fn before_sleep(&mut self, now: Now) {
         self.flush_for_replies(now);
+        self.evict_clients(now);
     }
 
     /// Whether replies wait for [`Engine::before_sleep`] (a group commit

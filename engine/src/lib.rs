@@ -11,6 +11,7 @@
 pub mod acl;
 pub mod blocking;
 pub(crate) mod client;
+pub(crate) mod client_evict;
 pub(crate) mod clients;
 pub mod cmd;
 pub mod commands;

@@ -155,6 +155,8 @@ pub struct Call {
 #[derive(Debug, Default)]
 pub struct Stats {
     pub total_connections_received: u64,
+    /// Connections closed by `maxmemory-clients` (INFO `evicted_clients`).
+    pub evicted_clients: u64,
     pub rejected_connections: u64,
     pub total_commands_processed: u64,
     /// Requests rejected before execution (unknown command, arity, NOAUTH).

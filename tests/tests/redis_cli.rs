@@ -79,7 +79,10 @@ fn rdb_backups_over_sync_load_into_redis() {
         let path = dir.path().join(file).display().to_string();
         let (ok, out, err) = run_tool(&bin, &["-p", &port, flag, &path], b"");
         assert!(ok, "{flag}: {out}{err}");
-        assert!(format!("{out}{err}").contains("Transfer finished with success"), "{out}{err}");
+        assert!(
+            format!("{out}{err}").contains("Transfer finished with success"),
+            "{out}{err}"
+        );
     }
     // The server goes on serving; the rdb-only connections are gone.
     assert_eq!(cli(p, &["ping"]), "PONG\n");

@@ -7,11 +7,11 @@
 //! serialization as the command's work (so the simulator sees the stall
 //! a fork-less primary would have).
 
+use crate::client::CloseReason;
 use crate::cmd::{flags::*, CommandSpec, Ctx};
 use crate::event::{Event, LogLevel};
 use crate::repl::primary::{self, Resync};
 use crate::repl::replica::Parts;
-use crate::client::CloseReason;
 use crate::repl::{ClientRole, RdbFilter, ReplicaState, Waiter};
 use crate::util::parse_i64_strict as parse_i64;
 
@@ -239,10 +239,16 @@ fn full_sync(ctx: &mut Ctx, psync: bool) {
         // Redis's replicaPutOnline for an rdb-only replica: no stream. Its
         // name is the peer's ip with the listening port it announced.
         let addr = &ctx.client().info.addr;
-        let name = format!("{}:{}", addr.rsplit_once(':').map_or("?", |(ip, _)| ip), hs.listening_port);
+        let name = format!(
+            "{}:{}",
+            addr.rsplit_once(':').map_or("?", |(ip, _)| ip),
+            hs.listening_port
+        );
         ctx.events.push_back(Event::Log {
             level: LogLevel::Notice,
-            text: format!("RDB transfer completed, rdb only replica ({name}) should be disconnected asap"),
+            text: format!(
+                "RDB transfer completed, rdb only replica ({name}) should be disconnected asap"
+            ),
         });
         let id = ctx.client_id;
         return crate::clients::close_client(ctx.clients, ctx.events, id, CloseReason::Quit);

@@ -155,12 +155,10 @@ pub(crate) fn snapshot_filtered(
         false => Vec::new(),
     };
     let no_keys = crate::db::Keyspace::new(0);
-    let report = crate::rdb::file::write_file(
-        &no_keys,
-        &functions,
-        &opts,
-        &mut |chunk: &[u8]| out.extend_from_slice(chunk),
-    );
+    let report =
+        crate::rdb::file::write_file(&no_keys, &functions, &opts, &mut |chunk: &[u8]| {
+            out.extend_from_slice(chunk)
+        });
     (out, report.work_units)
 }
 

@@ -31,9 +31,9 @@ pub mod primary;
 pub mod replica;
 pub mod restart;
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod sync_tests;
+#[cfg(test)]
+mod tests;
 pub mod writable;
 
 use std::collections::BTreeMap;

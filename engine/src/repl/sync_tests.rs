@@ -26,9 +26,9 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 fn closed(events: &[Event], client: ClientId) -> bool {
-    events.iter().any(|e| {
-        matches!(e, Event::Close { client: c, reason: CloseReason::Quit } if *c == client)
-    })
+    events
+        .iter()
+        .any(|e| matches!(e, Event::Close { client: c, reason: CloseReason::Quit } if *c == client))
 }
 
 /// A server holding the key `somekey` and the library `mylib`.
@@ -58,9 +58,16 @@ fn sync_sends_the_rdb_without_a_fullresync_line_and_the_stream_after() {
     assert!(!closed(&events, r));
     let sync = take_output(&mut t, r);
     // No `capa eof`: a `$<len>` bulk (Redis's disk-based transfer).
-    assert!(sync.starts_with(b"$"), "{:?}", String::from_utf8_lossy(&sync));
+    assert!(
+        sync.starts_with(b"$"),
+        "{:?}",
+        String::from_utf8_lossy(&sync)
+    );
     let header_end = sync.windows(2).position(|w| w == b"\r\n").expect("header");
-    let len: usize = std::str::from_utf8(&sync[1..header_end]).unwrap().parse().unwrap();
+    let len: usize = std::str::from_utf8(&sync[1..header_end])
+        .unwrap()
+        .parse()
+        .unwrap();
     let rdb = &sync[header_end + 2..];
     assert_eq!(rdb.len(), len);
     assert!(rdb.starts_with(b"REDIS0010"));
@@ -69,7 +76,11 @@ fn sync_sends_the_rdb_without_a_fullresync_line_and_the_stream_after() {
 
     send(&mut t, c, &["SET", "after", "2"]);
     let stream = take_output(&mut t, r);
-    assert!(contains(&stream, b"after"), "{:?}", String::from_utf8_lossy(&stream));
+    assert!(
+        contains(&stream, b"after"),
+        "{:?}",
+        String::from_utf8_lossy(&stream)
+    );
 }
 
 #[test]
@@ -80,11 +91,18 @@ fn rdb_only_gets_the_rdb_and_is_closed_after_it() {
     assert_eq!(take_output(&mut t, r), b"+OK\r\n");
     let events = send(&mut t, r, &["SYNC"]);
     let sync = take_output(&mut t, r);
-    assert!(sync.starts_with(b"$EOF:"), "{:?}", String::from_utf8_lossy(&sync));
+    assert!(
+        sync.starts_with(b"$EOF:"),
+        "{:?}",
+        String::from_utf8_lossy(&sync)
+    );
     let mark = &sync[5..45];
     assert!(sync.ends_with(mark));
     assert!(contains(&sync, b"somekey"));
-    assert!(closed(&events, r), "closed once the RDB is written: {events:?}");
+    assert!(
+        closed(&events, r),
+        "closed once the RDB is written: {events:?}"
+    );
     assert_eq!(connected_replicas(&mut t, c), "connected_slaves:0");
 }
 
@@ -93,7 +111,19 @@ fn a_filtered_rdb_keeps_only_what_the_filter_names() {
     let (mut t, _) = server_with_data();
     // --functions-rdb: the libraries, no keys.
     let r = t.connect();
-    send(&mut t, r, &["REPLCONF", "capa", "eof", "rdb-only", "1", "rdb-filter-only", "functions"]);
+    send(
+        &mut t,
+        r,
+        &[
+            "REPLCONF",
+            "capa",
+            "eof",
+            "rdb-only",
+            "1",
+            "rdb-filter-only",
+            "functions",
+        ],
+    );
     take_output(&mut t, r);
     send(&mut t, r, &["SYNC"]);
     let sync = take_output(&mut t, r);
@@ -104,7 +134,11 @@ fn a_filtered_rdb_keeps_only_what_the_filter_names() {
     // goes the diskless way even though repl-diskless-sync is off.
     let r = t.connect();
     t.cmd(r, &["CONFIG", "SET", "repl-diskless-sync", "no"]);
-    send(&mut t, r, &["REPLCONF", "capa", "eof", "rdb-filter-only", ""]);
+    send(
+        &mut t,
+        r,
+        &["REPLCONF", "capa", "eof", "rdb-filter-only", ""],
+    );
     take_output(&mut t, r);
     send(&mut t, r, &["PSYNC", "?", "-1"]);
     let sync = take_output(&mut t, r);
@@ -118,20 +152,48 @@ fn replconf_rdb_options_answer_as_redis() {
     let mut t = TestEngine::new();
     let r = t.connect();
     let cases: &[(&[&str], &[u8])] = &[
-        (&["REPLCONF", "rdb-only", "5"], b"-ERR value is out of range, value must between 0 and 1\r\n"),
-        (&["REPLCONF", "rdb-only", "x"], b"-ERR value is not an integer or out of range\r\n"),
+        (
+            &["REPLCONF", "rdb-only", "5"],
+            b"-ERR value is out of range, value must between 0 and 1\r\n",
+        ),
+        (
+            &["REPLCONF", "rdb-only", "x"],
+            b"-ERR value is not an integer or out of range\r\n",
+        ),
         (&["REPLCONF", "rdb-only", "0"], b"+OK\r\n"),
-        (&["REPLCONF", "rdb-filter-only", "\"a"], b"-ERR Missing rdb-filter-only values\r\n"),
-        (&["REPLCONF", "rdb-filter-only", "functions x y"], b"-ERR Unsupported rdb-filter-only option: x\r\n"),
-        (&["REPLCONF", "rdb-filter-only", "functions FUNCTIONS"], b"+OK\r\n"),
+        (
+            &["REPLCONF", "rdb-filter-only", "\"a"],
+            b"-ERR Missing rdb-filter-only values\r\n",
+        ),
+        (
+            &["REPLCONF", "rdb-filter-only", "functions x y"],
+            b"-ERR Unsupported rdb-filter-only option: x\r\n",
+        ),
+        (
+            &["REPLCONF", "rdb-filter-only", "functions FUNCTIONS"],
+            b"+OK\r\n",
+        ),
         // A filter needs an EOF-marked transfer: refused before any sync.
-        (&["SYNC"], b"-ERR Filtered replica requires EOF capability\r\n"),
-        (&["PSYNC", "?", "-1"], b"-ERR Filtered replica requires EOF capability\r\n"),
-        (&["SYNC", "x"], b"-ERR wrong number of arguments for 'sync' command\r\n"),
+        (
+            &["SYNC"],
+            b"-ERR Filtered replica requires EOF capability\r\n",
+        ),
+        (
+            &["PSYNC", "?", "-1"],
+            b"-ERR Filtered replica requires EOF capability\r\n",
+        ),
+        (
+            &["SYNC", "x"],
+            b"-ERR wrong number of arguments for 'sync' command\r\n",
+        ),
     ];
     for (args, want) in cases {
         send(&mut t, r, args);
         let got = take_output(&mut t, r);
-        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(want),
+            "{args:?}"
+        );
     }
 }

@@ -15,6 +15,9 @@ pub(super) enum Type {
     Int { min: i64, max: i64 },
     /// A byte count with an optional unit (`100mb`, `1g`), within bounds.
     Memory { min: u64, max: u64 },
+    /// A byte count as `Memory`, or `N%` with N in 0..=100 (stored
+    /// negative, Redis's PERCENT_CONFIG): `maxmemory-clients`.
+    MemoryOrPercent,
     /// One of a fixed set of names, case-insensitive; stored lowercase.
     Enum(&'static [&'static str]),
     /// Any string.
@@ -381,14 +384,19 @@ pub(super) static PARAMS: &[Param] = &[
         Type::Int { min: 0, max: 100 },
         "10",
     ),
-    extra(
-        "maxmemory-clients",
-        Type::Memory {
-            min: 0,
-            max: LLONG_MAX as u64,
+    Param {
+        name: "maxmemory-clients",
+        alias: None,
+        ty: Type::MemoryOrPercent,
+        flags: 0,
+        store: Store::Field {
+            get: |c| match c.maxmemory_clients {
+                v if v < 0 => format!("{}%", -v),
+                v => v.to_string(),
+            },
+            set: |c, v| c.maxmemory_clients = v.as_i64(),
         },
-        "0",
-    ),
+    },
     Param {
         name: "timeout",
         alias: None,

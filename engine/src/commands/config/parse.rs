@@ -100,6 +100,22 @@ pub(super) fn parse_value(p: &Param, value: &str) -> Result<Parsed, String> {
             }
             Ok(Parsed::Memory(v))
         }
+        Type::MemoryOrPercent => {
+            const NOT: &str = "argument must be a memory or percent value";
+            if let Some(digits) = value.strip_suffix('%') {
+                let pct = parse_i64_strict(digits.as_bytes())
+                    .filter(|v| *v >= 0)
+                    .ok_or_else(|| NOT.to_string())?;
+                if pct > 100 {
+                    return Err("percentage argument must be less or equal to 100".into());
+                }
+                return Ok(Parsed::Int(-pct));
+            }
+            let v = parse_memory(value).ok_or_else(|| NOT.to_string())?;
+            i64::try_from(v)
+                .map(Parsed::Int)
+                .map_err(|_| NOT.to_string())
+        }
         Type::Enum(names) => names
             .iter()
             .find(|n| n.eq_ignore_ascii_case(value))

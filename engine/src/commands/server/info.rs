@@ -271,7 +271,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                  expired_time_cap_reached_count:0\r\n\
                  expire_cycle_cpu_milliseconds:0\r\n\
                  evicted_keys:{}\r\n\
-                 evicted_clients:0\r\n\
+                 evicted_clients:{}\r\n\
                  total_eviction_exceeded_time:{}\r\n\
                  current_eviction_exceeded_time:{}\r\n\
                  keyspace_hits:{}\r\n\
@@ -311,6 +311,7 @@ fn write_section(ctx: &mut Ctx, name: &str, out: &mut String) {
                 ctx.server.repl.sync_partial_err,
                 ctx.server.keyspace.expired_keys,
                 ctx.server.evict.evicted_keys,
+                s.evicted_clients,
                 ctx.server.evict.total_exceeded_ms(ctx.now),
                 ctx.server.evict.current_exceeded_ms(ctx.now),
                 s.keyspace_hits,
