@@ -25,7 +25,7 @@ struct ListEntry {
 /// trying them first in list order made the search linearize every
 /// subset of them before finding that none had run (2^13 configurations,
 /// the step bound reached, the key unknown, for a history of 24 requests).
-pub(super) fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
+pub(super) fn search(ops: &[KeyOp<'_>], steps_max: u64) -> Outcome {
     const NONE: usize = usize::MAX;
     let mut entries: Vec<ListEntry> = Vec::with_capacity(ops.len() * 2);
     for (i, op) in ops.iter().enumerate() {
@@ -179,7 +179,7 @@ pub(super) fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
                 let matches = op
                     .complete
                     .as_ref()
-                    .is_none_or(|(_, recorded)| *recorded == reply);
+                    .is_none_or(|(_, recorded)| **recorded == reply);
                 matches.then(|| states.intern(new_state))
             });
             if let Some(new_state) = new_state {
