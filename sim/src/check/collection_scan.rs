@@ -193,10 +193,6 @@ impl Tracker {
             .iter()
             .map(|s| self.keys.get(s.as_slice()).unwrap_or(&empty))
             .collect();
-        let mut candidates: BTreeSet<&Vec<u8>> = BTreeSet::new();
-        for s in &srcs {
-            candidates.extend(s.elements.keys());
-        }
         // Each element's presence in the result, from its presence in the
         // first source and in the rest.
         let combine = |first: Presence, rest: &mut dyn Iterator<Item = Presence>| -> Presence {
@@ -226,14 +222,34 @@ impl Tracker {
             Algebra::Inter => srcs.iter().all(|s| s.wild),
             Algebra::Diff => srcs[0].wild,
         };
-        let mut out = KeyElements {
-            elements: BTreeMap::new(),
+        // The sources' elements merged in order (each source's map is
+        // sorted): one pass, and the result built from sorted pairs,
+        // instead of a lookup per element per source and an insert each.
+        let mut heads: Vec<_> = srcs.iter().map(|s| s.elements.iter().peekable()).collect();
+        let mut merged: Vec<(Vec<u8>, Presence)> = Vec::new();
+        let mut presences: Vec<Presence> = Vec::with_capacity(srcs.len());
+        while let Some(c) = heads
+            .iter_mut()
+            .filter_map(|h| h.peek().map(|(e, _)| *e))
+            .min()
+        {
+            presences.clear();
+            for (head, src) in heads.iter_mut().zip(&srcs) {
+                match head.next_if(|(e, _)| *e == c) {
+                    Some((_, &p)) => presences.push(p),
+                    None => presences.push(src.get(c)),
+                }
+            }
+            let p = combine(presences[0], &mut presences[1..].iter().copied());
+            // As `KeyElements::set` on an empty result.
+            if p != Presence::Absent || wild {
+                merged.push((c.clone(), p));
+            }
+        }
+        let out = KeyElements {
+            elements: merged.into_iter().collect(),
             wild,
         };
-        for c in candidates {
-            let mut rest = srcs[1..].iter().map(|s| s.get(c));
-            out.set(c, combine(srcs[0].get(c), &mut rest));
-        }
         self.keys.insert(dst.to_vec(), out);
         changes.push((dst.to_vec(), None));
     }
@@ -507,9 +523,29 @@ struct Window<'a> {
     exec_last: usize,
     /// Elements present since the window opened.
     candidates: BTreeSet<Vec<u8>>,
-    /// Elements present or unknown at some point; `None` once the key
-    /// had unknown elements beyond those listed.
-    existed: Option<BTreeSet<Vec<u8>>>,
+    /// Returned elements not yet seen present or unknown in the key; `None`
+    /// once the key had unknown elements beyond those listed. Only returned
+    /// elements can be phantoms, so only they are followed: a store into
+    /// the key no longer copies every element of the result.
+    unseen: Option<BTreeSet<Vec<u8>>>,
+}
+
+impl Window<'_> {
+    /// `e` was present or unknown in the key at some point.
+    fn saw(&mut self, e: &[u8]) {
+        if let Some(unseen) = self.unseen.as_mut() {
+            unseen.remove(e);
+        }
+    }
+
+    /// Every element listed in `k` was present or unknown at some point
+    /// (a key that is not wild lists no absent element).
+    fn saw_all(&mut self, k: &KeyElements) {
+        debug_assert!(!k.wild);
+        if let Some(unseen) = self.unseen.as_mut() {
+            unseen.retain(|e| !k.elements.contains_key(e));
+        }
+    }
 }
 
 fn check_collection_scans(history: &History) -> Result<(), String> {
@@ -527,11 +563,12 @@ fn check_collection_scans(history: &History) -> Result<(), String> {
             .collect();
         let Some(execs) = execs else { continue };
         let (first, last) = (execs[0], *execs.last().expect("calls"));
+        let unseen = Some(iteration.returned.clone());
         pending.entry(first).or_default().push(Window {
             iteration,
             exec_last: last,
             candidates: BTreeSet::new(),
-            existed: Some(BTreeSet::new()),
+            unseen,
         });
     }
     let ops = history.op_index();
@@ -581,12 +618,10 @@ fn open_window(w: &mut Window, tracker: &Tracker) {
         if p == Presence::Present && matches_pattern(w, e) {
             w.candidates.insert(e.clone());
         }
-        if let Some(existed) = w.existed.as_mut() {
-            existed.insert(e.clone());
-        }
     }
-    if k.wild {
-        w.existed = None;
+    match k.wild {
+        true => w.unseen = None,
+        false => w.saw_all(k),
     }
 }
 
@@ -602,9 +637,7 @@ fn follow(w: &mut Window, tracker: &Tracker, changes: &[Change]) {
                     w.candidates.remove(e);
                 }
                 if p != Presence::Absent {
-                    if let Some(existed) = w.existed.as_mut() {
-                        existed.insert(e.clone());
-                    }
+                    w.saw(e);
                 }
             }
             None => {
@@ -613,12 +646,8 @@ fn follow(w: &mut Window, tracker: &Tracker, changes: &[Change]) {
                 // checker lost track: nothing is owed from here on.
                 w.candidates.clear();
                 match tracker.keys.get(key) {
-                    Some(k) if k.wild => w.existed = None,
-                    Some(k) => {
-                        if let Some(existed) = w.existed.as_mut() {
-                            existed.extend(k.elements.keys().cloned());
-                        }
-                    }
+                    Some(k) if k.wild => w.unseen = None,
+                    Some(k) => w.saw_all(k),
                     None => {}
                 }
             }
@@ -663,12 +692,8 @@ fn judge(w: &Window) -> Result<(), String> {
             shown(missed.into_iter())
         ));
     }
-    if let Some(existed) = &w.existed {
-        let phantom: Vec<&Vec<u8>> = it
-            .returned
-            .iter()
-            .filter(|e| !existed.contains(*e))
-            .collect();
+    if let Some(unseen) = &w.unseen {
+        let phantom: Vec<&Vec<u8>> = unseen.iter().collect();
         if !phantom.is_empty() {
             return Err(format!(
                 "{}: returned element(s) that were never in the key during it: {}",

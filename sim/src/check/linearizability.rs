@@ -156,35 +156,36 @@ fn check_bounded(history: &History, steps_max: u64) -> LinearizabilityReport {
     report
 }
 
-/// A single-key operation, as the register model sees it.
+/// A single-key operation, as the register model sees it. Values are
+/// borrowed from the history: a run names tens of thousands of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Action {
+enum Action<'h> {
     Get,
     Set {
-        value: Vec<u8>,
+        value: &'h [u8],
         nx: bool,
         xx: bool,
         get: bool,
     },
-    SetNx(Vec<u8>),
+    SetNx(&'h [u8]),
     Del,
     Exists,
     IncrBy(i64),
-    Append(Vec<u8>),
+    Append(&'h [u8]),
     GetDel,
     Strlen,
 }
 
 /// One operation of one key's history.
 #[derive(Clone, Debug)]
-struct KeyOp {
+struct KeyOp<'h> {
     /// Index in `History::ops`.
     op: usize,
-    action: Action,
+    action: Action<'h>,
     invoke_ns: TimeNs,
     /// The reply and its time; `None`: it may have run any time after its
     /// invocation, or never.
-    complete: Option<(TimeNs, Frame)>,
+    complete: Option<(TimeNs, &'h Frame)>,
 }
 
 /// The register: a string value, or no key.
@@ -198,13 +199,13 @@ enum Outcome {
 }
 
 /// A violation message: the key and its operations in invocation order.
-fn describe(db: usize, key: &[u8], ops: &[KeyOp], history: &History) -> String {
+fn describe(db: usize, key: &[u8], ops: &[KeyOp<'_>], history: &History) -> String {
     let mut message = format!(
         "key {:?} (db {db}): its {} single-key operations have no linearization:",
         String::from_utf8_lossy(key),
         ops.len()
     );
-    let mut sorted: Vec<&KeyOp> = ops.iter().collect();
+    let mut sorted: Vec<&KeyOp<'_>> = ops.iter().collect();
     sorted.sort_by_key(|o| o.invoke_ns);
     for o in sorted.iter().take(OPS_SHOWN_MAX) {
         let op = &history.ops[o.op];

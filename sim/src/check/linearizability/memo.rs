@@ -41,19 +41,25 @@ impl States {
 
 /// Lowe's memo: every (set of linearized operations, state) reached.
 ///
-/// A set is a bitset over the key's operations, numbered in invocation
-/// order, so the linearized ones are nearly a prefix. The memo stores a
-/// set as its end (one past the highest member) and the few non-members
-/// below it: the operations still in flight, and requests that never got
-/// a reply. That keeps entries a few words long however long the key's
-/// history (whole bitsets made the memo quadratic in the number of
-/// operations). The lists live in one arena; a map from the combined hash
-/// to the newest entry with that hash, chained through `next`, finds
-/// them. Equality is checked on the full (canonical) set, so a hash
-/// collision can never skip a configuration.
+/// A set has two parts. The answered operations, numbered in invocation
+/// order, are linearized nearly as a prefix: the memo stores them as
+/// their end (one past the highest member) and the few non-members below
+/// it, the operations still in flight. That keeps entries a few words
+/// long however long the key's history (whole bitsets made the memo
+/// quadratic in the number of operations). Requests that never got a
+/// reply are numbered apart and stored as a plain bitset: they may stay
+/// unlinearized for the whole search, and as holes in the answered
+/// numbering every entry carried all of them (a dead pipeline's requests
+/// made the memo quadratic again). The lists live in two arenas; a map
+/// from the combined hash to the newest entry with that hash, chained
+/// through `next`, finds them. Equality is checked on the full
+/// (canonical) set, so a hash collision can never skip a configuration.
 #[derive(Default)]
 pub(super) struct Memo {
     arena: Vec<u32>,
+    /// The unanswered part of every entry, `unanswered_words` words each.
+    unanswered_arena: Vec<u64>,
+    unanswered_words: usize,
     entries: Vec<MemoEntry>,
     heads: FxHashMap<u64, u32>,
 }
@@ -67,25 +73,52 @@ struct MemoEntry {
     /// The non-members below `end`: `arena[from..from + len]`, ascending.
     from: usize,
     len: usize,
+    /// The unanswered members: `unanswered_arena[unanswered_from..]`,
+    /// `Memo::unanswered_words` words.
+    unanswered_from: usize,
 }
 
 impl Memo {
     const NO_ENTRY: u32 = u32::MAX;
+
+    /// A memo for sets whose unanswered part has `unanswered_words` words.
+    pub(super) fn new(unanswered_words: usize) -> Memo {
+        Memo {
+            unanswered_words,
+            ..Memo::default()
+        }
+    }
 
     fn key_hash(set_hash: u64, state: u32) -> u64 {
         set_hash ^ (state as u64 + 1).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
     }
 
     /// Adds (set, state); false if it was already there. The set is given
-    /// as its `end` and its ascending non-members `holes` below it.
-    pub(super) fn insert(&mut self, end: u32, holes: &[u32], set_hash: u64, state: u32) -> bool {
+    /// as the `end` of its answered part, its ascending non-members `holes`
+    /// below it, and the bitset of its `unanswered` members.
+    pub(super) fn insert(
+        &mut self,
+        end: u32,
+        holes: &[u32],
+        unanswered: &[u64],
+        set_hash: u64,
+        state: u32,
+    ) -> bool {
         debug_assert!(holes.last().is_none_or(|&h| h + 1 < end));
+        debug_assert_eq!(unanswered.len(), self.unanswered_words);
+        let words = self.unanswered_words;
         let hash = Memo::key_hash(set_hash, state);
         let head = self.heads.get(&hash).copied().unwrap_or(Memo::NO_ENTRY);
         let mut at = head;
         while at != Memo::NO_ENTRY {
             let e = &self.entries[at as usize];
-            if e.state == state && e.end == end && self.arena[e.from..e.from + e.len] == *holes {
+            if e.state == state
+                && e.end == end
+                && e.len == holes.len()
+                && self.unanswered_arena[e.unanswered_from..e.unanswered_from + words]
+                    == *unanswered
+                && self.arena[e.from..e.from + e.len] == *holes
+            {
                 return false;
             }
             at = e.next;
@@ -97,15 +130,19 @@ impl Memo {
             end,
             from: self.arena.len(),
             len: holes.len(),
+            unanswered_from: self.unanswered_arena.len(),
         });
         self.arena.extend_from_slice(holes);
+        self.unanswered_arena.extend_from_slice(unanswered);
         self.heads.insert(hash, id);
         true
     }
 
     /// Memory held, for the effort bound.
     pub(super) fn bytes(&self) -> usize {
-        self.arena.len() * 4 + self.entries.len() * (std::mem::size_of::<MemoEntry>() + 16)
+        self.arena.len() * 4
+            + self.unanswered_arena.len() * 8
+            + self.entries.len() * (std::mem::size_of::<MemoEntry>() + 16)
     }
 }
 

@@ -68,7 +68,7 @@ fn writes_of<'a>(table: &CommandTable, args: &'a [Vec<u8>]) -> Writes<'a> {
 }
 
 /// What [`recognise`] made of an op.
-type Recognised<'h> = Result<(&'h [u8], Action), bool>;
+type Recognised<'h> = Result<(&'h [u8], Action<'h>), bool>;
 
 /// A key in a database, borrowed from the history.
 pub(super) type KeyId<'a> = (usize, &'a [u8]);
@@ -76,7 +76,7 @@ pub(super) type KeyId<'a> = (usize, &'a [u8]);
 /// The per-key histories (ordered by database, then key), and what was
 /// excluded.
 pub(super) struct Partition<'a> {
-    pub(super) keys: Vec<(KeyId<'a>, Vec<KeyOp>)>,
+    pub(super) keys: Vec<(KeyId<'a>, Vec<KeyOp<'a>>)>,
     pub(super) excluded_count: usize,
 }
 
@@ -94,7 +94,7 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
     // Every op in (connection, request index) order: one sort instead of a
     // map of per-connection lists.
     let order = history.ops_in_conn_order();
-    let mut keys: FxHashMap<KeyId<'h>, Vec<KeyOp>> = FxHashMap::default();
+    let mut keys: FxHashMap<KeyId<'h>, Vec<KeyOp<'h>>> = FxHashMap::default();
     // Only keys that some single-key operation names can ever be searched,
     // so exclusions are recorded for those alone: the workloads' MSETs and
     // DELs of thousands of other keys then cost one lookup per key. Keys
@@ -240,7 +240,7 @@ pub(super) fn partition<'h>(history: &'h History) -> Partition<'h> {
 /// The operation as the search sees it, or `None` if it constrains nothing:
 /// a read without a reply, or a request refused with an error that does not
 /// depend on the key (such requests have no effect).
-fn key_op(index: usize, op: &Op, action: Action) -> Option<KeyOp> {
+fn key_op<'h>(index: usize, op: &'h Op, action: Action<'h>) -> Option<KeyOp<'h>> {
     match &op.complete {
         None if action.reads_only() => None,
         Some((_, Frame::Error(e)))
@@ -252,7 +252,7 @@ fn key_op(index: usize, op: &Op, action: Action) -> Option<KeyOp> {
             op: index,
             action,
             invoke_ns: op.invoke_ns,
-            complete: op.complete.clone(),
+            complete: op.complete.as_ref().map(|(t, frame)| (*t, frame)),
         }),
     }
 }

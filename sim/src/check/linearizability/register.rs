@@ -7,7 +7,7 @@ use super::{Action, State, NOT_AN_INTEGER, OVERFLOW};
 use crate::check::model::redis_c::parse_i64_strict;
 
 /// Applies `action` to `state`: the new state and the reply.
-pub(super) fn step(state: &State, action: &Action) -> (State, Frame) {
+pub(super) fn step(state: &State, action: &Action<'_>) -> (State, Frame) {
     let int = |n: usize| Frame::Integer(n as i64);
     match action {
         Action::Get => (state.clone(), value_frame(state)),
@@ -17,7 +17,7 @@ pub(super) fn step(state: &State, action: &Action) -> (State, Frame) {
             let new = if refused {
                 state.clone()
             } else {
-                Some(value.clone())
+                Some(value.to_vec())
             };
             let reply = match (*get, refused) {
                 (true, _) => value_frame(state),
@@ -28,7 +28,7 @@ pub(super) fn step(state: &State, action: &Action) -> (State, Frame) {
         }
         Action::SetNx(value) => match state {
             Some(_) => (state.clone(), int(0)),
-            None => (Some(value.clone()), int(1)),
+            None => (Some(value.to_vec()), int(1)),
         },
         Action::Del => (None, int(usize::from(state.is_some()))),
         Action::Exists => (state.clone(), int(usize::from(state.is_some()))),
@@ -63,7 +63,7 @@ fn value_frame(state: &State) -> Frame {
     }
 }
 
-impl Action {
+impl Action<'_> {
     pub(super) fn reads_only(&self) -> bool {
         matches!(self, Action::Get | Action::Exists | Action::Strlen)
     }
@@ -71,7 +71,7 @@ impl Action {
 
 /// Recognises a single-key operation. `Err(true)`: a write the register
 /// model cannot follow (TTL options); `Err(false)`: not a single-key form.
-pub(super) fn recognise(args: &[Vec<u8>]) -> Result<(&[u8], Action), bool> {
+pub(super) fn recognise(args: &[Vec<u8>]) -> Result<(&[u8], Action<'_>), bool> {
     let mut name_buffer = crate::check::name_buffer::NameBuffer::default();
     let name = name_buffer.lower(&args[0]);
     let key = args.get(1).ok_or(false)?.as_slice();
@@ -89,19 +89,19 @@ pub(super) fn recognise(args: &[Vec<u8>]) -> Result<(&[u8], Action), bool> {
                 }
             }
             Action::Set {
-                value: args[2].clone(),
+                value: &args[2],
                 nx,
                 xx,
                 get,
             }
         }
         (b"getset", 3) => Action::Set {
-            value: args[2].clone(),
+            value: &args[2],
             nx: false,
             xx: false,
             get: true,
         },
-        (b"setnx", 3) => Action::SetNx(args[2].clone()),
+        (b"setnx", 3) => Action::SetNx(&args[2]),
         (b"del" | b"unlink", 2) => Action::Del,
         (b"exists", 2) => Action::Exists,
         (b"incr", 2) => Action::IncrBy(1),
@@ -111,7 +111,7 @@ pub(super) fn recognise(args: &[Vec<u8>]) -> Result<(&[u8], Action), bool> {
             Some(by) if by != i64::MIN => Action::IncrBy(-by),
             _ => return Err(true),
         },
-        (b"append", 3) => Action::Append(args[2].clone()),
+        (b"append", 3) => Action::Append(&args[2]),
         (b"getdel", 2) => Action::GetDel,
         (b"strlen", 2) => Action::Strlen,
         _ => return Err(false),

@@ -17,7 +17,15 @@ struct ListEntry {
 }
 
 /// The WGL search with Lowe's memoization on one key's history.
-pub(super) fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
+///
+/// At each configuration the candidates are the calls before the first
+/// return entry left; WGL may try them in any order. Answered requests
+/// are tried first, then those without a reply: a dead pipeline leaves
+/// a dozen unanswered SETs invoked before the answered requests, and
+/// trying them first in list order made the search linearize every
+/// subset of them before finding that none had run (2^13 configurations,
+/// the step bound reached, the key unknown, for a history of 24 requests).
+pub(super) fn search(ops: &[KeyOp<'_>], steps_max: u64) -> Outcome {
     const NONE: usize = usize::MAX;
     let mut entries: Vec<ListEntry> = Vec::with_capacity(ops.len() * 2);
     for (i, op) in ops.iter().enumerate() {
@@ -71,15 +79,47 @@ pub(super) fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
         }
     };
 
-    let words = ops.len().div_ceil(64).max(1);
+    // The memo numbers answered and unanswered requests apart (see `Memo`):
+    // `class_index` is an op's number within its class.
+    let mut class_index: Vec<usize> = Vec::with_capacity(ops.len());
+    let (mut answered_count, mut unanswered_count) = (0usize, 0usize);
+    for op in ops {
+        let count = match op.complete {
+            Some(_) => &mut answered_count,
+            None => &mut unanswered_count,
+        };
+        class_index.push(*count);
+        *count += 1;
+    }
     let zobrist: Vec<u64> = (0..ops.len()).map(zobrist).collect();
-    let mut linearized = vec![0u64; words];
+    // Adds `op` to the linearized set, or takes it out, in its class's
+    // bitset, keeping the answered bitset's hints valid.
+    let flip = |op: usize,
+                answered: &mut [u64],
+                unanswered: &mut [u64],
+                full_words: &mut usize,
+                top: &mut usize| {
+        let i = class_index[op];
+        let (w, bit) = (i / 64, 1u64 << (i % 64));
+        if ops[op].complete.is_none() {
+            unanswered[w] ^= bit;
+            return;
+        }
+        answered[w] ^= bit;
+        if answered[w] & bit != 0 {
+            *top = (*top).max(w + 1);
+        } else {
+            *full_words = (*full_words).min(w);
+        }
+    };
+    let mut linearized = vec![0u64; answered_count.div_ceil(64).max(1)];
+    let mut unanswered_linearized = vec![0u64; unanswered_count.div_ceil(64)];
     let mut linearized_hash: u64 = 0;
     // Canonical-form hints: `linearized[..full_words]` are all ones (at
     // least), `linearized[top..]` are all zeros (at least).
     let mut full_words: usize = 0;
     let mut top: usize = 0;
-    let mut memo = Memo::default();
+    let mut memo = Memo::new(unanswered_linearized.len());
     let mut holes: Vec<u32> = Vec::new();
     // Symmetry: requests without a reply that do the same thing are
     // interchangeable (any linearization that runs a later-invoked one and
@@ -109,6 +149,8 @@ pub(super) fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
     let mut stack: Vec<(usize, u32)> = Vec::new();
     let mut state: u32 = states.intern(None);
     let mut entry = next[head];
+    // Which candidates the walk is trying (see the function's doc).
+    let mut unanswered_pass = false;
     let mut steps: u64 = 0;
     while entry != NONE {
         steps += 1;
@@ -118,8 +160,16 @@ pub(super) fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
         }
         let e = entries[entry];
         if e.is_call {
+            if ops[e.op].complete.is_none() != unanswered_pass {
+                entry = next[entry];
+                continue;
+            }
             let twin = twin_before[e.op];
-            if twin != NONE && linearized[twin / 64] & (1 << (twin % 64)) == 0 {
+            let twin_bit = |twin: usize| {
+                let t = class_index[twin];
+                unanswered_linearized[t / 64] & (1 << (t % 64))
+            };
+            if twin != NONE && twin_bit(twin) == 0 {
                 entry = next[entry];
                 continue;
             }
@@ -129,24 +179,41 @@ pub(super) fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
                 let matches = op
                     .complete
                     .as_ref()
-                    .is_none_or(|(_, recorded)| *recorded == reply);
+                    .is_none_or(|(_, recorded)| **recorded == reply);
                 matches.then(|| states.intern(new_state))
             });
             if let Some(new_state) = new_state {
-                let w = e.op / 64;
-                linearized[w] |= 1 << (e.op % 64);
+                flip(
+                    e.op,
+                    &mut linearized,
+                    &mut unanswered_linearized,
+                    &mut full_words,
+                    &mut top,
+                );
                 linearized_hash ^= zobrist[e.op];
-                top = top.max(w + 1);
                 let end = canonical(&linearized, &mut full_words, &mut top, &mut holes);
-                if memo.insert(end, &holes, linearized_hash, new_state) {
+                let fresh = memo.insert(
+                    end,
+                    &holes,
+                    &unanswered_linearized,
+                    linearized_hash,
+                    new_state,
+                );
+                if fresh {
                     stack.push((entry, std::mem::replace(&mut state, new_state)));
                     lift(&mut next, &mut prev, entry, return_of[e.op]);
                     entry = next[head];
+                    unanswered_pass = false;
                     continue;
                 }
-                linearized[w] &= !(1 << (e.op % 64));
+                flip(
+                    e.op,
+                    &mut linearized,
+                    &mut unanswered_linearized,
+                    &mut full_words,
+                    &mut top,
+                );
                 linearized_hash ^= zobrist[e.op];
-                full_words = full_words.min(w);
             }
             entry = next[entry];
         } else {
@@ -155,15 +222,29 @@ pub(super) fn search(ops: &[KeyOp], steps_max: u64) -> Outcome {
                 // have run.
                 return Outcome::Linearizable;
             }
+            if !unanswered_pass && unanswered_count > 0 {
+                // The answered candidates are tried: now the unanswered
+                // ones, up to the same return entry.
+                unanswered_pass = true;
+                entry = next[head];
+                continue;
+            }
             let Some((call, old_state)) = stack.pop() else {
                 return Outcome::NotLinearizable;
             };
             let op = entries[call].op;
-            linearized[op / 64] &= !(1 << (op % 64));
+            flip(
+                op,
+                &mut linearized,
+                &mut unanswered_linearized,
+                &mut full_words,
+                &mut top,
+            );
             linearized_hash ^= zobrist[op];
-            full_words = full_words.min(op / 64);
             state = old_state;
             unlift(&mut next, &mut prev, call, return_of[op]);
+            // The candidates after it, in its pass.
+            unanswered_pass = ops[op].complete.is_none();
             entry = next[call];
         }
     }

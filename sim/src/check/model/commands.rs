@@ -320,12 +320,11 @@ impl KeyspaceModel {
                 let mut deleted = 0;
                 let mut predictable = true;
                 for key in &args[1..] {
-                    match self.lookup(db, key, now) {
-                        KeyState::Unknown => predictable = false,
-                        KeyState::Absent => {}
-                        KeyState::Present(_) => deleted += 1,
+                    match self.delete(db, key, now) {
+                        None => predictable = false,
+                        Some(false) => {}
+                        Some(true) => deleted += 1,
                     }
-                    self.remove(db, key);
                 }
                 match predictable {
                     true => Expected::integer(deleted),
@@ -515,8 +514,10 @@ impl KeyspaceModel {
             }
             KeyState::Absent => (Typed::Absent, false, None),
             KeyState::Present(e) => {
+                // Only SET ... GET replies the old value: copy it then alone.
                 let old = match &e.value {
-                    Value::Str(v) => Typed::Found(v.clone()),
+                    Value::Str(v) if options.get => Typed::Found(v.clone()),
+                    Value::Str(_) => Typed::Found(Vec::new()),
                     _ => Typed::WrongType,
                 };
                 (old, true, e.expire_unix_ms)
