@@ -357,8 +357,8 @@ impl Detector {
         if self.watched.is_empty() {
             return;
         }
-        let several =
-            key_positions(spec, args.len()).any(|i| self.watched.get(&args[i]).is_some_and(|s| s.len() >= 2));
+        let several = key_positions(spec, args.len())
+            .any(|i| self.watched.get(&args[i]).is_some_and(|s| s.len() >= 2));
         if several {
             self.count("contention:several-watching-one-key-written");
         }
