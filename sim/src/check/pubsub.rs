@@ -340,7 +340,7 @@ fn check_deliveries(
             return violation(format!("{}: no such message was ever published", what()));
         };
         if p.channel != d.channel.as_slice()
-            || !reaches(p.shard, p.channel, target.kind, &target.name)
+            || !reaches(p.shard, p.channel, target.kind, target.name)
         {
             return violation(format!(
                 "{}: it was published by `{}`",
