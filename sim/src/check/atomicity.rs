@@ -40,6 +40,7 @@ use std::collections::BTreeMap;
 
 use seedkv_engine::resp::Frame;
 
+use super::name_buffer::NameBuffer;
 use super::pipeline::{parse_i64, render_args};
 use super::{Checker, RunFacts, Violation};
 use crate::fxhash::FxHashMap;
@@ -220,18 +221,26 @@ fn describe(e: &Execution) -> String {
 
 /// The group checks over the execution order (see the module docs).
 pub fn check_groups(history: &History) -> Result<(), String> {
-    let mut ops: FxHashMap<ConnId, Vec<&Op>> = FxHashMap::default();
-    for op in &history.ops {
-        ops.entry(op.conn).or_default().push(op);
-    }
-    for list in ops.values_mut() {
-        list.sort_by_key(|op| op.seq_in_conn);
-    }
-    let op_of = |conn: ConnId, seq: u64| -> Option<&Op> {
-        let list = ops.get(&conn)?;
-        let op = *list.get(usize::try_from(seq).ok()?)?;
-        (op.seq_in_conn == seq).then_some(op)
+    // Each connection's ops in request order, built only if an EXEC ran
+    // a group (most runs' groups are few; every op went into it before).
+    let by_conn = std::cell::OnceCell::new();
+    let conn_ops = |conn: ConnId| -> &[&Op] {
+        let ops = by_conn.get_or_init(|| {
+            let mut ops: FxHashMap<ConnId, Vec<&Op>> = FxHashMap::default();
+            for op in &history.ops {
+                ops.entry(op.conn).or_default().push(op);
+            }
+            for list in ops.values_mut() {
+                list.sort_by_key(|op| op.seq_in_conn);
+            }
+            ops
+        });
+        ops.get(&conn).map_or(&[][..], Vec::as_slice)
     };
+    // The shared index: an op by name in O(1), each execution's by a
+    // vector the checkers share.
+    let index_ops = history.op_index();
+    let op_of = |conn: ConnId, seq: u64| -> Option<&Op> { index_ops.get(&(conn, seq)) };
     let mut open: Option<OpenGroup> = None;
     for (index, e) in history.executions.iter().enumerate() {
         if let Some(owner_seq) = e.in_exec {
@@ -258,7 +267,7 @@ pub fn check_groups(history: &History) -> Result<(), String> {
             }
             continue;
         }
-        let owner = op_of(e.conn, e.seq_in_conn);
+        let owner = index_ops.of_execution(index, e);
         if let Some(g) = &open {
             let is_script = op_of(g.conn, g.owner_seq).is_some_and(is_script_request);
             if is_script && e.conn != g.conn && super::busy::allowed_while_busy(e) {
@@ -285,13 +294,7 @@ pub fn check_groups(history: &History) -> Result<(), String> {
         let Some(owner) = owner else {
             continue;
         };
-        check_group(
-            index,
-            e,
-            owner,
-            &members,
-            ops.get(&e.conn).map_or(&[][..], Vec::as_slice),
-        )?;
+        check_group(index, e, owner, &members, || conn_ops(e.conn))?;
     }
     match open {
         Some(g) => Err(format!(
@@ -306,24 +309,25 @@ pub fn check_groups(history: &History) -> Result<(), String> {
 
 /// Whether `op` runs a script (its `redis.call`s form its group).
 fn is_script_request(op: &Op) -> bool {
-    let name = op.args.first().map(|a| a.to_ascii_uppercase());
+    let mut name_buffer = NameBuffer::default();
+    let name = op.args.first().map(|a| name_buffer.upper(a));
     matches!(
-        name.as_deref(),
+        name,
         Some(b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL" | b"FCALL_RO")
     )
 }
 
 /// The commands recorded for the EXEC or script `e` (its request `owner`)
 /// are the ones it should have run.
-fn check_group(
+fn check_group<'a>(
     index: usize,
     e: &Execution,
     owner: &Op,
     members: &[u64],
-    conn_ops: &[&Op],
+    conn_ops: impl FnOnce() -> &'a [&'a Op],
 ) -> Result<(), String> {
-    let name = owner.args[0].to_ascii_uppercase();
-    match name.as_slice() {
+    let mut name_buffer = NameBuffer::default();
+    match name_buffer.upper(&owner.args[0]) {
         b"EXEC" => {}
         b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL" | b"FCALL_RO" => {
             if let Some(m) = members.iter().find(|&&m| m != e.seq_in_conn) {
@@ -359,7 +363,7 @@ fn check_group(
     if members.is_empty() {
         return Ok(());
     }
-    let queued = super::transfer::queued_before(conn_ops, owner).unwrap_or_default();
+    let queued = super::transfer::queued_before(conn_ops(), owner).unwrap_or_default();
     let expected: Vec<u64> = queued
         .iter()
         .filter(|q| !super::transfer::runs_inside_multi(&q.args[0]))

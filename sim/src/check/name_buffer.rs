@@ -14,20 +14,24 @@ impl NameBuffer {
     /// `name` in lowercase; empty (which no command is) for a name longer
     /// than any command.
     pub fn lower(&mut self, name: &[u8]) -> &[u8] {
-        self.converted(name, <[u8]>::make_ascii_lowercase)
+        self.converted(name, u8::to_ascii_lowercase)
     }
 
     /// `name` in uppercase; empty for a name longer than any command.
     pub fn upper(&mut self, name: &[u8]) -> &[u8] {
-        self.converted(name, <[u8]>::make_ascii_uppercase)
+        self.converted(name, u8::to_ascii_uppercase)
     }
 
-    fn converted(&mut self, name: &[u8], convert: fn(&mut [u8])) -> &[u8] {
+    /// Copied and converted in one loop: a `memmove` call per name, then
+    /// a second pass, cost more than the few bytes of a command name.
+    #[inline]
+    fn converted(&mut self, name: &[u8], convert: fn(&u8) -> u8) -> &[u8] {
         let Some(out) = self.0.get_mut(..name.len()) else {
             return &[];
         };
-        out.copy_from_slice(name);
-        convert(out);
+        for (o, b) in out.iter_mut().zip(name) {
+            *o = convert(b);
+        }
         out
     }
 }

@@ -30,6 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use seedkv_engine::notify::{class, parse_flags};
 use seedkv_engine::RemovalCause;
 
+use super::name_buffer::NameBuffer;
 use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
 use crate::history::{ConnId, Delivery, History, KeyRemoval, MessageKind, Op, OpIndex};
@@ -113,17 +114,25 @@ impl Model {
         if !self.keys.contains_key(key) {
             out.push(event(class::NEW, "new", key));
         }
-        self.keys.entry(key.to_vec()).or_insert(Key {
-            held: fresh,
-            has_ttl: false,
-        })
+        // Looked up before a key is copied: most writes find theirs.
+        if !self.keys.contains_key(key) {
+            self.keys.insert(
+                key.to_vec(),
+                Key {
+                    held: fresh,
+                    has_ttl: false,
+                },
+            );
+        }
+        self.keys.get_mut(key).expect("just inserted")
     }
 
     /// The events a write owes, applying it. `args[0]` is the name.
     fn apply(&mut self, args: &[Vec<u8>], out: &mut Vec<Event>) {
-        let name = args[0].to_ascii_uppercase();
+        let mut name_buffer = NameBuffer::default();
+        let name = name_buffer.upper(&args[0]);
         let key = args.get(1).map_or(&[][..], Vec::as_slice);
-        match name.as_slice() {
+        match name {
             b"DEL" => {
                 self.delete(key, out);
             }

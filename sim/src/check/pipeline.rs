@@ -95,10 +95,17 @@ impl Checker for PipelineOrder {
             for (i, (silenced, op)) in ops.enumerate() {
                 let queued = in_multi
                     && matches!(&op.complete, Some((_, Frame::Simple(s))) if s == b"QUEUED");
-                let mut name_buffer = NameBuffer::default();
-                match name_buffer.upper(&op.args[0]) {
-                    b"MULTI" => in_multi = true,
-                    b"EXEC" | b"DISCARD" | b"RESET" => in_multi = false,
+                // Compared in place, gated by length: every request comes here.
+                let name = op.args[0].as_slice();
+                match name.len() {
+                    5 if name.eq_ignore_ascii_case(b"MULTI") => in_multi = true,
+                    4 | 5 | 7
+                        if name.eq_ignore_ascii_case(b"EXEC")
+                            || name.eq_ignore_ascii_case(b"DISCARD")
+                            || name.eq_ignore_ascii_case(b"RESET") =>
+                    {
+                        in_multi = false
+                    }
                     _ => {}
                 }
                 if op.seq_in_conn != i as u64 {

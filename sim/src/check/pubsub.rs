@@ -34,7 +34,7 @@ use seedkv_engine::resp::Frame;
 
 use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
-use crate::fxhash::FxHashMap;
+use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::history::{ConnId, Delivery, History, MessageKind, Op};
 
 mod requests;
@@ -44,20 +44,22 @@ pub struct PubSubDelivery;
 
 const NAME: &str = "pubsub";
 
-/// One subscription of one connection.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Target {
+/// One subscription of one connection. Borrows its name from the
+/// history: the checker keys sets and maps by targets per delivery, and
+/// an owned copy of each name was a third of its cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Target<'a> {
     pub conn: ConnId,
     pub kind: MessageKind,
     /// The channel, pattern or shard channel.
-    pub name: Vec<u8>,
+    pub name: &'a [u8],
 }
 
-impl Target {
-    fn of(d: &Delivery) -> Target {
+impl<'a> Target<'a> {
+    fn of(d: &'a Delivery) -> Target<'a> {
         let name = match d.kind {
-            MessageKind::PMessage => d.pattern.clone().unwrap_or_default(),
-            _ => d.channel.clone(),
+            MessageKind::PMessage => d.pattern.as_deref().unwrap_or_default(),
+            _ => d.channel.as_slice(),
         };
         Target {
             conn: d.conn,
@@ -75,7 +77,7 @@ impl Target {
         format!(
             "conn {} {kind} {}",
             self.conn,
-            String::from_utf8_lossy(&self.name)
+            String::from_utf8_lossy(self.name)
         )
     }
 }
@@ -87,8 +89,54 @@ struct Publish<'a> {
     channel: &'a [u8],
     /// Its index in the execution order, if the engine executed it.
     exec: Option<usize>,
-    /// Targets subscribed when it executed (execution order known).
-    receivers: BTreeSet<Target>,
+    /// Targets subscribed when it executed (execution order known), in
+    /// [`Target`] order.
+    receivers: Vec<Target<'a>>,
+}
+
+/// Every PUBLISH and SPUBLISH of a run, in payload order, found by
+/// payload through a hash table (a tree lookup per delivery compared
+/// payloads byte by byte down its depth).
+struct Publishes<'a> {
+    list: Vec<(&'a [u8], Publish<'a>)>,
+    by_payload: FxHashMap<&'a [u8], usize>,
+}
+
+impl<'a> Publishes<'a> {
+    /// `None` when two publishes share a payload (payloads are unique by
+    /// construction; a repeat is someone else's workload, not ours to
+    /// judge).
+    fn of(mut list: Vec<(&'a [u8], Publish<'a>)>) -> Option<Publishes<'a>> {
+        list.sort_by(|a, b| a.0.cmp(b.0));
+        if list.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        let by_payload = list
+            .iter()
+            .enumerate()
+            .map(|(i, (payload, _))| (*payload, i))
+            .collect();
+        Some(Publishes { list, by_payload })
+    }
+
+    fn get(&self, payload: &[u8]) -> Option<&Publish<'a>> {
+        let &i = self.by_payload.get(payload)?;
+        Some(&self.list[i].1)
+    }
+
+    fn get_mut(&mut self, payload: &[u8]) -> Option<&mut Publish<'a>> {
+        let &i = self.by_payload.get(payload)?;
+        Some(&mut self.list[i].1)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// In payload order.
+    fn iter(&self) -> impl Iterator<Item = (&&'a [u8], &Publish<'a>)> {
+        self.list.iter().map(|(payload, p)| (payload, p))
+    }
 }
 
 fn violation(message: String) -> Result<(), Violation> {
@@ -145,7 +193,7 @@ impl Checker for PubSubDelivery {
     }
 
     fn check(&self, history: &History, _facts: &RunFacts) -> Result<(), Violation> {
-        let mut publishes: BTreeMap<&[u8], Publish> = BTreeMap::new();
+        let mut list = Vec::new();
         for op in &history.ops {
             let Some(shard) = publish_command(op) else {
                 continue;
@@ -155,14 +203,13 @@ impl Checker for PubSubDelivery {
                 shard,
                 channel: &op.args[1],
                 exec: None,
-                receivers: BTreeSet::new(),
+                receivers: Vec::new(),
             };
-            if publishes.insert(&op.args[2], publish).is_some() {
-                // Payloads are unique by construction; a repeat is someone
-                // else's workload, not ours to judge.
-                return Ok(());
-            }
+            list.push((op.args[2].as_slice(), publish));
         }
+        let Some(mut publishes) = Publishes::of(list) else {
+            return Ok(());
+        };
         if publishes.is_empty() {
             return Ok(());
         }
@@ -182,12 +229,14 @@ impl Checker for PubSubDelivery {
 
 /// Replays subscriptions through the execution order: each publish's
 /// receivers and its reply.
-fn by_execution_order(
-    history: &History,
-    publishes: &mut BTreeMap<&[u8], Publish>,
+fn by_execution_order<'a>(
+    history: &'a History,
+    publishes: &mut Publishes<'a>,
 ) -> Result<(), Violation> {
     let ops = history.op_index();
-    let mut held: BTreeMap<ConnId, BTreeSet<(MessageKind, Vec<u8>)>> = BTreeMap::new();
+    // Names borrowed from the requests; iterated in (conn, kind, name)
+    // order, so each publish's receivers come out in `Target` order.
+    let mut held: BTreeMap<ConnId, BTreeSet<(MessageKind, &[u8])>> = BTreeMap::new();
     let mut disconnects = history.pubsub.server_disconnects.iter().peekable();
     for (index, exec) in history.executions.iter().enumerate() {
         while let Some(&&(conn, _)) = disconnects.peek().filter(|(_, at)| *at <= index) {
@@ -204,12 +253,12 @@ fn by_execution_order(
             let set = held.entry(op.conn).or_default();
             let names = &op.args[1..];
             if subscribe {
-                set.extend(names.iter().map(|n| (kind, n.clone())));
+                set.extend(names.iter().map(|n| (kind, n.as_slice())));
             } else if names.is_empty() {
                 set.retain(|(k, _)| *k != kind);
             } else {
                 for n in names {
-                    set.remove(&(kind, n.clone()));
+                    set.remove(&(kind, n.as_slice()));
                 }
             }
             continue;
@@ -224,10 +273,10 @@ fn by_execution_order(
         for (&conn, set) in &held {
             for (kind, name) in set {
                 if reaches(p.shard, p.channel, *kind, name) {
-                    p.receivers.insert(Target {
+                    p.receivers.push(Target {
                         conn,
                         kind: *kind,
-                        name: name.clone(),
+                        name,
                     });
                 }
             }
@@ -260,7 +309,7 @@ fn published_deliveries(history: &History) -> impl Iterator<Item = &Delivery> {
         .filter(|d| !d.is_keyspace_notification())
 }
 
-fn render_targets(targets: &BTreeSet<Target>) -> String {
+fn render_targets(targets: &[Target]) -> String {
     let v: Vec<String> = targets.iter().take(8).map(Target::render).collect();
     format!("[{}]", v.join(", "))
 }
@@ -270,51 +319,58 @@ fn render_targets(targets: &BTreeSet<Target>) -> String {
 /// place in publish order (None: never executed).
 fn check_deliveries(
     history: &History,
-    publishes: &BTreeMap<&[u8], Publish>,
+    publishes: &Publishes,
     order_of: impl Fn(&Publish) -> Option<u64>,
 ) -> Result<(), Violation> {
-    let mut seen: BTreeSet<(&[u8], Target)> = BTreeSet::new();
-    let mut last: BTreeMap<Target, (u64, &[u8])> = BTreeMap::new();
+    let mut seen: FxHashSet<(&[u8], Target)> = FxHashSet::default();
+    let mut last: FxHashMap<Target, (u64, &[u8])> = FxHashMap::default();
     for d in published_deliveries(history) {
         let target = Target::of(d);
-        let what = format!(
-            "{} at {} ns got {:?} on {}",
-            target.render(),
-            d.at_ns,
-            String::from_utf8_lossy(&d.payload),
-            String::from_utf8_lossy(&d.channel)
-        );
+        // Rendered only for a violation.
+        let what = || {
+            format!(
+                "{} at {} ns got {:?} on {}",
+                target.render(),
+                d.at_ns,
+                String::from_utf8_lossy(&d.payload),
+                String::from_utf8_lossy(&d.channel)
+            )
+        };
         let Some(p) = publishes.get(d.payload.as_slice()) else {
-            return violation(format!("{what}: no such message was ever published"));
+            return violation(format!("{}: no such message was ever published", what()));
         };
         if p.channel != d.channel.as_slice()
-            || !reaches(p.shard, p.channel, target.kind, &target.name)
+            || !reaches(p.shard, p.channel, target.kind, target.name)
         {
             return violation(format!(
-                "{what}: it was published by `{}`",
+                "{}: it was published by `{}`",
+                what(),
                 render_args(&p.op.args)
             ));
         }
         let Some(order) = order_of(p) else {
             return violation(format!(
-                "{what}: its `{}` never executed",
+                "{}: its `{}` never executed",
+                what(),
                 render_args(&p.op.args)
             ));
         };
-        if p.exec.is_some() && !p.receivers.contains(&target) {
+        if p.exec.is_some() && p.receivers.binary_search(&target).is_err() {
             return violation(format!(
-                "{what}: not subscribed when `{}` executed (execution #{order}): delivered \
+                "{}: not subscribed when `{}` executed (execution #{order}): delivered \
                  to a connection that was not listening, or replayed",
+                what(),
                 render_args(&p.op.args)
             ));
         }
-        if !seen.insert((&d.payload, target.clone())) {
-            return violation(format!("{what}: delivered twice"));
+        if !seen.insert((&d.payload, target)) {
+            return violation(format!("{}: delivered twice", what()));
         }
         if let Some(&(prev, prev_payload)) = last.get(&target) {
             if prev >= order {
                 return violation(format!(
-                    "{what}: after {:?}, which was published later",
+                    "{}: after {:?}, which was published later",
+                    what(),
                     String::from_utf8_lossy(prev_payload)
                 ));
             }
@@ -339,8 +395,8 @@ fn executions_by_conn(history: &History) -> FxHashMap<ConnId, Vec<(usize, u64)>>
 
 /// Where each (payload, target) was delivered: the request whose reply
 /// came next.
-fn delivered_before(history: &History) -> BTreeMap<(&[u8], Target), u64> {
-    let mut at = BTreeMap::new();
+fn delivered_before(history: &History) -> FxHashMap<(&[u8], Target<'_>), u64> {
+    let mut at = FxHashMap::default();
     for d in published_deliveries(history) {
         at.entry((d.payload.as_slice(), Target::of(d)))
             .or_insert(d.before_seq);
@@ -352,12 +408,12 @@ fn delivered_before(history: &History) -> BTreeMap<(&[u8], Target), u64> {
 /// request executed after the publish got the message before that answer.
 fn check_no_loss(
     history: &History,
-    publishes: &BTreeMap<&[u8], Publish>,
+    publishes: &Publishes,
     ops: &crate::history::OpIndex,
 ) -> Result<(), Violation> {
     let by_conn = executions_by_conn(history);
     let delivered = delivered_before(history);
-    for (payload, p) in publishes {
+    for (payload, p) in publishes.iter() {
         let Some(exec) = p.exec else { continue };
         for target in &p.receivers {
             let Some(execs) = by_conn.get(&target.conn) else {
@@ -373,7 +429,7 @@ fn check_no_loss(
             if !answered {
                 continue;
             }
-            let got = delivered.get(&(*payload, target.clone()));
+            let got = delivered.get(&(*payload, *target));
             if got.is_none_or(|&before| before > later_seq) {
                 return violation(format!(
                     "{} lost {:?} (`{}`, execution #{exec}): subscribed then, and request \
@@ -403,14 +459,14 @@ impl Change<'_> {
     /// Whether it adds or drops `target`'s subscription.
     fn touches(&self, target: &Target) -> bool {
         self.kind == target.kind
-            && (self.op.args.len() == 1 || self.op.args[1..].contains(&target.name))
+            && (self.op.args.len() == 1 || self.op.args[1..].iter().any(|a| a == target.name))
     }
 }
 
 /// The conservative checks when only client-side times are known.
 fn by_client_intervals(
     history: &History,
-    publishes: &BTreeMap<&[u8], Publish>,
+    publishes: &Publishes,
     ops: &BTreeMap<(ConnId, u64), &Op>,
 ) -> Result<(), Violation> {
     let mut changes: BTreeMap<ConnId, Vec<Change>> = BTreeMap::new();
@@ -469,7 +525,7 @@ fn by_client_intervals(
     let mut last: BTreeMap<(Target, &[u8]), u64> = BTreeMap::new();
     for d in published_deliveries(history) {
         let target = Target::of(d);
-        if !seen.insert((&d.payload, target.clone())) {
+        if !seen.insert((&d.payload, target)) {
             return violation(format!(
                 "{} got {:?} twice",
                 target.render(),
@@ -490,7 +546,7 @@ fn by_client_intervals(
             continue;
         };
         if let Some(seq) = seq_of(p) {
-            let key = (target.clone(), publisher.as_bytes());
+            let key = (target, publisher.as_bytes());
             if last.get(&key).is_some_and(|&prev| prev >= seq) {
                 return violation(format!(
                     "{} got {:?} after a later message of the same publisher",
@@ -505,7 +561,7 @@ fn by_client_intervals(
     // after its reply was answered, with no unsubscribe of it in between.
     let delivered = delivered_before(history);
     let requests = ConnRequests::index(ops);
-    for (payload, p) in publishes {
+    for (payload, p) in publishes.iter() {
         let Some((published_ns, _)) = &p.op.complete else {
             continue;
         };
@@ -522,7 +578,7 @@ fn by_client_intervals(
                     let target = Target {
                         conn,
                         kind: s.kind,
-                        name: name.clone(),
+                        name,
                     };
                     if !reaches(p.shard, p.channel, s.kind, name) {
                         continue;
@@ -542,7 +598,7 @@ fn by_client_intervals(
                     if dropped {
                         continue;
                     }
-                    let got = delivered.get(&(*payload, target.clone()));
+                    let got = delivered.get(&(*payload, target));
                     if got.is_none_or(|&before| before > later.seq_in_conn) {
                         return violation(format!(
                             "{} lost {:?} (`{}`): confirmed before it was sent, and request \

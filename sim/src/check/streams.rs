@@ -237,10 +237,11 @@ impl Walk {
     }
 
     fn key(&mut self, key: &[u8]) -> &mut Known {
-        let default = &self.default;
-        self.keys
-            .entry(key.to_vec())
-            .or_insert_with(|| default.clone())
+        // Looked up before a key is copied: most calls find theirs.
+        if !self.keys.contains_key(key) {
+            self.keys.insert(key.to_vec(), self.default.clone());
+        }
+        self.keys.get_mut(key).expect("just inserted")
     }
 
     fn forget(&mut self, key: &[u8]) {

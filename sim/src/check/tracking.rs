@@ -28,12 +28,12 @@
 //! workload's request named, every key after a FLUSHDB or SWAPDB of
 //! another workload, and runs with a crash and restart.
 
-use std::collections::BTreeMap;
-
 use seedkv_engine::resp::Frame;
 
+use super::name_buffer::NameBuffer;
 use super::{Checker, RunFacts, Violation};
 use crate::check::pipeline::render_args;
+use crate::fxhash::FxHashMap;
 use crate::history::{CacheServe, ConnId, History, Op};
 use crate::workload::tracking::KEYS_COUNT;
 
@@ -49,27 +49,29 @@ const KEYS_MAX: usize = KEYS_COUNT as usize;
 pub struct TrackingCheck;
 
 /// A key's value after an execution, as far as the replay knows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum State {
+/// Values are borrowed from the history's requests: the replay records
+/// one state per write, and a copy of each value was most of its cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State<'a> {
     /// The value (`None`: absent) and its expiry time (unix ms).
-    Known(Option<Vec<u8>>, Option<u64>),
+    Known(Option<&'a [u8]>, Option<u64>),
     Unknown,
 }
 
 /// The replay: per key, the executions that changed it (execution index,
 /// state after); and the executions that changed every key.
 #[derive(Default)]
-struct Timelines {
-    keys: BTreeMap<Vec<u8>, Vec<(usize, State)>>,
-    all: Vec<(usize, State)>,
+struct Timelines<'a> {
+    keys: FxHashMap<&'a [u8], Vec<(usize, State<'a>)>>,
+    all: Vec<(usize, State<'a>)>,
 }
 
-impl Timelines {
+impl<'a> Timelines<'a> {
     /// The key's state after execution `at` (and before any later one).
-    fn state_at(&self, key: &[u8], at: usize) -> State {
-        let last = |events: &[(usize, State)]| {
+    fn state_at(&self, key: &[u8], at: usize) -> State<'a> {
+        let last = |events: &[(usize, State<'a>)]| {
             let n = events.partition_point(|(i, _)| *i <= at);
-            n.checked_sub(1).map(|n| events[n].clone())
+            n.checked_sub(1).map(|n| events[n])
         };
         let own = self.keys.get(key).and_then(|e| last(e));
         let all = last(&self.all);
@@ -81,12 +83,12 @@ impl Timelines {
         }
     }
 
-    fn push(&mut self, key: &[u8], at: usize, state: State) {
+    fn push(&mut self, key: &'a [u8], at: usize, state: State<'a>) {
         if !self.keys.contains_key(key) && self.keys.len() >= KEYS_MAX {
             // Not one of the workload's keys: the replay does not follow it.
             return;
         }
-        self.keys.entry(key.to_vec()).or_default().push((at, state));
+        self.keys.entry(key).or_default().push((at, state));
     }
 }
 
@@ -99,14 +101,14 @@ fn parse_i64(arg: &[u8]) -> Option<i64> {
 }
 
 /// Replays one of the workload's writes (`at` is its execution index).
-fn replay_write(t: &mut Timelines, at: usize, unix_ms: u64, args: &[Vec<u8>]) {
-    let name = args[0].to_ascii_lowercase();
-    match (name.as_slice(), args.len()) {
-        (b"set", 3) => t.push(&args[1], at, State::Known(Some(args[2].clone()), None)),
+fn replay_write<'a>(t: &mut Timelines<'a>, at: usize, unix_ms: u64, args: &'a [Vec<u8>]) {
+    let mut name_buffer = NameBuffer::default();
+    match (name_buffer.lower(&args[0]), args.len()) {
+        (b"set", 3) => t.push(&args[1], at, State::Known(Some(&args[2]), None)),
         (b"set", 5) => {
             let expiry = parse_i64(&args[4]).map(|ms| unix_ms.saturating_add(ms as u64));
             let state = match expiry {
-                Some(e) => State::Known(Some(args[2].clone()), Some(e)),
+                Some(e) => State::Known(Some(&args[2]), Some(e)),
                 None => State::Unknown,
             };
             t.push(&args[1], at, state);
@@ -133,7 +135,7 @@ fn replay_write(t: &mut Timelines, at: usize, unix_ms: u64, args: &[Vec<u8>]) {
 }
 
 /// The replay of every execution that may have changed a `trk:` key.
-fn timelines(history: &History, ops: &crate::history::OpIndex) -> Timelines {
+fn timelines<'a>(history: &'a History, ops: &crate::history::OpIndex<'a>) -> Timelines<'a> {
     let mut t = Timelines::default();
     for (at, exec) in history.executions.iter().enumerate() {
         if exec.name.is_empty() {
@@ -162,8 +164,8 @@ fn timelines(history: &History, ops: &crate::history::OpIndex) -> Timelines {
 /// Per connection, by request index: the latest execution index among
 /// that request and every earlier one (the frontier once they are all
 /// answered).
-fn frontiers(history: &History) -> BTreeMap<ConnId, Vec<Option<usize>>> {
-    let mut out: BTreeMap<ConnId, Vec<Option<usize>>> = BTreeMap::new();
+fn frontiers(history: &History) -> FxHashMap<ConnId, Vec<Option<usize>>> {
+    let mut out: FxHashMap<ConnId, Vec<Option<usize>>> = FxHashMap::default();
     for (at, exec) in history.executions.iter().enumerate() {
         let v = out.entry(exec.conn).or_default();
         let seq = exec.seq_in_conn as usize;
@@ -189,7 +191,7 @@ fn fail(message: String) -> Result<(), Violation> {
     })
 }
 
-fn render_value(v: &Option<Vec<u8>>) -> String {
+fn render_value(v: Option<&[u8]>) -> String {
     match v {
         Some(v) => format!("{:?}", String::from_utf8_lossy(v)),
         None => "(absent)".into(),
@@ -198,13 +200,13 @@ fn render_value(v: &Option<Vec<u8>>) -> String {
 
 /// Per connection and key: the connection's GETs of the key (indices in
 /// `History::ops`, in request order).
-type Gets = BTreeMap<(ConnId, Vec<u8>), Vec<usize>>;
+type Gets<'a> = FxHashMap<(ConnId, &'a [u8]), Vec<usize>>;
 
-fn gets(history: &History) -> Gets {
-    let mut out = Gets::new();
+fn gets(history: &History) -> Gets<'_> {
+    let mut out = Gets::default();
     for (i, op) in history.ops.iter().enumerate() {
         if op.workload == WORKLOAD && op.args.len() == 2 && op.args[0] == b"GET" {
-            out.entry((op.conn, op.args[1].clone()))
+            out.entry((op.conn, op.args[1].as_slice()))
                 .or_default()
                 .push(i);
         }
@@ -214,7 +216,7 @@ fn gets(history: &History) -> Gets {
 
 /// The connection's last answered GET of the serve's key before it.
 fn last_get<'h>(history: &'h History, gets: &Gets, serve: &CacheServe) -> Option<&'h Op> {
-    let list = gets.get(&(serve.conn, serve.key.clone()))?;
+    let list = gets.get(&(serve.conn, serve.key.as_slice()))?;
     let n = list.partition_point(|&i| history.ops[i].seq_in_conn < serve.seq_next);
     list[..n]
         .iter()
@@ -226,7 +228,7 @@ fn last_get<'h>(history: &'h History, gets: &Gets, serve: &CacheServe) -> Option
 fn check_serve(
     history: &History,
     (t, gets): (&Timelines, &Gets),
-    frontiers: &BTreeMap<ConnId, Vec<Option<usize>>>,
+    frontiers: &FxHashMap<ConnId, Vec<Option<usize>>>,
     serve: &CacheServe,
 ) -> Result<(), Violation> {
     let Some(get) = last_get(history, gets, serve) else {
@@ -238,18 +240,18 @@ fn check_serve(
         ));
     };
     let read = match &get.complete {
-        Some((_, Frame::Bulk(v))) => Some(v.clone()),
+        Some((_, Frame::Bulk(v))) => Some(v.as_slice()),
         _ => None,
     };
-    if read != serve.value {
+    if read != serve.value.as_deref() {
         return fail(format!(
             "client {} conn {} served {}={} from its cache, but its last read #{} got {}",
             serve.client,
             serve.conn,
             String::from_utf8_lossy(&serve.key),
-            render_value(&serve.value),
+            render_value(serve.value.as_deref()),
             get.seq_in_conn,
-            render_value(&read)
+            render_value(read)
         ));
     }
     let frontier = frontiers.get(&serve.conn).and_then(|v| {
@@ -264,7 +266,7 @@ fn check_serve(
     let State::Known(value, None) = t.state_at(&serve.key, frontier) else {
         return Ok(());
     };
-    if value == serve.value {
+    if value == serve.value.as_deref() {
         return Ok(());
     }
     let exec = &history.executions[frontier];
@@ -283,11 +285,11 @@ fn check_serve(
         serve.client,
         serve.conn,
         String::from_utf8_lossy(&serve.key),
-        render_value(&serve.value),
+        render_value(serve.value.as_deref()),
         get.seq_in_conn,
         serve.at_ns,
         exec.seq_in_conn,
-        render_value(&value),
+        render_value(value),
         invalidations.join(", "),
         render_args(&get.args),
     ))

@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use seedkv_engine::resp::Frame;
 
 use super::*;
