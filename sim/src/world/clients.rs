@@ -123,16 +123,12 @@ impl World {
         cs.up_sent_bytes += batch_bytes as u64;
         let queue = &mut self.queue;
         let pending = &mut self.pending_non_cron;
-        let last = cs.up.write_staged(
-            now,
-            batch_bytes,
-            &self.knobs.net,
-            &mut self.net_rng,
-            |at| {
+        let last = cs
+            .up
+            .write_staged(now, batch_bytes, &self.knobs.net, &mut self.net_rng, |at| {
                 *pending += 1;
                 queue.push(at, SimEvent::UpArrive { slot: slot as u32 });
-            },
-        );
+            });
         self.maybe_faults_after_send(slot, last + blocking_wait_ns);
     }
 
