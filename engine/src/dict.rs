@@ -122,6 +122,21 @@ impl<V> Dict<V> {
             .map(|index| &self.entries.get(index).value)
     }
 
+    /// The hash `key` has in this dict (keyed by its seed), for
+    /// [`Dict::get_hashed`]: a caller that looks one key up more than once
+    /// (the sizes measured before and after a command) hashes it once.
+    pub fn key_hash(&self, key: &[u8]) -> u64 {
+        self.hash_key(key)
+    }
+
+    /// [`Dict::get`] with `key`'s hash from [`Dict::key_hash`] of a dict
+    /// with the same seed.
+    pub fn get_hashed(&self, key: &[u8], hash: u64) -> Option<&V> {
+        debug_assert_eq!(hash, self.hash_key(key));
+        self.find(key, hash)
+            .map(|index| &self.entries.get(index).value)
+    }
+
     pub fn get_key_value(&self, key: &[u8]) -> Option<(&[u8], &V)> {
         self.find_key(key).map(|index| {
             let entry = self.entries.get(index);

@@ -190,6 +190,33 @@ pub fn measure_values<'k>(db: &Db, keys: impl Iterator<Item = &'k [u8]>) -> Valu
     sizes
 }
 
+/// [`measure_values`] over `keys`, hashing each key once for both
+/// measurements of a command: a key's hash is taken in the database's dict
+/// before the command and reused after it while the dict has the same
+/// seed (FLUSHALL keeps the seed; SWAPDB brings another dict, whose keys
+/// are hashed afresh). Every request is measured twice, and hashing was
+/// half of each lookup.
+fn measure_keys(db: &Db, keys: &mut KeyCopies) -> ValueSizes {
+    let seed = db.keys.seed();
+    if keys.hashed_with != Some(seed) {
+        keys.hashes.clear();
+        keys.hashes.extend(
+            std::iter::once(0)
+                .chain(keys.ends.iter().copied())
+                .zip(keys.ends.iter().copied())
+                .map(|(start, end)| db.keys.key_hash(&keys.bytes[start..end])),
+        );
+        keys.hashed_with = Some(seed);
+    }
+    let mut sizes = ValueSizes::default();
+    for (key, &hash) in keys.iter().zip(&keys.hashes) {
+        if let Some(value) = db.keys.get_hashed(key, hash) {
+            sizes.add(value);
+        }
+    }
+    sizes
+}
+
 /// The keys a measurement weighs again after the command, copied (a
 /// handler may take its arguments apart) into one buffer: every request
 /// is measured, and a copy per key was most of the measurement's cost.
@@ -198,6 +225,10 @@ pub struct KeyCopies {
     bytes: Vec<u8>,
     /// Where each key ends in `bytes`.
     ends: Vec<usize>,
+    /// Each key's hash in a dict keyed by `hashed_with` (see
+    /// [`measure_keys`]); empty before the first measurement.
+    hashes: Vec<u64>,
+    hashed_with: Option<u64>,
 }
 
 impl KeyCopies {
@@ -212,6 +243,8 @@ impl KeyCopies {
         KeyCopies {
             bytes,
             ends: indices,
+            hashes: Vec::new(),
+            hashed_with: None,
         }
     }
 
@@ -242,11 +275,11 @@ pub struct Measuring {
 
 impl Measuring {
     /// The finished record, with the values at the keys weighed now.
-    pub fn finish(self, server: &Server, reply_bytes: usize) -> Box<Sizes> {
+    pub fn finish(mut self, server: &Server, reply_bytes: usize) -> Box<Sizes> {
         let mut sizes = self.sizes;
         sizes.reply_bytes = reply_bytes as u64;
         if let Some(db) = server.keyspace.dbs.get(self.db) {
-            sizes.after = measure_values(db, self.keys.iter());
+            sizes.after = measure_keys(db, &mut self.keys);
         }
         Box::new(sizes)
     }
@@ -261,7 +294,7 @@ pub fn measure_before(
     (container, spec): (Option<&'static CommandSpec>, &CommandSpec),
     args: &[Vec<u8>],
 ) -> Measuring {
-    let keys = KeyCopies::of(args, touched_keys(spec, args));
+    let mut keys = KeyCopies::of(args, touched_keys(spec, args));
     let dbs = &server.keyspace.dbs;
     // A keyless write declared O(N) may visit every value; SAVE
     // serializes them all.
@@ -282,7 +315,7 @@ pub fn measure_before(
         args_count: args.len() as u64,
         args_bytes: args.iter().map(|a| a.len() as u64).sum(),
         keys_count: keys.len() as u64,
-        before: measure_values(&dbs[db], keys.iter()),
+        before: measure_keys(&dbs[db], &mut keys),
         after: ValueSizes::default(),
         db_keys: dbs[db].len() as u64,
         all_keys: dbs.iter().map(|d| d.len() as u64).sum(),

@@ -114,6 +114,16 @@ impl SimClient {
 /// Appends `request` in RESP multibulk form to `out`.
 pub fn encode_request_into(out: &mut Vec<u8>, request: &Request) {
     fn header(out: &mut Vec<u8>, prefix: u8, n: usize) {
+        // Most counts and lengths have one or two digits: one append.
+        if n < 10 {
+            out.extend_from_slice(&[prefix, b'0' + n as u8, b'\r', b'\n']);
+            return;
+        }
+        if n < 100 {
+            let (tens, ones) = (b'0' + (n / 10) as u8, b'0' + (n % 10) as u8);
+            out.extend_from_slice(&[prefix, tens, ones, b'\r', b'\n']);
+            return;
+        }
         out.push(prefix);
         let mut buf = [0u8; 20];
         let mut i = buf.len();
@@ -143,10 +153,14 @@ mod tests {
 
     #[test]
     fn encodes_like_the_engine_encoder() {
-        let req: Request = vec![b"SET".to_vec(), b"k".to_vec(), b"".to_vec()];
-        let mut out = Vec::new();
-        encode_request_into(&mut out, &req);
-        let parts: Vec<&[u8]> = req.iter().map(|a| a.as_slice()).collect();
-        assert_eq!(out, seedkv_engine::resp::encode::encode_request(&parts));
+        // Lengths of one, two, three and more digits.
+        for len in [0, 1, 9, 10, 42, 99, 100, 999, 1000, 123_456] {
+            let mut req: Request = vec![b"SET".to_vec(), b"k".to_vec(), vec![b'v'; len]];
+            req.extend((0..len % 13).map(|i| vec![b'x'; i]));
+            let mut out = Vec::new();
+            encode_request_into(&mut out, &req);
+            let parts: Vec<&[u8]> = req.iter().map(|a| a.as_slice()).collect();
+            assert_eq!(out, seedkv_engine::resp::encode::encode_request(&parts));
+        }
     }
 }

@@ -116,23 +116,49 @@ impl Pipe {
         bytes: &[u8],
         knobs: &NetKnobs,
         rng: &mut impl Rng,
+        on_segment: impl FnMut(u64),
+    ) -> u64 {
+        assert!(self.fin_abs.is_none(), "write after fin");
+        self.data.extend_from_slice(bytes);
+        self.write_staged(now_ns, bytes.len(), knobs, rng, on_segment)
+    }
+
+    /// Where a writer appends bytes before [`Pipe::write_staged`] sends
+    /// them: a client encodes its batch straight into the pipe, rather than
+    /// into a scratch buffer that [`Pipe::write`] would copy again. Bytes
+    /// appended here are invisible to the reader until they are written.
+    pub fn stage(&mut self) -> &mut Vec<u8> {
+        assert!(self.fin_abs.is_none(), "write after fin");
+        &mut self.data
+    }
+
+    /// The last `len` bytes appended through [`Pipe::stage`]: queued for
+    /// delivery as [`Pipe::write`] queues its bytes (same draws, same
+    /// arrivals).
+    pub fn write_staged(
+        &mut self,
+        now_ns: u64,
+        len: usize,
+        knobs: &NetKnobs,
+        rng: &mut impl Rng,
         mut on_segment: impl FnMut(u64),
     ) -> u64 {
         assert!(self.fin_abs.is_none(), "write after fin");
-        if bytes.is_empty() {
+        assert!(len <= self.unread_bytes() - self.readable().len());
+        if len == 0 {
             return self.arrival_last_ns.max(now_ns);
         }
-        self.data.extend_from_slice(bytes);
+        let total = len;
         let mut cuts = [0usize; FRAGMENT_PIECES_MAX];
         let mut pieces = 1;
-        if bytes.len() > 1 && rng.gen_range(0..1000) < knobs.fragment_per_mille {
-            pieces = rng.gen_range(2..=FRAGMENT_PIECES_MAX.min(bytes.len()));
+        if total > 1 && rng.gen_range(0..1000) < knobs.fragment_per_mille {
+            pieces = rng.gen_range(2..=FRAGMENT_PIECES_MAX.min(total));
             for cut in cuts.iter_mut().take(pieces - 1) {
-                *cut = rng.gen_range(1..bytes.len());
+                *cut = rng.gen_range(1..total);
             }
             cuts[..pieces - 1].sort_unstable();
         }
-        cuts[pieces - 1] = bytes.len();
+        cuts[pieces - 1] = total;
         let mut start = 0;
         for &end in &cuts[..pieces] {
             if end <= start {

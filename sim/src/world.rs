@@ -242,8 +242,6 @@ pub struct World {
     faults_stop_after_ops: u64,
     clock_skew_us: u64,
     idle_until_ns: u64,
-    /// Scratch for encoding requests.
-    scratch: Vec<u8>,
     /// The disk, children and crash (runs with persistence).
     persist: Option<Box<storage::PersistHost>>,
 
@@ -363,7 +361,6 @@ impl World {
             faults_stop_after_ops,
             clock_skew_us: 0,
             idle_until_ns: 0,
-            scratch: Vec::new(),
             persist,
             history: History::with_request_capacity(requests_planned),
             trace: TraceHash::new(record_event_hashes, print_trace),

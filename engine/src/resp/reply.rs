@@ -47,6 +47,9 @@ pub const FRAME_AGGREGATE_MAX_COUNT: usize = u32::MAX as usize;
 /// that a header alone cannot reserve unbounded memory.
 const AGGREGATE_PREALLOC_MAX: usize = 1024;
 
+/// The fewest bytes an element takes (`_\r\n`, `+\r\n`).
+const ELEMENT_BYTES_MIN: usize = 3;
+
 /// The buffer is compacted only once this many bytes are consumed (and at
 /// least half of it), which keeps compaction amortised O(1) per byte.
 const COMPACT_MIN_BYTES: usize = 4 * 1024;
@@ -202,10 +205,22 @@ impl FrameDecoder {
                             "Protocol error: nesting deeper than {FRAME_DEPTH_MAX}"
                         ));
                     }
+                    // Every element takes at least 3 bytes (`_\r\n`), so
+                    // the bytes already here bound what a top-level
+                    // aggregate may reserve beyond the fixed cap (once per
+                    // frame, not per nesting level): a long reply that
+                    // arrived whole is collected without regrowing (and
+                    // copying) its Vec.
+                    let arrived_max = if self.stack.is_empty() {
+                        self.buffered_bytes() / ELEMENT_BYTES_MIN
+                    } else {
+                        0
+                    };
+                    let reserve = remaining.min(AGGREGATE_PREALLOC_MAX.max(arrived_max));
                     self.stack.push(Partial {
                         kind,
                         remaining,
-                        items: Vec::with_capacity(remaining.min(AGGREGATE_PREALLOC_MAX)),
+                        items: Vec::with_capacity(reserve),
                     });
                     continue;
                 }

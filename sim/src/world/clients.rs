@@ -52,20 +52,24 @@ impl World {
             }
         }
         assert!(!batch.is_empty() && batch.len() <= crate::workload::BATCH_REQUESTS_MAX);
-        self.scratch.clear();
+        // The batch is encoded straight into the connection's pipe (staged,
+        // unseen by the server until written below).
+        let staged_from = self.conns[slot].up.stage().len();
         let workload = self.clients[ci].workload.kind().name();
         // A blocked request legitimately waits for its timeout: a reset
         // drawn for this batch may then land while the client is blocked.
         let mut blocking_wait_ns = 0;
         for request in batch.drain(..) {
-            encode_request_into(&mut self.scratch, &request);
+            let staged = self.conns[slot].up.stage();
+            encode_request_into(staged, &request);
+            let staged_bytes = staged.len() - staged_from;
             let c = &mut self.clients[ci];
             let seq_in_conn = c.seq_next;
             c.seq_next += 1;
             if let Some(timeout) = blocking_timeout(&request) {
                 blocking_wait_ns = blocking_wait_ns.max(timeout.wait_ns_max().unwrap_or(0));
                 let cs = &mut self.conns[slot];
-                let end = cs.up_sent_bytes + self.scratch.len() as u64;
+                let end = cs.up_sent_bytes + staged_bytes as u64;
                 cs.up_watched.push_back((end, seq_in_conn));
             }
             // A request CLIENT REPLY silenced (no frames) awaits nothing.
@@ -100,7 +104,7 @@ impl World {
                 format_args!(
                     "  client {client} ({workload}) conn {conn} sends {} request(s), {} bytes: {first}{}",
                     c.outstanding.len(),
-                    self.scratch.len(),
+                    self.conns[slot].up.stage().len() - staged_from,
                     if c.outstanding.len() > 1 { " ..." } else { "" }
                 ),
             );
@@ -109,24 +113,22 @@ impl World {
         self.clients[ci].ops_left = self.clients[ci].ops_left.saturating_sub(sent);
         self.ops_sent += sent;
         self.maybe_schedule_crash();
-        self.trace.bytes(&self.scratch);
-        self.stats.bytes_up += self.scratch.len() as u64;
         let now = self.now_ns;
         let cs = &mut self.conns[slot];
-        assert!(cs.up.unread_bytes() + self.scratch.len() <= CLIENT_PIPE_BYTES_MAX);
-        cs.up_sent_bytes += self.scratch.len() as u64;
+        let staged = cs.up.stage();
+        let batch_bytes = staged.len() - staged_from;
+        self.trace.bytes(&staged[staged_from..]);
+        self.stats.bytes_up += batch_bytes as u64;
+        assert!(cs.up.unread_bytes() <= CLIENT_PIPE_BYTES_MAX);
+        cs.up_sent_bytes += batch_bytes as u64;
         let queue = &mut self.queue;
         let pending = &mut self.pending_non_cron;
-        let last = cs.up.write(
-            now,
-            &self.scratch,
-            &self.knobs.net,
-            &mut self.net_rng,
-            |at| {
+        let last = cs
+            .up
+            .write_staged(now, batch_bytes, &self.knobs.net, &mut self.net_rng, |at| {
                 *pending += 1;
                 queue.push(at, SimEvent::UpArrive { slot: slot as u32 });
-            },
-        );
+            });
         self.maybe_faults_after_send(slot, last + blocking_wait_ns);
     }
 
