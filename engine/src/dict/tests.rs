@@ -564,7 +564,11 @@ fn upsert_equals_lookup_then_insert() {
             hits += usize::from(a.is_some());
             assert_eq!(a, b, "step {step}");
         }
-        assert_eq!(format!("{one_hash:?}"), format!("{two_calls:?}"), "step {step}");
+        assert_eq!(
+            format!("{one_hash:?}"),
+            format!("{two_calls:?}"),
+            "step {step}"
+        );
     }
     assert!(hits > 1000, "{hits} replacements");
 }
