@@ -140,17 +140,13 @@ impl Db {
         if !keep_ttl {
             self.expires.remove(key);
         }
-        match self.keys.get_mut_with_meta(key) {
-            Some((slot, meta)) => {
-                if !self.access.lfu {
-                    *meta = self.access.lru_clock;
-                }
-                Some(std::mem::replace(slot, value))
+        let (lfu, lru_clock) = (self.access.lfu, self.access.lru_clock);
+        let new_meta = self.access.new_key_meta();
+        self.keys.upsert_with_meta(key, value, new_meta, |meta| {
+            if !lfu {
+                *meta = lru_clock;
             }
-            None => self
-                .keys
-                .insert_with_meta(key.into(), value, self.access.new_key_meta()),
-        }
+        })
     }
 
     /// Removes `key` and its TTL.

@@ -182,6 +182,13 @@ impl<V> Dict<V> {
         if let Some(index) = self.find(&key, hash) {
             return Some(mem::replace(&mut self.entries.get_mut(index).value, value));
         }
+        self.push_new(key, value, meta, hash);
+        None
+    }
+
+    /// Adds an entry for `key`, absent, whose hash is `hash`: the end of
+    /// [`Dict::insert_with_meta`] once its lookup missed.
+    fn push_new(&mut self, key: Box<[u8]>, value: V, meta: u32, hash: u64) {
         assert!(self.len() < LEN_MAX, "dict: more than {LEN_MAX} entries");
         self.expand_if_needed();
         let table = usize::from(self.is_rehashing());
@@ -196,7 +203,6 @@ impl<V> Dict<V> {
         });
         self.tables[table][bucket] = index;
         self.used[table] += 1;
-        None
     }
 
     /// Removes the key, returning it with its value. Also performs one

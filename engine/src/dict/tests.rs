@@ -537,3 +537,38 @@ fn rehash_work_counts_buckets_and_moved_entries_and_size_hint_is_exact() {
     assert_eq!(work, (last + 1 - start) + moved);
     assert_eq!(dict.iter().size_hint(), (len, Some(len)));
 }
+
+/// `upsert_with_meta` leaves the dict exactly as `get_mut_with_meta`
+/// followed on a miss by `insert_with_meta` does (table layout, rehash
+/// progress, slab order, meta words), through grows, shrinks and the
+/// incremental rehashes between them.
+#[test]
+fn upsert_equals_lookup_then_insert() {
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let (mut one_hash, mut two_calls) = (Dict::<u64>::new(5), Dict::<u64>::new(5));
+    let mut hits = 0;
+    for step in 0..8_000u64 {
+        let k = key("k", rng.gen_range(0..300));
+        if rng.gen_ratio(1, 3) {
+            assert_eq!(one_hash.remove(&k), two_calls.remove(&k));
+        } else {
+            let meta = step as u32;
+            let a = one_hash.upsert_with_meta(&k, step, meta, |m| *m = meta);
+            let b = match two_calls.get_mut_with_meta(&k) {
+                Some((slot, m)) => {
+                    *m = meta;
+                    Some(std::mem::replace(slot, step))
+                }
+                None => two_calls.insert_with_meta(k.clone(), step, meta),
+            };
+            hits += usize::from(a.is_some());
+            assert_eq!(a, b, "step {step}");
+        }
+        assert_eq!(
+            format!("{one_hash:?}"),
+            format!("{two_calls:?}"),
+            "step {step}"
+        );
+    }
+    assert!(hits > 1000, "{hits} replacements");
+}

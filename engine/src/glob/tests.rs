@@ -244,3 +244,66 @@ fn prefix_star_fast_path_equals_the_general_matcher() {
         assert_eq!(literal_prefix_star(other), None, "{other:?}");
     }
 }
+
+/// The matcher without [`Matcher::star`]'s scan over first-byte misses:
+/// the position-by-position loop it must equal.
+fn stepwise_match(pattern: &[u8], string: &[u8], nocase: bool, steps: &mut u64) -> bool {
+    let mut m = Matcher {
+        nocase,
+        skip_longer_matches: false,
+        skip_first_byte_misses: false,
+        steps: 0,
+    };
+    let matched = m.matches(pattern, string, 0);
+    *steps += m.steps;
+    matched
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8192, rng_seed: proptest::test_runner::RngSeed::Fixed(22), ..ProptestConfig::default() })]
+
+    /// Skipping first-byte misses after a `*` changes neither the answer
+    /// nor the steps charged, for any pattern, case and nesting.
+    #[test]
+    fn star_scan_counts_the_steps_of_the_stepwise_loop(
+        pattern in proptest::collection::vec(prop::sample::select(b"ab:*?[]^-\\A".to_vec()), 0..12),
+        string in proptest::collection::vec(prop::sample::select(b"abA:]-\\".to_vec()), 0..24),
+        nocase in any::<bool>(),
+    ) {
+        let (mut fast, mut stepwise) = (0, 0);
+        let a = general_match(&pattern, &string, nocase, &mut fast);
+        let b = stepwise_match(&pattern, &string, nocase, &mut stepwise);
+        prop_assert_eq!((a, fast), (b, stepwise));
+    }
+}
+
+/// The shapes the simulator's subscribers hold, against keyspace channel
+/// names, and the nesting cut (where the nested match answers with no
+/// step), charge the same steps either way.
+#[test]
+fn star_scan_equals_stepwise_on_channels_and_at_the_nesting_cut() {
+    let channels: [&[u8]; 4] = [
+        b"__keyspace@0__:key:1",
+        b"__keyevent@7__:expired",
+        b"chan:1",
+        b"",
+    ];
+    for pattern in [&b"*:1"[..], b"*:*:1", b"chan:[02]", b"*e*d", b"*E", b"a*"] {
+        for channel in channels {
+            for nocase in [false, true] {
+                let (mut fast, mut stepwise) = (0, 0);
+                let a = general_match(pattern, channel, nocase, &mut fast);
+                let b = stepwise_match(pattern, channel, nocase, &mut stepwise);
+                assert_eq!((a, fast), (b, stepwise), "{pattern:?} {channel:?}");
+            }
+        }
+    }
+    let string = vec![b'x'; 1200];
+    for stars in [998, 999, 1000, 1001, 1100] {
+        let pattern: Vec<u8> = b"x*".repeat(stars).into_iter().chain(*b"x").collect();
+        let (mut fast, mut stepwise) = (0, 0);
+        let a = general_match(&pattern, &string, false, &mut fast);
+        let b = stepwise_match(&pattern, &string, false, &mut stepwise);
+        assert_eq!((a, fast), (b, stepwise), "{stars} stars");
+    }
+}

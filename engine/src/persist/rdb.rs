@@ -434,10 +434,9 @@ pub(crate) fn cron(server: &mut Server, events: &mut VecDeque<Event>, now: Now) 
 /// save failed (Redis's `writeCommandsDeniedByDiskError`).
 pub(crate) fn writes_denied(server: &Server) -> bool {
     let rdb = &server.persist.rdb;
-    server.config.storage && !rdb.last_bgsave_ok && {
-        let pc = PersistConfig::of(&server.config);
-        pc.stop_writes_on_bgsave_error && !pc.save_points.is_empty()
-    }
+    server.config.storage
+        && !rdb.last_bgsave_ok
+        && super::state::stops_writes_after_failed_save(&server.config)
 }
 
 /// Starts loading at start: `dbfilename`, read whole, then parsed.

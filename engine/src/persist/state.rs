@@ -39,13 +39,9 @@ impl PersistConfig {
     pub fn of(config: &Config) -> PersistConfig {
         let get = |name: &str| config_get(config, name).unwrap_or_default();
         let yes = |name: &str| get(name).eq_ignore_ascii_case("yes");
-        let numbers: Vec<u64> = get("save")
-            .split_ascii_whitespace()
-            .filter_map(|n| n.parse().ok())
-            .collect();
         PersistConfig {
             dbfilename: get("dbfilename"),
-            save_points: numbers.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+            save_points: save_points(&get("save")),
             rdbcompression: yes("rdbcompression"),
             rdbchecksum: yes("rdbchecksum"),
             stop_writes_on_bgsave_error: yes("stop-writes-on-bgsave-error"),
@@ -62,6 +58,25 @@ impl PersistConfig {
             no_appendfsync_on_rewrite: yes("no-appendfsync-on-rewrite"),
         }
     }
+}
+
+/// `save`'s text as `(seconds, changes)` pairs.
+fn save_points(text: &str) -> Vec<(u64, u64)> {
+    let numbers: Vec<u64> = text
+        .split_ascii_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    numbers.chunks_exact(2).map(|p| (p[0], p[1])).collect()
+}
+
+/// [`PersistConfig`]'s `stop_writes_on_bgsave_error && !save_points.is_empty()`,
+/// reading those two parameters alone: every write asks it while the last
+/// background save failed, and building the whole [`PersistConfig`] looks
+/// up and copies a dozen parameters.
+pub(crate) fn stops_writes_after_failed_save(config: &Config) -> bool {
+    let yes = config_get(config, "stop-writes-on-bgsave-error")
+        .is_some_and(|v| v.eq_ignore_ascii_case("yes"));
+    yes && !save_points(&config_get(config, "save").unwrap_or_default()).is_empty()
 }
 
 /// What a request in flight is for: its completion is routed by this.

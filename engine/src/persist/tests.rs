@@ -608,3 +608,24 @@ fn a_bad_aclfile_or_user_directives_next_to_one_stop_the_start() {
     let c = h.connect();
     assert_eq!(h.cmd(c, &["AUTH", "x", "p"]), ok());
 }
+
+/// The per-write MISCONF test reads two parameters alone and must decide
+/// as the whole [`crate::persist::PersistConfig`] does.
+#[test]
+fn failed_save_stops_writes_as_the_whole_config_decides() {
+    let saves = ["", "3600 1", "3600", "x y", "1 2 3", "900 1 300 10"];
+    for save in saves {
+        for stop in [None, Some("yes"), Some("no"), Some("YES")] {
+            let mut c = Config::default();
+            c.extra.insert("save".into(), save.into());
+            if let Some(stop) = stop {
+                c.extra
+                    .insert("stop-writes-on-bgsave-error".into(), stop.into());
+            }
+            let pc = crate::persist::PersistConfig::of(&c);
+            let whole = pc.stop_writes_on_bgsave_error && !pc.save_points.is_empty();
+            let alone = crate::persist::state::stops_writes_after_failed_save(&c);
+            assert_eq!(alone, whole, "save {save:?}, stop {stop:?}");
+        }
+    }
+}
