@@ -33,6 +33,8 @@ mod call;
 mod cjson;
 mod cmsgpack;
 mod libarg;
+#[cfg(test)]
+mod libs_tests;
 mod lstruct;
 mod meter;
 mod sandbox_base;
