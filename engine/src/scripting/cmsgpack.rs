@@ -111,7 +111,6 @@ impl Packer<'_> {
     }
 
     fn bytes(&mut self, s: &[u8]) -> mlua::Result<()> {
-        self.work.bytes(s.len())?;
         let len = s.len();
         if len < 32 {
             self.put(&[0xa0 | len as u8])?;
@@ -124,7 +123,12 @@ impl Packer<'_> {
             self.put(&[0xdb])?;
             self.put(&l.to_be_bytes())?;
         }
-        self.put(s)
+        // Charged as it goes, so that a long string is sliced and killable.
+        for chunk in s.chunks(64 * 1024) {
+            self.work.bytes(chunk.len())?;
+            self.put(chunk)?;
+        }
+        Ok(())
     }
 
     /// A number is an integer when it converts to `int64_t` and back

@@ -101,13 +101,19 @@ impl<'a> Work<'a> {
         self.add((bytes as u64) / BYTES_PER_INSTRUCTION)
     }
 
-    /// Charges what is pending.
+    /// Charges what is pending, a hook's step at a time, so that a large
+    /// charge reaches every slice end and kill check it passes.
     pub fn flush(&mut self) -> mlua::Result<()> {
-        let n = std::mem::take(&mut self.pending);
-        match &self.meter {
-            Some(meter) if n > 0 => meter.advance(self.lua, n),
-            _ => Ok(()),
+        let Some(meter) = &self.meter else {
+            self.pending = 0;
+            return Ok(());
+        };
+        while self.pending > 0 {
+            let step = self.pending.min(u64::from(HOOK_INSTRUCTIONS));
+            self.pending -= step;
+            meter.advance(self.lua, step)?;
         }
+        Ok(())
     }
 }
 

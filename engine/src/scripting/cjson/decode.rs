@@ -44,6 +44,9 @@ impl Kind {
     }
 }
 
+/// Bytes of a string scanned between two charges.
+const CHUNK_BYTES: usize = 64 * 1024;
+
 struct Token {
     kind: Kind,
     /// Where the token (or the error) is, 0-based.
@@ -264,9 +267,13 @@ impl Parser<'_> {
             }
             text.push(c);
             self.ptr += 1;
+            // Charged as it goes, so that a long string is sliced and
+            // killable.
+            if self.ptr % CHUNK_BYTES == 0 {
+                self.work.bytes(CHUNK_BYTES)?;
+            }
         }
         self.ptr += 1;
-        self.work.bytes(self.ptr - start)?;
         let mut t = self.token(Kind::String);
         t.index = start;
         t.text = text;

@@ -27,6 +27,9 @@ fn escape(c: u8) -> Option<&'static [u8]> {
     }
 }
 
+/// Bytes of a string copied between two charges.
+const CHUNK_BYTES: usize = 64 * 1024;
+
 struct Encoder<'a> {
     lua: &'a Lua,
     cfg: &'a Config,
@@ -100,13 +103,16 @@ impl Encoder<'_> {
     }
 
     fn string(&mut self, s: &[u8]) -> mlua::Result<()> {
-        self.work.bytes(s.len())?;
         self.room(s.len().saturating_mul(6).saturating_add(2))?;
         self.out.push(b'"');
-        for &c in s {
-            match escape(c) {
-                Some(e) => self.out.extend_from_slice(e),
-                None => self.out.push(c),
+        // Charged as it goes, so that a long string is sliced and killable.
+        for chunk in s.chunks(CHUNK_BYTES) {
+            self.work.bytes(chunk.len())?;
+            for &c in chunk {
+                match escape(c) {
+                    Some(e) => self.out.extend_from_slice(e),
+                    None => self.out.push(c),
+                }
             }
         }
         self.out.push(b'"');
