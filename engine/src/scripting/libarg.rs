@@ -95,7 +95,7 @@ pub fn check_bytes(
 /// C's conversion of a double to `int64_t` on x86-64 (`cvttsd2si`):
 /// truncation, and `INT64_MIN` for NaN and values out of range.
 pub fn c_i64(d: f64) -> i64 {
-    if d.is_nan() || d >= 9_223_372_036_854_775_808.0 || d < -9_223_372_036_854_775_808.0 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&d) {
         i64::MIN
     } else {
         d as i64

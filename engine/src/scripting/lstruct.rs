@@ -150,7 +150,7 @@ fn format_arg(lua: &Lua, args: &MultiValue, function: &str) -> mlua::Result<Vec<
 
 /// `b_pack`. lua-struct pushes a nil after the arguments, so a missing
 /// argument right after the last one reads as nil, not "no value".
-fn arg_value<'v>(args: &'v MultiValue, i: usize) -> Option<&'v Value> {
+fn arg_value(args: &MultiValue, i: usize) -> Option<&Value> {
     args.get(i)
 }
 

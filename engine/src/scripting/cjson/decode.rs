@@ -44,7 +44,7 @@ impl Kind {
     }
 }
 
-/// Bytes of a string scanned between two charges.
+/// Bytes of a string scanned between two charges (a power of two).
 const CHUNK_BYTES: usize = 64 * 1024;
 
 struct Token {
@@ -135,7 +135,7 @@ impl Parser<'_> {
         self.work.add(1)?;
         while matches!(self.at(self.ptr), b' ' | b'\t' | b'\n' | b'\r') {
             self.ptr += 1;
-            if self.ptr % 64 == 0 {
+            if self.ptr & 63 == 0 {
                 self.work.add(1)?;
             }
         }
@@ -269,7 +269,7 @@ impl Parser<'_> {
             self.ptr += 1;
             // Charged as it goes, so that a long string is sliced and
             // killable.
-            if self.ptr % CHUNK_BYTES == 0 {
+            if self.ptr & (CHUNK_BYTES - 1) == 0 {
                 self.work.bytes(CHUNK_BYTES)?;
             }
         }
