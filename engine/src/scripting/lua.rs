@@ -100,7 +100,11 @@ impl Vm {
             math.raw_set(k, v)?;
         }
         super::api::fill_math(&lua, &math)?;
-        let bit = super::bit::library(&lua)?;
+        let libs = lua.create_table()?;
+        libs.raw_set("bit", super::bit::library(&lua)?)?;
+        libs.raw_set("cjson", super::cjson::library(&lua)?)?;
+        libs.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
+        libs.raw_set("struct", super::lstruct::library(&lua)?)?;
         let handler = lua.create_function(error_handler)?;
         let errmsg = lua.create_function(|lua, v: Value| match v {
             Value::Error(e) => {
@@ -112,7 +116,14 @@ impl Vm {
         let api: Table = lua
             .load(PRELUDE)
             .set_name(PRELUDE_CHUNK_NAME)
-            .call((redis, math, bit, handler, errmsg))?;
+            .call((redis, math, libs, handler, errmsg))?;
+        let proxies = super::sandbox_base::Proxies {
+            real: api.get("proxies")?,
+            env: api.get("env")?,
+            env_metatable: api.get("env_metatable")?,
+            string_metatable: api.get("string_metatable")?,
+        };
+        super::sandbox_base::install(&lua, &proxies, &api.get("install")?)?;
         let api = Api {
             env: api.get("env")?,
             run: api.get("run")?,
@@ -176,40 +187,18 @@ impl Vm {
 /// suspends the run at the end of every slice. `loading` is set while
 /// FUNCTION LOAD runs a library's code: its stop is the load timeout.
 pub fn install_count_hook(vm: &Vm, loading: Option<Rc<Cell<bool>>>) {
-    let (counted, limit) = (Rc::clone(&vm.instructions), Rc::clone(&vm.kill_at));
-    let slice_end = Rc::clone(&vm.slice_at);
-    let stop = move || {
-        let msg: &[u8] = if loading.as_ref().is_some_and(|l| l.get()) {
-            b"ERR FUNCTION LOAD timeout"
-        } else {
-            b"ERR Script killed by user with SCRIPT KILL..."
-        };
-        mlua::Error::external(super::api::ScriptError(msg.to_vec()))
-    };
+    let meter = Rc::new(super::meter::Meter {
+        instructions: Rc::clone(&vm.instructions),
+        kill_at: Rc::clone(&vm.kill_at),
+        slice_at: Rc::clone(&vm.slice_at),
+        loading,
+    });
+    // The Rust libraries charge their loops to the same counters.
+    vm.lua.set_app_data(Rc::clone(&meter));
     vm.lua.set_hook(
         HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
         move |lua, _| {
-            counted.set(counted.get() + u64::from(HOOK_INSTRUCTIONS));
-            if counted.get() > limit.get() {
-                // Raised at every hook call from now on, so that a pcall
-                // in the script cannot keep it alive.
-                return Err(stop());
-            }
-            if counted.get() >= slice_end.get() {
-                slice_end.set(counted.get().saturating_add(SLICE_INSTRUCTIONS));
-                // The task's body registered it: this suspends the
-                // script's stack until the engine resumes it.
-                let slice = lua
-                    .app_data_ref::<super::api::RunFunctions>()
-                    .map(|run| run.slice.clone());
-                if let Some(slice) = slice {
-                    slice.call::<()>(())?;
-                }
-                // SCRIPT KILL may have come while the run was suspended.
-                if counted.get() > limit.get() {
-                    return Err(stop());
-                }
-            }
+            meter.advance(lua, u64::from(HOOK_INSTRUCTIONS))?;
             Ok(VmState::Continue)
         },
     );

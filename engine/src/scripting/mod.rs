@@ -20,12 +20,24 @@
 //!
 //! Files: `lua` (the state, compile, error handler), `sandbox` (the Lua
 //! prelude: read-only globals, the `redis` table, math.random), `call`
-//! (redis.call), `convert` (reply <-> Lua), `rand48`, `bit`, `shebang`.
+//! (redis.call), `convert` (reply <-> Lua), `rand48`, `shebang`; the
+//! libraries Redis loads besides Lua's own: `bit`, `cjson`, `cmsgpack`,
+//! `lstruct` (struct), with `libarg` (their argument checks), `meter`
+//! (their work, charged as VM instructions) and `sandbox_base` (the
+//! builtins that see through the sandbox's read-only proxies).
 
 mod api;
 mod bit;
 pub mod busy;
 mod call;
+mod cjson;
+mod cmsgpack;
+mod libarg;
+#[cfg(test)]
+mod libs_tests;
+mod lstruct;
+mod meter;
+mod sandbox_base;
 
 pub(crate) use call::run_write;
 mod convert;

@@ -28,17 +28,20 @@
 /// Redis's C metamethod does.
 pub const PRELUDE_CHUNK_NAME: &str = "=seedkv";
 
-/// Called with `(redis, math, bit, handler, errmsg)`: the `redis` table and
-/// the `math` library with Redis's `random` (see [`super::api`]), the bit
-/// library, the error handler, and `errmsg(e)` that turns an error raised
-/// by a Rust function into its message. Returns `{ env, run }`.
+/// Called with `(redis, math, libs, handler, errmsg)`: the `redis` table
+/// and the `math` library with Redis's `random` (see [`super::api`]), the
+/// Rust libraries (`bit`, `cjson`, `cmsgpack`, `struct`), the error
+/// handler, and `errmsg(e)` that turns an error raised by a Rust function
+/// into its message. Returns `{ env, run, proxies, env_metatable,
+/// string_metatable, install }` (see [`super::sandbox_base`]).
 pub const PRELUDE: &str = r##"
-local redis, math, bit, handler, errmsg = ...
+local redis, math, rust_libs, handler, errmsg = ...
 local error, type, tostring, select = error, type, tostring, select
 local setmetatable, rawset, unpack, pairs = setmetatable, rawset, unpack, pairs
 local setfenv, xpcall, pcall = setfenv, xpcall, pcall
 
 local READONLY = "Attempt to modify a readonly table"
+-- Every read-only proxy, to the table it shows.
 local protected = setmetatable({}, {__mode = "k"})
 
 local function readonly(t)
@@ -47,14 +50,15 @@ local function readonly(t)
     __newindex = function() error(READONLY, 2) end,
     __metatable = false,
   })
-  protected[p] = true
+  protected[p] = t
   return p
 end
 
 local LIBS = {
   string = string, table = table, coroutine = coroutine, math = math,
-  bit = bit, redis = redis,
+  redis = redis,
 }
+for name, t in pairs(rust_libs) do LIBS[name] = t end
 
 -- Redis's pcall hands back a raised error table's message, as Redis 6 did;
 -- errors raised by the Rust functions (redis.*, math.random) become theirs.
@@ -78,11 +82,21 @@ local BASE = {
   gcinfo = gcinfo, pairs = pairs, rawget = rawget, loadstring = loadstring,
   ipairs = ipairs, _VERSION = _VERSION, load = load, error = error,
   __redis__err__handler = handler,
-  rawset = function(t, k, v)
-    if protected[t] then error(READONLY, 0) end
-    return rawset(t, k, v)
-  end,
+  -- getmetatable, setmetatable, next, pairs, ipairs, rawget and rawset
+  -- are replaced by `install` (Rust: see sandbox_base.rs).
 }
+
+-- cjson.null (the NULL light userdata) reads as glibc's "%p" prints NULL,
+-- as in Redis; the engine's Lua prints pointers as creation numbers. A
+-- Lua function, not a Rust one: mlua hands a Rust function -0 as 0.
+local NULL = rust_libs.cjson.null
+BASE.tostring = function(...)
+  if select("#", ...) == 0 then
+    error("bad argument #1 to 'tostring' (value expected)", 2)
+  end
+  if (...) == NULL then return "userdata: (nil)" end
+  return tostring(...)
+end
 
 -- The string metatable's __index is the real string library: hide it.
 getmetatable("").__metatable = false
@@ -105,8 +119,21 @@ local env = setmetatable({}, {
   __newindex = function() error(READONLY, 2) end,
   __metatable = false,
 })
-protected[env] = true
+protected[env] = globals
 globals._G = env
+
+-- What getmetatable shows for `_G` and for strings, as Redis's read-only
+-- tables: the globals' metatable (whose __index raises "nonexistent
+-- global") and the string metatable (whose __index is `string`).
+local env_metatable = readonly({
+  __index = function(_, k)
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end,
+})
+local string_metatable = readonly({__index = globals.string})
+
+-- The Rust builtins that see through the proxies (getmetatable, ...).
+local function install(name, f) globals[name] = f end
 
 -- The thread's globals become the environment too, so that chunks made by
 -- loadstring see (and cannot write) the same globals.
@@ -117,5 +144,8 @@ local function run(f, keys, argv)
   return xpcall(f, handler)
 end
 
-return {env = env, run = run}
+return {
+  env = env, run = run, proxies = protected, env_metatable = env_metatable,
+  string_metatable = string_metatable, install = install,
+}
 "##;

@@ -37,8 +37,12 @@ use super::api;
 /// use it (Lua 5.1 keeps them on its own heap stack); C-level recursion
 /// (pcall, metamethods, `table.sort` comparators, the parser of
 /// `loadstring`) is bounded by `LUAI_MAXCCALLS` (200) levels of a few
-/// hundred bytes each. The host function runs on the engine's stack.
-pub const SCRIPT_STACK_BYTES: usize = 1 << 20;
+/// hundred bytes each. The host function runs on the engine's stack. The
+/// Rust libraries recurse too: cjson and cmsgpack follow up to 1000
+/// levels of nesting (`cjson::NESTING_MAX`), a few hundred bytes to a few
+/// KiB a level in an unoptimised build; 8 MiB holds that with room to
+/// spare (the pages are touched only as deep as a run goes).
+pub const SCRIPT_STACK_BYTES: usize = 8 << 20;
 
 /// Why a task gave control back.
 pub enum Suspend {
