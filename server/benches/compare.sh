@@ -175,7 +175,7 @@ done
 tr ' ' '\n' <<<"$RATIOS" | awk 'NF {l += log($1); n++} END {if (n) printf "geometric mean of %d ratios: %.3f\n", n, exp(l / n)}'
 echo "tests below 0.9x:${LOW:- none}"
 echo "(requests/s, median of $ROUNDS rounds; $REQUESTS requests, $CLIENTS clients; ratio = $LABEL/redis;"
-echo " cpu = the server's user+system CPU ns per request, median; cpu ratio = seedkv/redis, lower is better;"
+echo " cpu = the server's user+system CPU ns per request, median; cpu ratio = $LABEL/redis, lower is better;"
 echo " load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs)"
 
 # ---- memory: 1M keys of 16 bytes with 100-byte values ----
