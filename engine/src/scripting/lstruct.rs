@@ -154,36 +154,32 @@ fn arg_value(args: &MultiValue, i: usize) -> Option<&Value> {
     args.get(i)
 }
 
+/// The error for a value `pack` needs past the last argument: the first
+/// one reads as nil (lua-struct pushes one), later ones as Lua's "no value".
+fn missing_pack_arg(lua: &Lua, args: &MultiValue, i: usize, expected: &str) -> mlua::Error {
+    let got = if i == args.len() {
+        "nil"
+    } else {
+        type_name(args, i)
+    };
+    arg_error(
+        lua,
+        i + 1,
+        "pack",
+        &format!("{expected} expected, got {got}"),
+    )
+}
+
 fn pack_number(lua: &Lua, args: &MultiValue, i: usize) -> mlua::Result<f64> {
     if i >= args.len() {
-        let got = if i == args.len() {
-            "nil"
-        } else {
-            type_name(args, i)
-        };
-        return Err(arg_error(
-            lua,
-            i + 1,
-            "pack",
-            &format!("number expected, got {got}"),
-        ));
+        return Err(missing_pack_arg(lua, args, i, "number"));
     }
     check_number(lua, args, i, "pack")
 }
 
 fn pack_string(lua: &Lua, args: &MultiValue, i: usize) -> mlua::Result<Vec<u8>> {
     if i >= args.len() {
-        let got = if i == args.len() {
-            "nil"
-        } else {
-            type_name(args, i)
-        };
-        return Err(arg_error(
-            lua,
-            i + 1,
-            "pack",
-            &format!("string expected, got {got}"),
-        ));
+        return Err(missing_pack_arg(lua, args, i, "string"));
     }
     check_bytes(lua, args, i, "pack")
 }
